@@ -1,0 +1,1 @@
+"""The rules core: component data, configuration, action codec, reference and batched engines."""

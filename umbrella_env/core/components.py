@@ -1,0 +1,451 @@
+"""Component data of Umbrella, in one place, with a validator.
+
+Everything printed on the physical components lives here: colours, the four stage
+layouts, the 24 double-sided figure tiles, the four score-plate levels and the token
+counts.  The values are the *reconstructed* ones of ``shared/RULES.md`` (§1, §6, §7);
+owners of the physical game can load the printed values from a JSON or TOML file with
+:func:`load_components` without touching any rule code.
+
+File format (JSON shown; TOML uses the same keys).  Every top-level key is optional;
+a missing key keeps the default value::
+
+    {
+      "layouts": {"A": ["BGRY", "RYBG", "GBYR", "YRGB"], ...},
+      "tiles":   [["..../..../.X../.XXX", "X.X./...X/.X../...."], ...],   # 24 x (white, black)
+      "plates":  {"1": {"spaces": ["B", "G", "R", "Y", "B", "G", "Y", "B", "R", "G"],
+                        "groups": [[[0, 5], 3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 8]]},
+                  "3": {"spaces": ["B", "G", "W0", ...], "adjacency_bonus": [3, 5, 8]},
+                  "4": {..., "powers": {"extra_turn": [0, 1], "swap_stage": [3, 4],
+                                        "swap_zone": [5, 6]}}},
+      "supply":  {"2": 11, "3": 17, "4": 22},
+      "reserve": 28,
+      "solo_tokens": 6
+    }
+
+A space is a colour letter (``"B"``), two letters (``"G/Y"``: either colour) or a white
+space ``"Wk"`` (any colour, validated from slot ``k``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from umbrella_env.core.errors import ComponentError
+
+#: Colour letters, index 0..3 (blue, green, red, yellow).
+COLOURS: tuple[str, ...] = ("B", "G", "R", "Y")
+COLOUR_NAMES: tuple[str, ...] = ("blue", "green", "red", "yellow")
+NUM_COLOURS = 4
+STAGE_SIZE = 4
+NUM_CELLS = 16
+NUM_SLOTS = 4
+NUM_SPACES = 10
+NUM_TILES = 24
+LEVELS: tuple[int, ...] = (1, 2, 3, 4)
+POWER_NAMES: tuple[str, ...] = ("extra_turn", "swap_stage", "swap_zone")
+
+# Plate grid (2 x 5):   0 1 2 3 4
+#                       5 6 7 8 9
+PLATE_ROWS, PLATE_COLS = 2, 5
+
+
+@dataclass(frozen=True)
+class PlateSpec:
+    """One score-plate level.
+
+    ``spaces`` has 10 entries (see module doc).  Exactly one of ``groups`` (fixed groups
+    paid when full, levels 1-2) and ``adjacency_bonus`` (value of a connected set of
+    2 / 3 / 4+ orthogonally adjacent tokens, levels 3-4) is set.  ``powers`` maps a
+    power name to the pair of spaces it sits between.
+    """
+
+    spaces: tuple[str, ...]
+    groups: tuple[tuple[tuple[int, ...], int], ...] | None = None
+    adjacency_bonus: tuple[int, int, int] | None = None
+    powers: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def accepts(self, space: int, colour: int, slot: int) -> bool:
+        """Whether ``space`` accepts a figure of ``colour`` validated from ``slot``."""
+        text = self.spaces[space]
+        if text.startswith("W"):
+            return int(text[1:]) == slot
+        return COLOURS[colour] in text.split("/")
+
+    def bonus(self, occupied: tuple[bool, ...] | list[bool]) -> int:
+        """Plate bonus for a 10-entry occupancy pattern (RULES.md §7)."""
+        if self.groups is not None:
+            return sum(value for spaces, value in self.groups if all(occupied[s] for s in spaces))
+        assert self.adjacency_bonus is not None
+        total = 0
+        for size in connected_group_sizes(occupied):
+            if size >= 2:
+                total += self.adjacency_bonus[min(size, 4) - 2]
+        return total
+
+
+def plate_neighbours(space: int) -> list[int]:
+    """Orthogonal neighbours of a space on the 2 x 5 plate grid."""
+    r, c = divmod(space, PLATE_COLS)
+    out = []
+    for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        rr, cc = r + dr, c + dc
+        if 0 <= rr < PLATE_ROWS and 0 <= cc < PLATE_COLS:
+            out.append(rr * PLATE_COLS + cc)
+    return out
+
+
+def connected_group_sizes(occupied: tuple[bool, ...] | list[bool]) -> list[int]:
+    """Sizes of the orthogonally connected sets of occupied spaces."""
+    seen: set[int] = set()
+    sizes = []
+    for start in range(NUM_SPACES):
+        if not occupied[start] or start in seen:
+            continue
+        stack, size = [start], 0
+        seen.add(start)
+        while stack:
+            s = stack.pop()
+            size += 1
+            for n in plate_neighbours(s):
+                if occupied[n] and n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+        sizes.append(size)
+    return sizes
+
+
+@dataclass(frozen=True)
+class ComponentSet:
+    """All printed component values.  Build with :func:`default_components` or
+    :func:`load_components`; both validate."""
+
+    layouts: Mapping[str, tuple[str, str, str, str]]
+    tiles: tuple[tuple[str, str], ...]
+    plates: Mapping[int, PlateSpec]
+    supply: Mapping[int, int]
+    reserve: int
+    solo_tokens: int
+
+    def face_cells(self, tile: int, face: int) -> tuple[int, ...]:
+        """Cells (row * 4 + col, ascending) of a tile face, unrotated.  face 0 white, 1 black."""
+        return parse_face(self.tiles[tile][face])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-able form accepted by :func:`components_from_dict`."""
+        plates: dict[str, Any] = {}
+        for level, plate in self.plates.items():
+            entry: dict[str, Any] = {"spaces": list(plate.spaces)}
+            if plate.groups is not None:
+                entry["groups"] = [[list(s), v] for s, v in plate.groups]
+            if plate.adjacency_bonus is not None:
+                entry["adjacency_bonus"] = list(plate.adjacency_bonus)
+            if plate.powers:
+                entry["powers"] = {k: list(v) for k, v in plate.powers.items()}
+            plates[str(level)] = entry
+        return {
+            "layouts": {k: list(v) for k, v in self.layouts.items()},
+            "tiles": [list(t) for t in self.tiles],
+            "plates": plates,
+            "supply": {str(k): v for k, v in self.supply.items()},
+            "reserve": self.reserve,
+            "solo_tokens": self.solo_tokens,
+        }
+
+
+# --------------------------------------------------------------------------- default data
+# RULES.md §6: reconstructed figure catalogue, tile -> (white face, black face).
+_TILES: tuple[tuple[str, str], ...] = (
+    ("..../..../.X../.XXX", "X.X./...X/.X../...."),
+    ("XX../XX../..../....", "...X/X.../...X/X..."),
+    ("..../.X../XX../X...", "X.../..../..../XX.X"),
+    (".X../XXX./..../....", "...X/.X.X/..../..X."),
+    ("X.../XX../X.../....", "X.X./...X/..../...X"),
+    ("..XX/...X/...X/....", ".X../..X./.X../...X"),
+    ("..X./.XXX/..../....", ".X../X.X./..../X..."),
+    ("..../..XX/..XX/....", ".X.X/X.../..../...X"),
+    (".X../.X../.X../.X..", "X.../...X/..X./X..."),
+    ("..../.X../.XX./.X..", "X.X./.X../..../.X.."),
+    ("..../.XX./.XX./....", "..../..XX/..../..XX"),
+    ("..X./XXX./..../....", "XXX./..../..X./...."),
+    ("..../X.../XX../.X..", "X.../X.../...X/...X"),
+    ("..../..X./..XX/...X", "..X./X.../...X/...X"),
+    ("..../.XXX/.X../....", "..../..X./...X/.X.X"),
+    ("XXXX/..../..../....", "X..X/..../..../X..X"),
+    ("..../...X/..XX/..X.", ".X../..X./.X../X..."),
+    ("..../..XX/...X/...X", "X.../..X./...X/..X."),
+    ("..../.X../.X../XX..", "X.../.X../XX../...."),
+    ("..../..X./..X./.XX.", "X..X/..X./.X../...."),
+    ("..../X.../XX../X...", ".X.X/..../..X./X..."),
+    ("..../..X./.XX./..X.", "..X./.X../..X./X..."),
+    ("..../..XX/.XX./....", "...X/..X./.X../...X"),
+    ("..X./.XX./.X../....", ".X.X/X.../..../..X."),
+)
+
+# RULES.md §6: reconstructed stage layouts, rows top to bottom.
+_LAYOUTS: dict[str, tuple[str, str, str, str]] = {
+    "A": ("BGRY", "RYBG", "GBYR", "YRGB"),
+    "B": ("RBGY", "YGBR", "BRYG", "GYRB"),
+    "C": ("YRBG", "BGYR", "GYRB", "RBGY"),
+    "D": ("GYBR", "RBYG", "YRGB", "BGRY"),
+}
+
+_GROUPS_1_2 = (((0, 5), 3), ((1, 2, 6), 5), ((3, 4, 7, 8, 9), 8))
+
+# RULES.md §7: reconstructed score plates.
+_PLATES: dict[int, PlateSpec] = {
+    1: PlateSpec(spaces=("B", "G", "R", "Y", "B", "G", "Y", "B", "R", "G"), groups=_GROUPS_1_2),
+    2: PlateSpec(spaces=("R", "B", "G/Y", "Y", "G", "Y", "G", "R", "B/R", "B"), groups=_GROUPS_1_2),
+    3: PlateSpec(spaces=("B", "G", "W0", "R", "Y", "R", "Y", "W2", "B", "G"), adjacency_bonus=(3, 5, 8)),
+    4: PlateSpec(
+        spaces=("G", "R", "W1", "B", "Y", "Y", "B", "W3", "G", "R"),
+        adjacency_bonus=(3, 5, 8),
+        powers={"extra_turn": (0, 1), "swap_stage": (3, 4), "swap_zone": (5, 6)},
+    ),
+}
+
+
+def default_components() -> ComponentSet:
+    """The reconstructed component set of RULES.md (validated)."""
+    return _DEFAULT
+
+
+# --------------------------------------------------------------------------- parsing helpers
+def parse_face(text: str) -> tuple[int, ...]:
+    """``"..../..../.X../.XXX"`` -> sorted cell indices ``row * 4 + col``."""
+    rows = text.split("/")
+    if len(rows) != STAGE_SIZE or any(len(r) != STAGE_SIZE for r in rows):
+        raise ComponentError(f"face {text!r}: expected 4 rows of 4 characters separated by '/'")
+    cells = []
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row):
+            if ch == "X":
+                cells.append(r * STAGE_SIZE + c)
+            elif ch != ".":
+                raise ComponentError(f"face {text!r}: character {ch!r} is neither 'X' nor '.'")
+    return tuple(cells)
+
+
+def rotate_cell(cell: int, quarter_turns: int) -> int:
+    """Rotate a stage cell clockwise about the centre: one step is (r, c) -> (c, 3 - r)."""
+    r, c = divmod(cell, STAGE_SIZE)
+    for _ in range(quarter_turns % 4):
+        r, c = c, STAGE_SIZE - 1 - r
+    return r * STAGE_SIZE + c
+
+
+def rotate_cells(cells: tuple[int, ...], quarter_turns: int) -> tuple[int, ...]:
+    return tuple(sorted(rotate_cell(x, quarter_turns) for x in cells))
+
+
+def parse_space(text: str) -> tuple[frozenset[int], int | None]:
+    """A plate space -> (accepted colours, white slot or None)."""
+    if not isinstance(text, str) or not text:
+        raise ComponentError(f"plate space {text!r}: expected a colour letter, 'X/Y' or 'Wk'")
+    if text[0] == "W":
+        if len(text) != 2 or text[1] not in "0123":
+            raise ComponentError(f"plate space {text!r}: a white space is 'W0'..'W3'")
+        return frozenset(), int(text[1])
+    letters = text.split("/")
+    if len(letters) > 2 or any(l not in COLOURS for l in letters) or len(set(letters)) != len(letters):
+        raise ComponentError(
+            f"plate space {text!r}: expected one colour of {'/'.join(COLOURS)}, two distinct colours 'X/Y', or 'Wk'"
+        )
+    return frozenset(COLOURS.index(l) for l in letters), None
+
+
+# --------------------------------------------------------------------------- validation
+def validate_components(cs: ComponentSet) -> None:
+    """Check the invariants of a component set; raise :class:`ComponentError` naming the entry."""
+    if not cs.layouts:
+        raise ComponentError("layouts: at least one stage layout is required")
+    for name, rows in cs.layouts.items():
+        where = f"layouts[{name!r}]"
+        if len(rows) != STAGE_SIZE or any(not isinstance(r, str) or len(r) != STAGE_SIZE for r in rows):
+            raise ComponentError(f"{where}: expected 4 strings of 4 colour letters, got {rows!r}")
+        letters = "".join(rows)
+        bad = set(letters) - set(COLOURS)
+        if bad:
+            raise ComponentError(f"{where}: unknown colour letter(s) {sorted(bad)}; expected {COLOURS}")
+        for col in COLOURS:
+            if letters.count(col) != 4:
+                raise ComponentError(f"{where}: colour {col} appears {letters.count(col)} times, expected 4")
+    if len(cs.tiles) != NUM_TILES:
+        raise ComponentError(f"tiles: expected {NUM_TILES} tiles, got {len(cs.tiles)}")
+    seen: dict[tuple[int, ...], str] = {}
+    for t, pair in enumerate(cs.tiles):
+        if len(pair) != 2:
+            raise ComponentError(f"tiles[{t}]: expected [white face, black face], got {pair!r}")
+        for f, text in enumerate(pair):
+            where = f"tiles[{t}].{'white' if f == 0 else 'black'}"
+            try:
+                cells = parse_face(text)
+            except ComponentError as exc:
+                raise ComponentError(f"{where}: {exc}") from None
+            if len(cells) != 4:
+                raise ComponentError(f"{where}: a face has exactly 4 cells, got {len(cells)} in {text!r}")
+            for k in range(4):
+                key = rotate_cells(cells, k)
+                if key in seen:
+                    raise ComponentError(
+                        f"{where}: equals {seen[key]} under a rotation of {k} quarter turn(s)"
+                    )
+            seen[cells] = where
+    if set(cs.plates) != set(LEVELS):
+        raise ComponentError(f"plates: expected levels {list(LEVELS)}, got {sorted(cs.plates)}")
+    for level, plate in cs.plates.items():
+        where = f"plates[{level}]"
+        if len(plate.spaces) != NUM_SPACES:
+            raise ComponentError(f"{where}.spaces: expected {NUM_SPACES} spaces, got {len(plate.spaces)}")
+        for s, text in enumerate(plate.spaces):
+            try:
+                parse_space(text)
+            except ComponentError as exc:
+                raise ComponentError(f"{where}.spaces[{s}]: {exc}") from None
+        if (plate.groups is None) == (plate.adjacency_bonus is None):
+            raise ComponentError(f"{where}: give exactly one of 'groups' or 'adjacency_bonus'")
+        if plate.groups is not None:
+            covered: list[int] = []
+            for g, (spaces, value) in enumerate(plate.groups):
+                if not spaces or any(not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in spaces):
+                    raise ComponentError(f"{where}.groups[{g}]: spaces must be integers 0..9, got {list(spaces)}")
+                if not isinstance(value, int) or value < 0:
+                    raise ComponentError(f"{where}.groups[{g}]: value must be a non-negative integer, got {value!r}")
+                covered.extend(spaces)
+            if sorted(covered) != list(range(NUM_SPACES)):
+                raise ComponentError(f"{where}.groups: groups must partition spaces 0..9, got {sorted(covered)}")
+        if plate.adjacency_bonus is not None:
+            if len(plate.adjacency_bonus) != 3 or any(
+                not isinstance(v, int) or v < 0 for v in plate.adjacency_bonus
+            ):
+                raise ComponentError(
+                    f"{where}.adjacency_bonus: expected 3 non-negative integers (sizes 2, 3, 4+), "
+                    f"got {plate.adjacency_bonus!r}"
+                )
+        used: set[int] = set()
+        for name, pair in plate.powers.items():
+            if name not in POWER_NAMES:
+                raise ComponentError(f"{where}.powers: unknown power {name!r}; expected one of {POWER_NAMES}")
+            if len(pair) != 2 or any(not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in pair):
+                raise ComponentError(f"{where}.powers[{name!r}]: expected two spaces 0..9, got {pair!r}")
+            a, b = pair
+            if b not in plate_neighbours(a):
+                raise ComponentError(f"{where}.powers[{name!r}]: spaces {a} and {b} are not adjacent")
+            if used & {a, b}:
+                raise ComponentError(f"{where}.powers[{name!r}]: spaces overlap another power's pair")
+            used |= {a, b}
+    if set(cs.supply) != {2, 3, 4}:
+        raise ComponentError(f"supply: expected entries for 2, 3 and 4 players, got {sorted(cs.supply)}")
+    for p, n in cs.supply.items():
+        if not isinstance(n, int) or n < 1:
+            raise ComponentError(f"supply[{p}]: expected a positive integer, got {n!r}")
+    if not isinstance(cs.reserve, int) or cs.reserve < 3:
+        raise ComponentError(f"reserve: expected an integer >= 3 (one token per final turn), got {cs.reserve!r}")
+    if not isinstance(cs.solo_tokens, int) or not 1 <= cs.solo_tokens <= NUM_SPACES:
+        raise ComponentError(f"solo_tokens: expected an integer 1..10, got {cs.solo_tokens!r}")
+
+
+def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = None) -> ComponentSet:
+    """Build and validate a component set from a dict; missing keys keep ``base`` values."""
+    base = base or _DEFAULT
+    if not isinstance(data, Mapping):
+        raise ComponentError(f"component file: expected a table/object at top level, got {type(data).__name__}")
+    known = {"layouts", "tiles", "plates", "supply", "reserve", "solo_tokens"}
+    unknown = set(data) - known
+    if unknown:
+        raise ComponentError(f"component file: unknown key(s) {sorted(unknown)}; expected some of {sorted(known)}")
+    layouts = dict(base.layouts)
+    if "layouts" in data:
+        if not isinstance(data["layouts"], Mapping):
+            raise ComponentError("layouts: expected a table of name -> 4 row strings")
+        layouts = {str(k): tuple(v) for k, v in data["layouts"].items()}  # type: ignore[misc]
+    tiles = base.tiles
+    if "tiles" in data:
+        if not isinstance(data["tiles"], list):
+            raise ComponentError("tiles: expected a list of [white face, black face]")
+        tiles = tuple(tuple(t) if isinstance(t, (list, tuple)) else (t,) for t in data["tiles"])  # type: ignore[misc]
+    plates = dict(base.plates)
+    if "plates" in data:
+        if not isinstance(data["plates"], Mapping):
+            raise ComponentError("plates: expected a table of level -> plate")
+        for key, entry in data["plates"].items():
+            try:
+                level = int(key)
+            except (TypeError, ValueError):
+                raise ComponentError(f"plates[{key!r}]: the key must be a level 1..4") from None
+            if level not in LEVELS:
+                raise ComponentError(f"plates[{key!r}]: the key must be a level 1..4")
+            if not isinstance(entry, Mapping):
+                raise ComponentError(f"plates[{level}]: expected a table")
+            bad = set(entry) - {"spaces", "groups", "adjacency_bonus", "powers"}
+            if bad:
+                raise ComponentError(f"plates[{level}]: unknown key(s) {sorted(bad)}")
+            try:
+                groups = entry.get("groups")
+                plates[level] = PlateSpec(
+                    spaces=tuple(entry["spaces"]),
+                    groups=None if groups is None else tuple((tuple(s), v) for s, v in groups),
+                    adjacency_bonus=None
+                    if entry.get("adjacency_bonus") is None
+                    else tuple(entry["adjacency_bonus"]),  # type: ignore[arg-type]
+                    powers={str(k): tuple(v) for k, v in (entry.get("powers") or {}).items()},  # type: ignore[misc]
+                )
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ComponentError(f"plates[{level}]: malformed entry ({exc!r})") from None
+    supply = dict(base.supply)
+    if "supply" in data:
+        try:
+            supply = {int(k): v for k, v in data["supply"].items()}
+        except (AttributeError, TypeError, ValueError):
+            raise ComponentError("supply: expected a table of player count (2, 3, 4) -> tokens") from None
+    cs = ComponentSet(
+        layouts=layouts,
+        tiles=tiles,  # type: ignore[arg-type]
+        plates=plates,
+        supply=supply,
+        reserve=data.get("reserve", base.reserve),
+        solo_tokens=data.get("solo_tokens", base.solo_tokens),
+    )
+    validate_components(cs)
+    return cs
+
+
+def load_components(path: str | Path) -> ComponentSet:
+    """Load a component set from a ``.json`` or ``.toml`` file (missing keys keep defaults)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ComponentError(f"component file {str(path)!r} does not exist")
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".json":
+            data = json.loads(text)
+        elif suffix == ".toml":
+            try:
+                import tomllib  # type: ignore[import-not-found]
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib  # type: ignore[no-redef]
+            data = tomllib.loads(text)
+        else:
+            raise ComponentError(f"component file {str(path)!r}: expected a .json or .toml file")
+    except (json.JSONDecodeError, ValueError) as exc:
+        if isinstance(exc, ComponentError):
+            raise
+        raise ComponentError(f"component file {str(path)!r} is not valid {suffix[1:].upper()}: {exc}") from None
+    try:
+        return components_from_dict(data)
+    except ComponentError as exc:
+        raise ComponentError(f"component file {str(path)!r}: {exc}") from None
+
+
+_DEFAULT = ComponentSet(
+    layouts=_LAYOUTS,
+    tiles=_TILES,
+    plates=_PLATES,
+    supply={2: 11, 3: 17, 4: 22},
+    reserve=28,
+    solo_tokens=6,
+)
+validate_components(_DEFAULT)
