@@ -46,3 +46,57 @@ class ReferenceAdapter:
 
 
 ADAPTERS: dict[str, Any] = {"reference": ReferenceAdapter()}
+
+
+class BatchedAdapter:
+    """The batched engine behind the same interface, as a batch of one game."""
+
+    name = "batched"
+
+    def new(self, config: GameConfig, seed: int) -> Any:
+        from umbrella_env.core import engine
+
+        return engine.init(config, 1, seed=seed)
+
+    def load(self, state: dict) -> Any:
+        from umbrella_env.core import batch_io
+
+        return batch_io.from_dict(state)
+
+    def dump(self, game: Any) -> dict:
+        from umbrella_env.core import batch_io
+
+        return batch_io.to_dict(game, 0)
+
+    def legal(self, game: Any) -> list[int]:
+        import numpy as np
+
+        from umbrella_env.core import engine
+
+        return np.flatnonzero(engine.legal_action_mask(game)[0]).tolist()
+
+    def step(self, game: Any, action: int) -> None:
+        import numpy as np
+
+        from umbrella_env.core import actions, engine
+
+        actions.check_action_id(action)
+        engine.step(game, np.array([action]))
+
+    def scores(self, game: Any) -> list[int]:
+        from umbrella_env.core import engine
+
+        return engine.scores(game)[0].tolist()
+
+    def ranks(self, game: Any) -> list[int]:
+        from umbrella_env.core import engine
+
+        return engine.ranks(game)[0].tolist()
+
+    def actor(self, game: Any) -> int:
+        from umbrella_env.core import engine
+
+        return int(engine.actor(game)[0])
+
+
+ADAPTERS["batched"] = BatchedAdapter()

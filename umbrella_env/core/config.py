@@ -8,8 +8,8 @@ from umbrella_env.core.components import ComponentSet, default_components
 from umbrella_env.core.errors import ConfigError
 
 #: Default turn limit (whole player turns, extra turns included) after which a game is
-#: truncated.  Random play at 4 players ends well before it (see docs/rules-decisions.md).
-DEFAULT_MAX_TURNS = 400
+#: truncated.  Over 99% of uniformly random games end before it (docs/rules-decisions.md).
+DEFAULT_MAX_TURNS = 3000
 
 
 @dataclass(frozen=True)

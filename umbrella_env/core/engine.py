@@ -1,0 +1,699 @@
+"""The batched rules engine: many games of one configuration stepped per call.
+
+Game facts (per configuration; see also ``actions.py`` and ``observation.py``):
+
+=====================  ==========================================================
+players                1 (solo) to 4, seats 0..P-1, player 0 starts
+actions                ``NUM_ACTIONS`` = 968 flat ids, one per decision (actions.py)
+decisions per turn     1 to 5 (slide, validate, swap, give face, cover)
+max game length        ``config.max_turns`` turns (default 3000) -> at most 5x that many steps
+score range            solo 0..63; 2-4 players -n (personal zone) .. 43
+=====================  ==========================================================
+
+State arrays (``BatchState``), game axis first, ``B`` games, ``P`` seats,
+``Z`` zones (2P+1 at 2-4 players: 0 central, 1+i side zone i, 1+P+i personal zone of
+seat i; 4 in solo, indexed by side: 0 top, 1 personal, 2 left, 3 right), ``H`` the
+deepest possible stack (4P, or 6 in solo):
+
+===============  ================  =====  =================================================
+array            shape             dtype  meaning
+===============  ================  =====  =================================================
+stage            [B, P, 4, 4]      int8   colour 0..3 (B G R Y) of each stage cell
+zones            [B, Z, 4]         int8   umbrellas per colour in each waiting zone
+discard          [B, 4]            int8   solo discard per colour (zero at 2-4 players)
+stacks           [B, P, 4, H]      int8   tile code ``tile*2 + face`` (face 0 white, 1 black),
+                                          **index 0 is the top**, -1 below the bottom
+plates           [B, P, 10]        int8   colour of the figure whose token is on a space, -1 free
+supply           [B]               int16  tokens left in the supply
+reserve_used     [B]               int16  tokens taken from the reserve (final round)
+current          [B]               int8   seat whose turn it is
+phase            [B]               int8   decision phase (``actions.PHASES``)
+end_by           [B]               int8   seat whose turn triggered the end, -1 none
+turn             [B]               int32  whole turns completed
+passing          [B]               int8   code of the validated tile in transit, -1 none
+extra_turn       [B]               bool   the extra-turn power fired this turn
+last_side        [B]               int8   solo: entry side of this turn's slide, -1 none
+last_colour      [B]               int8   solo: colour it ejected, -1 none
+terminated       [B]               bool   ended by the rules
+truncated        [B]               bool   stopped by the turn limit
+===============  ================  =====  =================================================
+
+Every step function works on index arrays of the games in one phase; there is no Python
+loop over games.  ``step`` validates its input and raises; ``step_unchecked`` trusts it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from umbrella_env.core import actions as A
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError
+from umbrella_env.core.tables import (
+    LINE_CELLS,
+    OPPOSITE,
+    PAIR_A,
+    PAIR_B,
+    POWER_EXTRA_TURN,
+    POWER_SWAP_STAGE,
+    POWER_SWAP_ZONE,
+    Tables,
+    tables_for,
+)
+
+IntArray = NDArray[np.integer[Any]]
+BoolArray = NDArray[np.bool_]
+
+_ARANGE4 = np.arange(4)
+_BITS10 = (1 << np.arange(10)).astype(np.int32)
+
+
+@dataclass(eq=False)
+class BatchState:
+    """A batch of games of one configuration.  See the module doc for every array."""
+
+    config: GameConfig
+    stage: NDArray[np.int8]
+    zones: NDArray[np.int8]
+    discard: NDArray[np.int8]
+    stacks: NDArray[np.int8]
+    plates: NDArray[np.int8]
+    supply: NDArray[np.int16]
+    reserve_used: NDArray[np.int16]
+    current: NDArray[np.int8]
+    phase: NDArray[np.int8]
+    end_by: NDArray[np.int8]
+    turn: NDArray[np.int32]
+    passing: NDArray[np.int8]
+    extra_turn: NDArray[np.bool_]
+    last_side: NDArray[np.int8]
+    last_colour: NDArray[np.int8]
+    terminated: NDArray[np.bool_]
+    truncated: NDArray[np.bool_]
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.phase.shape[0])
+
+    @property
+    def tables(self) -> Tables:
+        return tables_for(self.config)
+
+    @property
+    def done(self) -> BoolArray:
+        return self.terminated | self.truncated
+
+    @property
+    def nbytes(self) -> int:
+        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name != "config")
+
+    def clone(self) -> "BatchState":
+        return copy.deepcopy(self)
+
+    def __deepcopy__(self, memo: dict) -> "BatchState":
+        kwargs = {f.name: getattr(self, f.name) for f in fields(self)}
+        return BatchState(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()})
+
+
+ARRAY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(BatchState) if f.name != "config")
+
+
+def take(state: BatchState, idx: IntArray) -> BatchState:
+    """A new batch holding copies of the games ``idx`` (repeats allowed), in that order."""
+    idx = np.asarray(idx, dtype=np.intp)
+    return BatchState(config=state.config, **{name: getattr(state, name)[idx] for name in ARRAY_FIELDS})
+
+
+def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
+    """Copy the games of ``source`` into the slots ``idx`` of ``state`` (same config)."""
+    for name in ARRAY_FIELDS:
+        getattr(state, name)[idx] = getattr(source, name)
+
+
+# --------------------------------------------------------------------------- allocation / setup
+def allocate(config: GameConfig, batch_size: int) -> BatchState:
+    """Zeroed arrays for ``batch_size`` games (not a playable state: call :func:`reset`)."""
+    if not isinstance(config, GameConfig):
+        raise ConfigError(f"config must be a GameConfig, got {type(config).__name__}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ConfigError(f"batch_size must be a positive int, got {batch_size!r}")
+    B, P, Z, H = int(batch_size), config.num_players, config.num_zones, config.max_stack
+    return BatchState(
+        config=config,
+        stage=np.zeros((B, P, 4, 4), np.int8),
+        zones=np.zeros((B, Z, 4), np.int8),
+        discard=np.zeros((B, 4), np.int8),
+        stacks=np.full((B, P, 4, H), -1, np.int8),
+        plates=np.full((B, P, 10), -1, np.int8),
+        supply=np.zeros(B, np.int16),
+        reserve_used=np.zeros(B, np.int16),
+        current=np.zeros(B, np.int8),
+        phase=np.zeros(B, np.int8),
+        end_by=np.full(B, -1, np.int8),
+        turn=np.zeros(B, np.int32),
+        passing=np.full(B, -1, np.int8),
+        extra_turn=np.zeros(B, bool),
+        last_side=np.full(B, -1, np.int8),
+        last_colour=np.full(B, -1, np.int8),
+        terminated=np.zeros(B, bool),
+        truncated=np.zeros(B, bool),
+    )
+
+
+def init(config: GameConfig, batch_size: int, seed: int | np.random.Generator | None = None) -> BatchState:
+    """A batch of freshly set-up games (RULES.md §3, §8), reproducible from ``seed``."""
+    state = allocate(config, batch_size)
+    reset(state, np.arange(state.batch_size), _rng(seed))
+    return state
+
+
+def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ConfigError(f"seed must be an int, a numpy Generator or None, got {seed!r}")
+    return np.random.default_rng(seed)
+
+
+def reset(state: BatchState, idx: IntArray, rng: np.random.Generator) -> None:
+    """Set up new games in the slots ``idx`` of the batch (the others are untouched)."""
+    idx = np.asarray(idx, dtype=np.intp)
+    n = idx.size
+    if n == 0:
+        return
+    cfg, t = state.config, state.tables
+    P = cfg.num_players
+    n_layouts = t.layouts.shape[0]
+    # Boards: a random permutation of the layouts, first P (RULES.md §3.1).
+    order = np.argsort(rng.random((n, n_layouts)), axis=1)[:, :P]
+    if P > n_layouts:  # custom component sets with fewer layouts than players
+        order = rng.integers(0, n_layouts, (n, P))
+    state.stage[idx] = t.layouts[order].reshape(n, P, 4, 4)
+    if cfg.solo:
+        # 20 umbrellas, 5 per colour, shuffled and dealt 5 to each zone (RULES.md §8).
+        deck = np.repeat(_ARANGE4, 5)[np.argsort(rng.random((n, 20)), axis=1)].reshape(n, 4, 5)
+        state.zones[idx] = (deck[:, :, :, None] == _ARANGE4).sum(axis=2)
+    else:
+        state.zones[idx] = 1
+    state.discard[idx] = 0
+    # Tiles: 4P (solo 6) distinct tiles; two stacks on slots 0 and 1.
+    per = 3 if cfg.solo else 2
+    n_tiles = 2 * per
+    stacks = np.full((n, P, 4, state.stacks.shape[3]), -1, np.int8)
+    tiles = np.argsort(rng.random((n, 24)), axis=1)[:, : n_tiles * P].reshape(n, P, n_tiles)
+    faces = np.ones((n, P, n_tiles), np.int64) if cfg.solo else rng.integers(0, 2, (n, P, n_tiles))
+    codes = (tiles * 2 + faces).astype(np.int8)
+    stacks[:, :, 0, :per] = codes[:, :, :per]
+    stacks[:, :, 1, :per] = codes[:, :, per:]
+    # Redraw a player's tiles while one of its visible figures is complete (RULES.md §3.3).
+    for _ in range(1000):
+        stage16 = state.stage[idx].reshape(n, P, 16)
+        bad = np.zeros((n, P), bool)
+        for p in range(P):
+            complete, _ = _complete_figures(t, stage16[:, p], stacks[:, p, :, 0])
+            bad[:, p] = complete.any(axis=1)
+        if not bad.any():
+            break
+        gi, pi = np.nonzero(bad)
+        held = np.zeros((gi.size, 24), bool)
+        held_codes = stacks[gi].reshape(gi.size, -1)
+        rows = np.repeat(np.arange(gi.size), held_codes.shape[1])
+        flat = held_codes.reshape(-1)
+        keep = flat >= 0
+        held[rows[keep], flat[keep] // 2] = True
+        own = stacks[gi, pi].reshape(gi.size, -1)
+        rows = np.repeat(np.arange(gi.size), own.shape[1])
+        flat = own.reshape(-1)
+        keep = flat >= 0
+        held[rows[keep], flat[keep] // 2] = False  # the player's own tiles go back to the box
+        keys = rng.random((gi.size, 24)) + held * 2.0
+        new_tiles = np.argsort(keys, axis=1)[:, :n_tiles]
+        new_faces = np.ones((gi.size, n_tiles), np.int64) if cfg.solo else rng.integers(0, 2, (gi.size, n_tiles))
+        new_codes = (new_tiles * 2 + new_faces).astype(np.int8)
+        stacks[gi, pi] = -1
+        stacks[gi, pi, 0, :per] = new_codes[:, :per]
+        stacks[gi, pi, 1, :per] = new_codes[:, per:]
+    else:  # pragma: no cover - would need a pathological component set
+        raise ConfigError("could not deal tiles without a complete figure after 1000 redraws")
+    state.stacks[idx] = stacks
+    state.plates[idx] = -1
+    state.supply[idx] = cfg.initial_supply
+    state.reserve_used[idx] = 0
+    state.current[idx] = 0
+    state.phase[idx] = A.PHASE_SLIDE
+    state.end_by[idx] = -1
+    state.turn[idx] = 0
+    state.passing[idx] = -1
+    state.extra_turn[idx] = False
+    state.last_side[idx] = -1
+    state.last_colour[idx] = -1
+    state.terminated[idx] = False
+    state.truncated[idx] = False
+
+
+# --------------------------------------------------------------------------- shared queries
+def _complete_figures(t: Tables, stage16: IntArray, tops: IntArray) -> tuple[BoolArray, IntArray]:
+    """stage16 [n,16], tops [n,4] codes -> complete [n,4] and the figure colours [n,4]."""
+    cells = t.fig_cells[tops, _ARANGE4]  # [n, slot, 4]; code -1 selects the dummy row 48
+    vals = np.take_along_axis(stage16, cells.reshape(len(stage16), 16), axis=1).reshape(-1, 4, 4)
+    first = vals[:, :, 0]
+    complete = (tops >= 0) & (vals == first[:, :, None]).all(axis=2)
+    return complete, first
+
+
+def _scorable(state: BatchState, idx: IntArray) -> BoolArray:
+    """[n, 4 slot, 10 space]: the (slot, space) validations open to the current player."""
+    t = state.tables
+    p = state.current[idx]
+    stage16 = state.stage[idx, p].reshape(-1, 16)
+    complete, colour = _complete_figures(t, stage16, state.stacks[idx, p, :, 0])
+    free = state.plates[idx, p] < 0
+    return t.accept[_ARANGE4, colour] & complete[:, :, None] & free[:, None, :]
+
+
+def _own_zone_counts(state: BatchState, idx: IntArray, seats: IntArray) -> IntArray:
+    """[n, 4 side, 4 colour] umbrellas in each of the seat's four zones."""
+    zones = state.tables.side_zone[seats]  # [n, 4]
+    return state.zones[idx[:, None], zones]
+
+
+def actor(state: BatchState) -> NDArray[np.int8]:
+    """[B] the seat that takes the current decision (the receiver in phase cover)."""
+    P = state.config.num_players
+    receiver = ((state.current + 1) % P).astype(np.int8)
+    return np.where(state.phase == A.PHASE_COVER, receiver, state.current).astype(np.int8)
+
+
+# --------------------------------------------------------------------------- legal actions
+def legal_action_mask(state: BatchState) -> BoolArray:
+    """[B, NUM_ACTIONS] bool: exactly the legal actions of each game's current phase."""
+    B = state.batch_size
+    mask = np.zeros((B, A.NUM_ACTIONS), dtype=bool)
+    phase = state.phase
+    for ph, start, count in A.PHASE_RANGES:
+        idx = np.flatnonzero(phase == ph)
+        if idx.size:
+            mask[idx, start : start + count] = _phase_mask(state, ph, idx)
+    return mask
+
+
+def _phase_mask(state: BatchState, ph: int, idx: IntArray) -> BoolArray:
+    """[n, count] legal ids of phase ``ph`` (ids relative to the phase's first id)."""
+    n = idx.size
+    p = state.current[idx]
+    if ph == A.PHASE_SLIDE:
+        own = _own_zone_counts(state, idx, p) > 0  # [n, side, colour]
+        return np.repeat(own.reshape(n, 16), 4, axis=1)
+    if ph == A.PHASE_FALLBACK:
+        return np.repeat(_fallback_sources(state, idx).reshape(n, 36), 16, axis=1)
+    if ph == A.PHASE_VALIDATE:
+        return _scorable(state, idx).reshape(n, 40)
+    if ph == A.PHASE_SWAP_STAGE:
+        stage16 = state.stage[idx, p].reshape(n, 16)
+        return np.concatenate([stage16[:, PAIR_A] != stage16[:, PAIR_B], np.ones((n, 1), bool)], axis=1)
+    if ph == A.PHASE_SWAP_ZONE:
+        stage16 = state.stage[idx, p].reshape(n, 16)
+        own = _own_zone_counts(state, idx, p) > 0  # [n, side, colour]
+        legal = own[:, None, :, :] & (stage16[:, :, None, None] != _ARANGE4)
+        return np.concatenate([legal.reshape(n, 256), np.ones((n, 1), bool)], axis=1)
+    if ph == A.PHASE_GIVE_FACE:
+        return np.ones((n, 2), bool)
+    if ph == A.PHASE_COVER:
+        return np.ones((n, 4), bool)
+    return np.zeros((n, 0), bool)
+
+
+def _fallback_sources(state: BatchState, idx: IntArray) -> BoolArray:
+    """[n, 9 egocentric zone, 4 colour] zones the fallback may take from."""
+    rel = state.tables.rel_zone[state.current[idx]]  # [n, 9]
+    counts = state.zones[idx[:, None], np.maximum(rel, 0)]
+    return (counts > 0) & (rel >= 0)[:, :, None]
+
+
+def random_legal_actions(state: BatchState, rng: np.random.Generator) -> NDArray[np.int64]:
+    """[B] one uniformly random legal action per game (-1 for finished games).
+
+    Samples from compact per-phase masks, so it is much cheaper than sampling from
+    :func:`legal_action_mask`; a test checks the two agree.
+    """
+    B = state.batch_size
+    out = np.full(B, -1, dtype=np.int64)
+    phase = state.phase
+    for ph, start, count in A.PHASE_RANGES:
+        idx = np.flatnonzero(phase == ph)
+        if not idx.size:
+            continue
+        n = idx.size
+        if ph == A.PHASE_SLIDE:
+            own = (_own_zone_counts(state, idx, state.current[idx]) > 0).reshape(n, 16)
+            pick = np.argmax(rng.random((n, 16)) * own, axis=1)
+            out[idx] = start + pick * 4 + rng.integers(0, 4, n)
+        elif ph == A.PHASE_FALLBACK:
+            src = _fallback_sources(state, idx).reshape(n, 36)
+            pick = np.argmax(rng.random((n, 36)) * src, axis=1)
+            out[idx] = start + pick * 16 + rng.integers(0, 16, n)
+        else:
+            m = _phase_mask(state, ph, idx)
+            out[idx] = start + np.argmax(rng.random(m.shape) * m, axis=1)
+    return out
+
+
+# --------------------------------------------------------------------------- step
+def step(state: BatchState, actions: Any) -> None:
+    """Apply one action per game, after checking every one of them.
+
+    ``actions`` is an integer array of shape ``[B]``; finished games must get ``-1``
+    (they are left as they are).  Raises :class:`ActionError` (wrong shape, dtype or
+    range), :class:`GameOverError` (an action for a finished game) or
+    :class:`IllegalActionError` (not legal in the game's phase); on error no game changes.
+    """
+    acts = check_actions(state, actions)
+    done = state.done
+    stepped_done = np.flatnonzero(done & (acts != -1))
+    if stepped_done.size:
+        raise GameOverError(
+            f"game(s) {stepped_done[:8].tolist()} of the batch are over (terminated or truncated): "
+            "reset them, or pass action -1 for them"
+        )
+    live = np.flatnonzero(~done)
+    bad = (acts[live] < 0) | (acts[live] >= A.NUM_ACTIONS)
+    if bad.any():
+        b = int(live[np.flatnonzero(bad)[0]])
+        raise ActionError(
+            f"game {b}: action id {int(acts[b])} is out of range: expected an integer in [0, {A.NUM_ACTIONS})"
+        )
+    mask = legal_action_mask(state)
+    ok = mask[live, acts[live]]
+    if not ok.all():
+        b = int(live[np.flatnonzero(~ok)[0]])
+        a = int(acts[b])
+        ph = A.PHASES[int(state.phase[b])]
+        legal = np.flatnonzero(mask[b])
+        examples = ", ".join(repr(A.ACTION_STRINGS[x]) for x in legal[:4])
+        raise IllegalActionError(
+            f"game {b}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {ph!r}; "
+            f"{legal.size} legal action(s), e.g. {examples}"
+        )
+    step_unchecked(state, acts)
+
+
+def check_actions(state: BatchState, actions: Any) -> NDArray[np.int64]:
+    """Validate the shape and dtype of a batch of actions; return them as int64."""
+    B = state.batch_size
+    arr = np.asarray(actions)
+    if arr.ndim == 0 and B == 1:
+        arr = arr.reshape(1)
+    if arr.shape != (B,):
+        raise ActionError(f"expected one action per game, an integer array of shape ({B},), got shape {arr.shape}")
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise ActionError(f"actions must have an integer dtype, got {arr.dtype}")
+    return arr.astype(np.int64, copy=False)
+
+
+def step_unchecked(state: BatchState, actions: NDArray[np.integer[Any]]) -> None:
+    """Apply one action per game without any check.  Finished games must get -1 (ignored)."""
+    phase = state.phase.copy()
+    for ph, handler in _HANDLERS:
+        idx = np.flatnonzero(phase == ph)
+        if idx.size:
+            handler(state, idx, actions[idx])
+
+
+def _slide(state: BatchState, idx: IntArray, a: IntArray) -> None:
+    a = a - A.SLIDE_START
+    side, colour, line = a >> 4, (a >> 2) & 3, a & 3
+    p = state.current[idx]
+    zone = state.tables.side_zone[p, side]
+    state.zones[idx, zone, colour] -= 1
+    _push(state, idx, p, side, line, colour)
+    _after_slide(state, idx)
+
+
+def _fallback(state: BatchState, idx: IntArray, a: IntArray) -> None:
+    a = a - A.FALLBACK_START
+    rel, colour, side, line = a >> 6, (a >> 4) & 3, (a >> 2) & 3, a & 3
+    p = state.current[idx]
+    zone = state.tables.rel_zone[p, rel]
+    state.zones[idx, zone, colour] -= 1
+    _push(state, idx, p, side, line, colour)
+    _after_slide(state, idx)
+
+
+def _push(state: BatchState, idx: IntArray, p: IntArray, side: IntArray, line: IntArray, colour: IntArray) -> None:
+    """Push ``colour`` into a line of each stage; route the ejected umbrella (RULES.md §4.1)."""
+    stage = state.stage.reshape(state.batch_size, -1)
+    cells = LINE_CELLS[side, line] + (p * 16)[:, None]  # [n, 4] in push order
+    rows = idx[:, None]
+    old = stage[rows, cells]
+    ejected = old[:, 3]
+    new = np.empty_like(old)
+    new[:, 0] = colour
+    new[:, 1:] = old[:, :3]
+    stage[rows, cells] = new
+    if state.config.solo:
+        state.discard[idx, ejected] += 1
+        state.last_side[idx] = side
+        state.last_colour[idx] = ejected
+    else:
+        state.zones[idx, state.tables.side_zone[p, OPPOSITE[side]], ejected] += 1
+
+
+def _after_slide(state: BatchState, idx: IntArray) -> None:
+    can = _scorable(state, idx).any(axis=(1, 2))
+    state.phase[idx[can]] = A.PHASE_VALIDATE
+    _end_turn(state, idx[~can])
+
+
+def _validate(state: BatchState, idx: IntArray, a: IntArray) -> None:
+    t = state.tables
+    slot, space = np.divmod(a - A.VALIDATE_START, 10)
+    p = state.current[idx]
+    code = state.stacks[idx, p, slot, 0]
+    cells = t.fig_cells[code, slot]  # [n, 4]
+    colour = state.stage.reshape(state.batch_size, -1)[idx, p * 16 + cells[:, 0]]
+    state.plates[idx, p, space] = colour
+    from_supply = state.supply[idx] > 0
+    state.supply[idx] -= from_supply
+    state.reserve_used[idx] += ~from_supply
+    # The tile leaves its slot (revealing the one below) and is in transit.
+    stack = state.stacks[idx, p, slot]
+    stack[:, :-1] = stack[:, 1:]
+    stack[:, -1] = -1
+    state.stacks[idx, p, slot] = stack
+    state.passing[idx] = code
+    # Level-4 powers fire when the space fills the last free one of its pair (RULES.md §7).
+    power = np.where(state.plates[idx, p, t.partner[space]] >= 0, t.power[space], -1)
+    extra = power == POWER_EXTRA_TURN
+    if extra.any():
+        if state.config.solo:
+            e = idx[extra]
+            ret_zone = t.side_zone[0, OPPOSITE[state.last_side[e]]]
+            col = state.last_colour[e]
+            state.discard[e, col] -= 1
+            state.zones[e, ret_zone, col] += 1
+        else:
+            state.extra_turn[idx[extra]] = True
+    state.phase[idx[power == POWER_SWAP_STAGE]] = A.PHASE_SWAP_STAGE
+    state.phase[idx[power == POWER_SWAP_ZONE]] = A.PHASE_SWAP_ZONE
+    _begin_pass(state, idx[(power != POWER_SWAP_STAGE) & (power != POWER_SWAP_ZONE)])
+
+
+def _swap_stage(state: BatchState, idx: IntArray, a: IntArray) -> None:
+    go = a != A.SWAP_STAGE_PASS
+    g = idx[go]
+    if g.size:
+        pair = a[go] - A.SWAP_STAGE_START
+        stage = state.stage.reshape(state.batch_size, -1)
+        base = state.current[g].astype(np.intp) * 16
+        ca, cb = base + PAIR_A[pair], base + PAIR_B[pair]
+        va, vb = stage[g, ca], stage[g, cb]
+        stage[g, ca], stage[g, cb] = vb, va
+    _begin_pass(state, idx)
+
+
+def _swap_zone(state: BatchState, idx: IntArray, a: IntArray) -> None:
+    go = a != A.SWAP_ZONE_PASS
+    g = idx[go]
+    if g.size:
+        rel = a[go] - A.SWAP_ZONE_START
+        cell, side, colour = rel >> 4, (rel >> 2) & 3, rel & 3
+        p = state.current[g]
+        stage = state.stage.reshape(state.batch_size, -1)
+        pos = p.astype(np.intp) * 16 + cell
+        old = stage[g, pos]
+        zone = state.tables.side_zone[p, side]
+        state.zones[g, zone, colour] -= 1
+        state.zones[g, zone, old] += 1
+        stage[g, pos] = colour
+    _begin_pass(state, idx)
+
+
+def _begin_pass(state: BatchState, idx: IntArray) -> None:
+    """Hand the validated tile on (RULES.md §4.3; solo §8)."""
+    if not idx.size:
+        return
+    P = state.config.num_players
+    if P == 2:
+        state.phase[idx] = A.PHASE_GIVE_FACE
+        return
+    code = state.passing[idx]
+    if state.config.solo:
+        white = (code & 1) == 0  # a white tile is discarded, a black one comes back white
+        state.passing[idx[white]] = -1
+        _end_turn(state, idx[white])
+        idx = idx[~white]
+    state.passing[idx] = state.passing[idx] ^ 1
+    _place(state, idx)
+
+
+def _give_face(state: BatchState, idx: IntArray, a: IntArray) -> None:
+    face = a - A.GIVE_FACE_START
+    state.passing[idx] = (state.passing[idx] & ~1) | face
+    _place(state, idx)
+
+
+def _place(state: BatchState, idx: IntArray) -> None:
+    """Put the tile in transit on the receiver's first empty slot, or ask for a cover."""
+    if not idx.size:
+        return
+    P = state.config.num_players
+    receiver = (state.current[idx] + 1) % P
+    empty = state.stacks[idx, receiver, :, 0] < 0  # [n, 4]
+    has = empty.any(axis=1)
+    g = idx[has]
+    slot = np.argmax(empty[has], axis=1)
+    state.stacks[g, receiver[has], slot, 0] = state.passing[g]
+    state.passing[g] = -1
+    state.phase[idx[~has]] = A.PHASE_COVER
+    _end_turn(state, g)
+
+
+def _cover(state: BatchState, idx: IntArray, a: IntArray) -> None:
+    slot = a - A.COVER_START
+    receiver = (state.current[idx] + 1) % state.config.num_players
+    stack = state.stacks[idx, receiver, slot]
+    stack[:, 1:] = stack[:, :-1]
+    stack[:, 0] = state.passing[idx]
+    state.stacks[idx, receiver, slot] = stack
+    state.passing[idx] = -1
+    _end_turn(state, idx)
+
+
+def _end_turn(state: BatchState, idx: IntArray) -> None:
+    """End check after a whole turn, then the next player (RULES.md §4.4, §5, §8)."""
+    if not idx.size:
+        return
+    cfg = state.config
+    state.turn[idx] += 1
+    cur = state.current[idx]
+    if cfg.solo:
+        ended = _solo_over(state, idx)
+        nxt = cur
+    else:
+        P = cfg.num_players
+        trig = state.end_by[idx]
+        tokens = (state.plates[idx] >= 0).sum(axis=2)  # [n, P]
+        no_tile = (state.stacks[idx, :, :, 0] < 0).all(axis=2)  # [n, P]
+        newly = (trig < 0) & (
+            (state.supply[idx] == 0) | no_tile.any(axis=1) | (tokens >= 10).any(axis=1)
+        )
+        trig = np.where(newly, cur, trig)
+        state.end_by[idx] = trig
+        nxt = (cur + 1) % P
+        ended = (trig >= 0) & (nxt == trig)
+        nxt = np.where((trig < 0) & state.extra_turn[idx], cur, nxt).astype(np.int8)
+        state.extra_turn[idx] = False
+    truncated = ~ended & (state.turn[idx] >= cfg.max_turns)
+    state.terminated[idx] = ended
+    state.truncated[idx] = truncated
+    done = ended | truncated
+    state.current[idx] = np.where(done, cur, nxt)
+    state.last_side[idx] = -1
+    state.last_colour[idx] = -1
+    live = idx[~done]
+    state.phase[idx[done]] = A.PHASE_GAME_OVER
+    if cfg.solo:
+        state.phase[live] = A.PHASE_SLIDE
+    else:
+        empty = (_own_zone_counts(state, live, state.current[live]) == 0).all(axis=(1, 2))
+        state.phase[live] = np.where(empty, A.PHASE_FALLBACK, A.PHASE_SLIDE)
+
+
+def _solo_over(state: BatchState, idx: IntArray) -> BoolArray:
+    """Solo end conditions (RULES.md §8), for games that just finished a turn."""
+    t = state.tables
+    plate = state.plates[idx, 0]
+    free = plate < 0
+    tokens = (~free).sum(axis=1)
+    zone_colours = state.zones[idx].sum(axis=1)  # [n, 4]
+    tops = state.stacks[idx, 0, :, 0]  # [n, 4]
+    stage_colours = (state.stage[idx, 0].reshape(-1, 16, 1) == _ARANGE4).sum(axis=1)
+    by_colour = (free[:, :, None] & t.colour_space).any(axis=1)  # [n, 4]
+    white = free & (t.white_slot >= 0) & (tops[:, np.maximum(t.white_slot, 0)] >= 0)
+    could_score = by_colour | white.any(axis=1)[:, None]
+    can_complete = (could_score & (stage_colours + zone_colours >= 4)).any(axis=1)
+    return (
+        (tokens >= state.config.components.solo_tokens)
+        | (zone_colours.sum(axis=1) == 0)
+        | (tops < 0).all(axis=1)
+        | ~can_complete
+    )
+
+
+_HANDLERS = (
+    (A.PHASE_SLIDE, _slide),
+    (A.PHASE_FALLBACK, _fallback),
+    (A.PHASE_VALIDATE, _validate),
+    (A.PHASE_SWAP_STAGE, _swap_stage),
+    (A.PHASE_SWAP_ZONE, _swap_zone),
+    (A.PHASE_GIVE_FACE, _give_face),
+    (A.PHASE_COVER, _cover),
+)
+
+
+# --------------------------------------------------------------------------- scores
+def tokens_placed(state: BatchState) -> NDArray[np.int64]:
+    """[B, P] tokens on each plate."""
+    return (state.plates >= 0).sum(axis=2)
+
+
+def personal_counts(state: BatchState) -> NDArray[np.int64]:
+    """[B, P] umbrellas in each player's personal zone."""
+    P = state.config.num_players
+    if state.config.solo:
+        return state.zones[:, 1:2].sum(axis=2)
+    return state.zones[:, 1 + P : 1 + 2 * P].sum(axis=2)
+
+
+def scores(state: BatchState) -> NDArray[np.int64]:
+    """[B, P] scores by the end-of-game formula applied now (RULES.md §5, §8)."""
+    t = state.tables
+    occ = state.plates >= 0
+    tokens = occ.sum(axis=2)
+    bonus = t.bonus[occ.astype(np.int32) @ _BITS10]
+    total = 2 * tokens + bonus
+    if state.config.solo:
+        remaining = state.zones.sum(axis=(1, 2))[:, None]
+        return total + np.where(tokens >= state.config.components.solo_tokens, remaining, 0)
+    personal = personal_counts(state)
+    return total + np.where(personal == 0, 2, -personal)
+
+
+def ranks(state: BatchState) -> NDArray[np.int64]:
+    """[B, P] rank 0 = best; a player's rank counts the players strictly better
+    (higher score, or equal score and fewer personal umbrellas).  Equal rank 0 = shared win."""
+    s = scores(state)
+    pers = personal_counts(state)
+    better = (s[:, None, :] > s[:, :, None]) | (
+        (s[:, None, :] == s[:, :, None]) & (pers[:, None, :] < pers[:, :, None])
+    )
+    return better.sum(axis=2)
+
+
+_HANDLER_PHASES = frozenset(ph for ph, _ in _HANDLERS)
+assert _HANDLER_PHASES == {ph for ph, _, _ in A.PHASE_RANGES}
