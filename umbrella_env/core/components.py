@@ -215,6 +215,8 @@ def default_components() -> ComponentSet:
 # --------------------------------------------------------------------------- parsing helpers
 def parse_face(text: str) -> tuple[int, ...]:
     """``"..../..../.X../.XXX"`` -> sorted cell indices ``row * 4 + col``."""
+    if not isinstance(text, str):
+        raise ComponentError(f"face {text!r}: expected a string of 4 rows of 4 characters separated by '/'")
     rows = text.split("/")
     if len(rows) != STAGE_SIZE or any(len(r) != STAGE_SIZE for r in rows):
         raise ComponentError(f"face {text!r}: expected 4 rows of 4 characters separated by '/'")
@@ -259,8 +261,6 @@ def parse_space(text: str) -> tuple[frozenset[int], int | None]:
 # --------------------------------------------------------------------------- validation
 def validate_components(cs: ComponentSet) -> None:
     """Check the invariants of a component set; raise :class:`ComponentError` naming the entry."""
-    if not cs.layouts:
-        raise ComponentError("layouts: at least one stage layout is required")
     for name, rows in cs.layouts.items():
         where = f"layouts[{name!r}]"
         if len(rows) != STAGE_SIZE or any(not isinstance(r, str) or len(r) != STAGE_SIZE for r in rows):
@@ -272,6 +272,10 @@ def validate_components(cs: ComponentSet) -> None:
         for col in COLOURS:
             if letters.count(col) != 4:
                 raise ComponentError(f"{where}: colour {col} appears {letters.count(col)} times, expected 4")
+    if len(cs.layouts) < 4:
+        raise ComponentError(
+            f"layouts: at least 4 stage layouts are required (one per player at 4 players), got {len(cs.layouts)}"
+        )
     if len(cs.tiles) != NUM_TILES:
         raise ComponentError(f"tiles: expected {NUM_TILES} tiles, got {len(cs.tiles)}")
     seen: dict[tuple[int, ...], str] = {}
@@ -309,26 +313,28 @@ def validate_components(cs: ComponentSet) -> None:
         if plate.groups is not None:
             covered: list[int] = []
             for g, (spaces, value) in enumerate(plate.groups):
-                if not spaces or any(not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in spaces):
+                if not spaces or any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in spaces):
                     raise ComponentError(f"{where}.groups[{g}]: spaces must be integers 0..9, got {list(spaces)}")
-                if not isinstance(value, int) or value < 0:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise ComponentError(f"{where}.groups[{g}]: value must be a non-negative integer, got {value!r}")
                 covered.extend(spaces)
             if sorted(covered) != list(range(NUM_SPACES)):
                 raise ComponentError(f"{where}.groups: groups must partition spaces 0..9, got {sorted(covered)}")
         if plate.adjacency_bonus is not None:
             if len(plate.adjacency_bonus) != 3 or any(
-                not isinstance(v, int) or v < 0 for v in plate.adjacency_bonus
+                isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in plate.adjacency_bonus
             ):
                 raise ComponentError(
                     f"{where}.adjacency_bonus: expected 3 non-negative integers (sizes 2, 3, 4+), "
                     f"got {plate.adjacency_bonus!r}"
                 )
         used: set[int] = set()
+        if plate.powers and level != 4:
+            raise ComponentError(f"{where}.powers: only the level-4 plate has powers (RULES.md §7)")
         for name, pair in plate.powers.items():
             if name not in POWER_NAMES:
                 raise ComponentError(f"{where}.powers: unknown power {name!r}; expected one of {POWER_NAMES}")
-            if len(pair) != 2 or any(not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in pair):
+            if len(pair) != 2 or any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in pair):
                 raise ComponentError(f"{where}.powers[{name!r}]: expected two spaces 0..9, got {pair!r}")
             a, b = pair
             if b not in plate_neighbours(a):
@@ -339,11 +345,11 @@ def validate_components(cs: ComponentSet) -> None:
     if set(cs.supply) != {2, 3, 4}:
         raise ComponentError(f"supply: expected entries for 2, 3 and 4 players, got {sorted(cs.supply)}")
     for p, n in cs.supply.items():
-        if not isinstance(n, int) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ComponentError(f"supply[{p}]: expected a positive integer, got {n!r}")
-    if not isinstance(cs.reserve, int) or cs.reserve < 3:
+    if isinstance(cs.reserve, bool) or not isinstance(cs.reserve, int) or cs.reserve < 3:
         raise ComponentError(f"reserve: expected an integer >= 3 (one token per final turn), got {cs.reserve!r}")
-    if not isinstance(cs.solo_tokens, int) or not 1 <= cs.solo_tokens <= NUM_SPACES:
+    if isinstance(cs.solo_tokens, bool) or not isinstance(cs.solo_tokens, int) or not 1 <= cs.solo_tokens <= NUM_SPACES:
         raise ComponentError(f"solo_tokens: expected an integer 1..10, got {cs.solo_tokens!r}")
 
 
@@ -382,6 +388,8 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
             bad = set(entry) - {"spaces", "groups", "adjacency_bonus", "powers"}
             if bad:
                 raise ComponentError(f"plates[{level}]: unknown key(s) {sorted(bad)}")
+            if not isinstance(entry.get("spaces"), list):
+                raise ComponentError(f"plates[{level}].spaces: expected a list of 10 space strings")
             try:
                 groups = entry.get("groups")
                 plates[level] = PlateSpec(
@@ -392,7 +400,7 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
                     else tuple(entry["adjacency_bonus"]),  # type: ignore[arg-type]
                     powers={str(k): tuple(v) for k, v in (entry.get("powers") or {}).items()},  # type: ignore[misc]
                 )
-            except (KeyError, TypeError, ValueError) as exc:
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
                 raise ComponentError(f"plates[{level}]: malformed entry ({exc!r})") from None
     supply = dict(base.supply)
     if "supply" in data:
@@ -417,9 +425,9 @@ def load_components(path: str | Path) -> ComponentSet:
     path = Path(path)
     if not path.is_file():
         raise ComponentError(f"component file {str(path)!r} does not exist")
-    text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
     try:
+        text = path.read_text(encoding="utf-8")
         if suffix == ".json":
             data = json.loads(text)
         elif suffix == ".toml":
@@ -430,6 +438,8 @@ def load_components(path: str | Path) -> ComponentSet:
             data = tomllib.loads(text)
         else:
             raise ComponentError(f"component file {str(path)!r}: expected a .json or .toml file")
+    except UnicodeDecodeError:
+        raise ComponentError(f"component file {str(path)!r} is not valid UTF-8 text") from None
     except (json.JSONDecodeError, ValueError) as exc:
         if isinstance(exc, ComponentError):
             raise

@@ -191,8 +191,6 @@ def reset(state: BatchState, idx: IntArray, rng: np.random.Generator) -> None:
     n_layouts = t.layouts.shape[0]
     # Boards: a random permutation of the layouts, first P (RULES.md §3.1).
     order = np.argsort(rng.random((n, n_layouts)), axis=1)[:, :P]
-    if P > n_layouts:  # custom component sets with fewer layouts than players
-        order = rng.integers(0, n_layouts, (n, P))
     state.stage[idx] = t.layouts[order].reshape(n, P, 4, 4)
     if cfg.solo:
         # 20 umbrellas, 5 per colour, shuffled and dealt 5 to each zone (RULES.md §8).

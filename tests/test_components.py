@@ -1,0 +1,404 @@
+"""Component data (RULES.md §1, §6, §7): the default set, every validator invariant, file
+loading (JSON and TOML), rotation helpers and plate bonuses."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from umbrella_env.core.components import (
+    COLOURS,
+    LEVELS,
+    NUM_TILES,
+    ComponentSet,
+    PlateSpec,
+    components_from_dict,
+    connected_group_sizes,
+    default_components,
+    load_components,
+    parse_face,
+    parse_space,
+    plate_neighbours,
+    rotate_cell,
+    rotate_cells,
+    validate_components,
+)
+from umbrella_env.core.errors import ComponentError
+
+DEFAULT = default_components()
+
+
+def default_dict() -> dict[str, Any]:
+    return copy.deepcopy(DEFAULT.to_dict())
+
+
+def face_string(cells: tuple[int, ...]) -> str:
+    return "/".join("".join("X" if r * 4 + c in cells else "." for c in range(4)) for r in range(4))
+
+
+def occupied(*spaces: int) -> list[bool]:
+    return [s in spaces for s in range(10)]
+
+
+# --------------------------------------------------------------------------- default set
+def test_default_set_validates() -> None:
+    validate_components(DEFAULT)
+    assert sorted(DEFAULT.layouts) == ["A", "B", "C", "D"]
+    assert len(DEFAULT.tiles) == NUM_TILES
+    assert set(DEFAULT.plates) == set(LEVELS)
+    assert dict(DEFAULT.supply) == {2: 11, 3: 17, 4: 22}
+    assert (DEFAULT.reserve, DEFAULT.solo_tokens) == (28, 6)
+
+
+def test_default_set_matches_rules_tables() -> None:
+    # RULES.md §6 / §7, spot checks against the printed tables.
+    assert DEFAULT.layouts["A"] == ("BGRY", "RYBG", "GBYR", "YRGB")
+    assert DEFAULT.tiles[0] == ("..../..../.X../.XXX", "X.X./...X/.X../....")
+    assert DEFAULT.tiles[23] == ("..X./.XX./.X../....", ".X.X/X.../..../..X.")
+    assert DEFAULT.plates[2].spaces[2] == "G/Y"
+    assert DEFAULT.plates[4].powers == {"extra_turn": (0, 1), "swap_stage": (3, 4), "swap_zone": (5, 6)}
+
+
+def test_every_face_has_four_cells_and_no_two_faces_match_under_rotation() -> None:
+    seen = set()
+    for t in range(NUM_TILES):
+        for f in (0, 1):
+            cells = DEFAULT.face_cells(t, f)
+            assert len(cells) == 4
+            for k in range(4):
+                assert rotate_cells(cells, k) not in seen
+            seen.add(cells)
+
+
+def test_empty_override_is_the_default_and_to_dict_is_json_able() -> None:
+    cs = components_from_dict({})
+    assert cs.to_dict() == DEFAULT.to_dict()
+    assert json.loads(json.dumps(DEFAULT.to_dict())) == DEFAULT.to_dict()
+    assert components_from_dict(default_dict()).to_dict() == DEFAULT.to_dict()
+
+
+def test_override_keeps_other_defaults() -> None:
+    cs = components_from_dict({"reserve": 40, "supply": {"2": 12, "3": 17, "4": 22}})
+    assert cs.reserve == 40 and cs.supply[2] == 12
+    assert cs.tiles == DEFAULT.tiles and cs.plates == DEFAULT.plates
+
+
+# --------------------------------------------------------------------------- invariants
+def _tiles_with(t: int, face: int, text: Any) -> list[list[Any]]:
+    tiles = [list(pair) for pair in DEFAULT.tiles]
+    tiles[t][face] = text
+    return tiles
+
+
+def _plate(level: int, **changes: Any) -> dict[str, Any]:
+    entry = default_dict()["plates"][str(level)]
+    entry.update(changes)
+    return {"plates": {str(level): entry}}
+
+
+_L1_SPACES = list(DEFAULT.plates[1].spaces)
+_L4_SPACES = list(DEFAULT.plates[4].spaces)
+_ROTATED_TILE0 = face_string(rotate_cells(parse_face(DEFAULT.tiles[0][0]), 1))
+
+BAD_SETS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+    # layouts
+    ("layout five of a colour", {"layouts": {"A": ["BBRY", "RYBG", "GBYR", "YRGB"]}},
+     ("layouts['A']", "colour B appears 5 times")),
+    ("layout unknown letter", {"layouts": {"X": ["BGRQ", "RYBG", "GBYR", "YRGB"]}}, ("layouts['X']", "'Q'")),
+    ("layout short row", {"layouts": {"A": ["BGR", "RYBG", "GBYR", "YRGB"]}}, ("layouts['A']", "4 strings")),
+    ("layout three rows", {"layouts": {"A": ["BGRY", "RYBG", "GBYR"]}}, ("layouts['A']", "4 strings")),
+    ("no layouts", {"layouts": {}}, ("layouts", "at least 4")),
+    ("three layouts", {"layouts": {k: list(v) for k, v in list(DEFAULT.layouts.items())[:3]}}, ("layouts", "got 3")),
+    ("layouts not a table", {"layouts": ["A"]}, ("layouts",)),
+    # tiles
+    ("23 tiles", {"tiles": [list(p) for p in DEFAULT.tiles[:23]]}, ("tiles", "expected 24 tiles, got 23")),
+    ("face with 3 cells", {"tiles": _tiles_with(5, 1, ".X../..X./.X../....")}, ("tiles[5].black", "exactly 4 cells")),
+    ("face with 5 cells", {"tiles": _tiles_with(9, 0, "XXXX/X.../..../....")}, ("tiles[9].white", "got 5")),
+    ("face bad character", {"tiles": _tiles_with(2, 0, "..../.O../XX../X...")}, ("tiles[2].white", "'O'")),
+    ("face bad shape", {"tiles": _tiles_with(4, 1, "X.X./...X/....")}, ("tiles[4].black", "4 rows")),
+    ("face equal to another under rotation", {"tiles": _tiles_with(7, 0, _ROTATED_TILE0)},
+     ("tiles[7].white", "tiles[0].white", "rotation")),
+    ("face identical to another", {"tiles": _tiles_with(1, 1, DEFAULT.tiles[0][0])},
+     ("tiles[1].black", "tiles[0].white")),
+    ("tile with one face", {"tiles": [[DEFAULT.tiles[0][0]]] + [list(p) for p in DEFAULT.tiles[1:]]},
+     ("tiles[0]", "[white face, black face]")),
+    ("tiles not a list", {"tiles": "XX"}, ("tiles", "expected a list")),
+    # plates: spaces
+    ("9 plate spaces", _plate(1, spaces=_L1_SPACES[:9]), ("plates[1].spaces", "expected 10 spaces, got 9")),
+    ("11 plate spaces", _plate(3, spaces=list(DEFAULT.plates[3].spaces) + ["B"]), ("plates[3].spaces", "got 11")),
+    *[
+        (f"bad space {text!r}", _plate(1, spaces=[text] + _L1_SPACES[1:]), ("plates[1].spaces[0]", repr(text)))
+        for text in ("X", "b", "B/B", "B/G/R", "W4", "W", "W01", "", "G-Y")
+    ],
+    ("space not a string", _plate(2, spaces=_L1_SPACES[:9] + [3]), ("plates[2].spaces[9]",)),
+    # plates: groups / adjacency
+    ("groups not partitioning (missing)", _plate(1, groups=[[[0, 5], 3], [[1, 2, 6], 5], [[3, 4, 7, 8], 8]]),
+     ("plates[1].groups", "partition")),
+    ("groups not partitioning (overlap)", _plate(2, groups=[[[0, 5], 3], [[1, 2, 5, 6], 5], [[3, 4, 7, 8, 9], 8]]),
+     ("plates[2].groups", "partition")),
+    ("group space out of range", _plate(1, groups=[[[0, 5, 10], 3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 8]]),
+     ("plates[1].groups[0]", "0..9")),
+    ("group negative value", _plate(1, groups=[[[0, 5], -3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 8]]),
+     ("plates[1].groups[0]", "value")),
+    ("groups and adjacency", _plate(1, adjacency_bonus=[3, 5, 8]), ("plates[1]", "exactly one")),
+    ("neither groups nor adjacency", {"plates": {"3": {"spaces": list(DEFAULT.plates[3].spaces)}}},
+     ("plates[3]", "exactly one")),
+    ("adjacency of two values", _plate(3, adjacency_bonus=[3, 5]), ("plates[3].adjacency_bonus",)),
+    ("adjacency negative", _plate(4, adjacency_bonus=[3, -5, 8]), ("plates[4].adjacency_bonus",)),
+    # plates: powers
+    ("unknown power", _plate(4, powers={"teleport": [0, 1]}), ("plates[4].powers", "'teleport'")),
+    ("power not adjacent", _plate(4, powers={"extra_turn": [0, 2]}), ("plates[4].powers['extra_turn']", "adjacent")),
+    ("power diagonal", _plate(4, powers={"swap_zone": [0, 6]}), ("plates[4].powers['swap_zone']", "adjacent")),
+    ("power out of range", _plate(4, powers={"swap_stage": [9, 10]}), ("plates[4].powers['swap_stage']", "0..9")),
+    ("power three spaces", _plate(4, powers={"swap_stage": [3, 4, 5]}), ("plates[4].powers['swap_stage']",)),
+    ("powers overlap", _plate(4, powers={"extra_turn": [0, 1], "swap_stage": [1, 2]}),
+     ("plates[4].powers['swap_stage']", "overlap")),
+    # plates: entries
+    ("plate level 5", {"plates": {"5": {"spaces": _L4_SPACES, "adjacency_bonus": [3, 5, 8]}}}, ("plates['5']", "1..4")),
+    ("plate level not a number", {"plates": {"one": {}}}, ("plates['one']",)),
+    ("plate unknown key", _plate(1, colour="red"), ("plates[1]", "unknown key", "colour")),
+    ("plate without spaces", {"plates": {"1": {"groups": []}}}, ("plates[1].spaces", "list")),
+    ("plate spaces as one string", {"plates": {"1": {"spaces": "BGRYBGYBRG", "groups": []}}}, ("plates[1].spaces", "list")),
+    ("powers as a list", {"plates": {"4": {"spaces": list(DEFAULT.plates[4].spaces), "adjacency_bonus": [3, 5, 8], "powers": [[0, 1]]}}}, ("plates[4]",)),
+    ("powers below level 4", {"plates": {"3": {"spaces": list(DEFAULT.plates[3].spaces), "adjacency_bonus": [3, 5, 8], "powers": {"extra_turn": [0, 1]}}}}, ("plates[3].powers", "level-4")),
+    ("face not a string", {"tiles": [[[1, 2], "X.X./...X/.X../...."]] + [list(p) for p in DEFAULT.tiles[1:]]}, ("tiles[0].white", "string")),
+    ("supply as a bool", {"supply": {"2": True, "3": 17, "4": 22}}, ("supply[2]",)),
+    ("solo tokens as a bool", {"solo_tokens": True}, ("solo_tokens",)),
+    ("plate not a table", {"plates": {"1": [1, 2]}}, ("plates[1]", "table")),
+    ("plates not a table", {"plates": [1]}, ("plates",)),
+    # token counts
+    ("supply zero", {"supply": {"2": 0, "3": 17, "4": 22}}, ("supply[2]", "positive")),
+    ("supply not an int", {"supply": {"2": 11, "3": "17", "4": 22}}, ("supply[3]",)),
+    ("supply missing a count", {"supply": {"2": 11, "3": 17}}, ("supply", "2, 3 and 4")),
+    ("supply extra count", {"supply": {"2": 11, "3": 17, "4": 22, "5": 30}}, ("supply", "2, 3 and 4")),
+    ("supply not a table", {"supply": 11}, ("supply", "table")),
+    ("reserve too small", {"reserve": 2}, ("reserve", ">= 3")),
+    ("reserve not an int", {"reserve": 28.0}, ("reserve",)),
+    ("solo tokens zero", {"solo_tokens": 0}, ("solo_tokens", "1..10")),
+    ("solo tokens eleven", {"solo_tokens": 11}, ("solo_tokens", "1..10")),
+    # top level
+    ("unknown top-level key", {"tokens": 3}, ("unknown key", "'tokens'")),
+]
+
+
+@pytest.mark.parametrize(("override", "fragments"), [(o, f) for _, o, f in BAD_SETS], ids=[n for n, _, _ in BAD_SETS])
+def test_bad_component_set_is_refused_naming_the_entry(override: dict[str, Any], fragments: tuple[str, ...]) -> None:
+    with pytest.raises(ComponentError) as info:
+        components_from_dict(override)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_top_level_must_be_a_table() -> None:
+    with pytest.raises(ComponentError, match="top level"):
+        components_from_dict([1, 2])  # type: ignore[arg-type]
+
+
+def test_validate_components_requires_every_level() -> None:
+    cs = ComponentSet(
+        layouts=DEFAULT.layouts,
+        tiles=DEFAULT.tiles,
+        plates={k: v for k, v in DEFAULT.plates.items() if k != 4},
+        supply=DEFAULT.supply,
+        reserve=DEFAULT.reserve,
+        solo_tokens=DEFAULT.solo_tokens,
+    )
+    with pytest.raises(ComponentError, match=r"plates: expected levels \[1, 2, 3, 4\]"):
+        validate_components(cs)
+
+
+def test_component_error_is_a_value_error() -> None:
+    assert issubclass(ComponentError, ValueError)
+
+
+# --------------------------------------------------------------------------- files
+def _toml_value(value: Any) -> str:
+    """A tiny TOML writer for the component file's shapes (inline tables and arrays)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return str(value)
+
+
+def _toml(data: dict[str, Any]) -> str:
+    return "".join(f"{key} = {_toml_value(value)}\n" for key, value in data.items())
+
+
+def test_load_json_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "components.json"
+    path.write_text(json.dumps(DEFAULT.to_dict(), indent=2), encoding="utf-8")
+    assert load_components(path).to_dict() == DEFAULT.to_dict()
+    assert load_components(str(path)).to_dict() == DEFAULT.to_dict()
+
+
+def test_load_toml_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "components.toml"
+    path.write_text(_toml(DEFAULT.to_dict()), encoding="utf-8")
+    assert load_components(path).to_dict() == DEFAULT.to_dict()
+
+
+def test_load_partial_override(tmp_path: Path) -> None:
+    layout = ["YYYY", "GGGG", "RRRR", "BBBB"]
+    layouts = {k: list(v) for k, v in DEFAULT.layouts.items() if k != "D"} | {"Z": layout}
+    (tmp_path / "part.json").write_text(json.dumps({"layouts": layouts, "reserve": 30}), encoding="utf-8")
+    cs = load_components(tmp_path / "part.json")
+    assert dict(cs.layouts) == {k: tuple(v) for k, v in layouts.items()}
+    assert cs.reserve == 30
+    assert cs.tiles == DEFAULT.tiles and cs.supply == DEFAULT.supply
+
+    (tmp_path / "part.toml").write_text('solo_tokens = 8\n\n[supply]\n"2" = 12\n"3" = 18\n"4" = 23\n', encoding="utf-8")
+    cs = load_components(tmp_path / "part.toml")
+    assert cs.solo_tokens == 8 and dict(cs.supply) == {2: 12, 3: 18, 4: 23}
+    assert cs.layouts == DEFAULT.layouts
+
+
+def test_load_bad_file_names_the_file_and_the_entry(tmp_path: Path) -> None:
+    data = default_dict()
+    data["plates"]["2"]["spaces"][4] = "W9"
+    for suffix, text in ((".json", json.dumps(data)), (".toml", _toml(data))):
+        path = tmp_path / f"bad{suffix}"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ComponentError) as info:
+            load_components(path)
+        assert str(path) in str(info.value)
+        assert "plates[2].spaces[4]" in str(info.value)
+
+
+def test_load_text_that_is_not_json_or_toml(tmp_path: Path) -> None:
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ComponentError, match="not valid JSON"):
+        load_components(tmp_path / "broken.json")
+    (tmp_path / "broken.toml").write_text("reserve = = 3", encoding="utf-8")
+    with pytest.raises(ComponentError, match="not valid TOML"):
+        load_components(tmp_path / "broken.toml")
+
+
+def test_load_json_that_is_not_an_object(tmp_path: Path) -> None:
+    (tmp_path / "list.json").write_text("[1, 2, 3]", encoding="utf-8")
+    with pytest.raises(ComponentError, match="top level"):
+        load_components(tmp_path / "list.json")
+
+
+def test_load_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ComponentError, match="does not exist"):
+        load_components(tmp_path / "nope.json")
+    with pytest.raises(ComponentError, match="does not exist"):
+        load_components(tmp_path)  # a directory is not a component file
+
+
+def test_load_unknown_extension(tmp_path: Path) -> None:
+    path = tmp_path / "components.yaml"
+    path.write_text("reserve: 30\n", encoding="utf-8")
+    with pytest.raises(ComponentError, match=r"expected a \.json or \.toml file"):
+        load_components(path)
+
+
+# --------------------------------------------------------------------------- geometry helpers
+def test_parse_face() -> None:
+    assert parse_face("..../..../.X../.XXX") == (9, 13, 14, 15)
+    assert parse_face("XXXX/..../..../....") == (0, 1, 2, 3)
+    with pytest.raises(ComponentError):
+        parse_face("XXXX/....")
+
+
+def test_rotate_cell_is_a_clockwise_quarter_turn() -> None:
+    # RULES.md §6: one step is (r, c) -> (c, 3 - r): corners go round clockwise.
+    assert [rotate_cell(0, k) for k in range(4)] == [0, 3, 15, 12]
+    assert rotate_cell(1, 1) == 7  # r0c1 -> r1c3
+    assert rotate_cell(5, 1) == 6  # r1c1 -> r1c2 (the centre 2x2 turns too)
+    for cell in range(16):
+        assert rotate_cell(cell, 4) == cell
+        assert rotate_cell(cell, -1) == rotate_cell(cell, 3)
+        assert rotate_cell(rotate_cell(cell, 1), 3) == cell
+
+
+def test_rotate_cells_sorted_and_drawn() -> None:
+    cells = parse_face("XXXX/..../..../....")  # tile 15 white: the top row
+    assert rotate_cells(cells, 1) == (3, 7, 11, 15)  # -> the right column
+    assert rotate_cells(cells, 2) == (12, 13, 14, 15)  # -> the bottom row
+    assert rotate_cells(cells, 3) == (0, 4, 8, 12)  # -> the left column
+    assert face_string(rotate_cells(parse_face("..../..../.X../.XXX"), 1)) == "..../XX../X.../X..."
+
+
+def test_plate_geometry() -> None:
+    assert sorted(plate_neighbours(0)) == [1, 5]
+    assert sorted(plate_neighbours(2)) == [1, 3, 7]
+    assert sorted(plate_neighbours(6)) == [1, 5, 7]
+    assert connected_group_sizes(occupied()) == []
+    assert sorted(connected_group_sizes(occupied(0, 1, 9, 4, 3))) == [2, 3]
+    assert connected_group_sizes(occupied(*range(10))) == [10]
+
+
+def test_parse_space_and_accepts() -> None:
+    assert parse_space("B") == (frozenset({0}), None)
+    assert parse_space("G/Y") == (frozenset({1, 3}), None)
+    assert parse_space("W2") == (frozenset(), 2)
+    level2, level3 = DEFAULT.plates[2], DEFAULT.plates[3]
+    assert level2.accepts(2, COLOURS.index("G"), 0) and level2.accepts(2, COLOURS.index("Y"), 3)
+    assert not level2.accepts(2, COLOURS.index("R"), 0)
+    # A white space Wk takes any colour, but only from slot k.
+    assert all(level3.accepts(2, c, 0) for c in range(4))
+    assert not any(level3.accepts(2, c, k) for c in range(4) for k in (1, 2, 3))
+
+
+# --------------------------------------------------------------------------- plate bonus
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize(
+    ("spaces", "bonus"),
+    [
+        ((), 0),
+        ((0,), 0),
+        ((0, 5), 3),
+        ((1, 2, 6), 5),
+        ((1, 2), 0),
+        ((3, 4, 7, 8, 9), 8),
+        ((0, 5, 1, 2, 6), 8),  # the rulebook example: two complete groups +3 and +5
+        (tuple(range(10)), 16),
+    ],
+)
+def test_plate_bonus_fixed_groups(level: int, spaces: tuple[int, ...], bonus: int) -> None:
+    assert DEFAULT.plates[level].bonus(occupied(*spaces)) == bonus
+
+
+@pytest.mark.parametrize("level", [3, 4])
+@pytest.mark.parametrize(
+    ("spaces", "bonus"),
+    [
+        ((), 0),
+        ((0,), 0),
+        ((0, 2, 4, 6, 8), 0),  # no two orthogonally adjacent
+        ((0, 6), 0),  # diagonal is not adjacent
+        ((0, 1), 3),
+        ((0, 5), 3),
+        ((0, 1, 2), 5),
+        ((0, 1, 6), 5),
+        ((0, 1, 5, 6), 8),
+        ((0, 1, 2, 3, 4), 8),  # 4+ pays 8, not more
+        ((0, 1, 3, 4), 6),  # two pairs
+        ((0, 1, 3, 4, 9), 8),  # a pair and a triple
+        (tuple(range(10)), 8),
+    ],
+)
+def test_plate_bonus_adjacency(level: int, spaces: tuple[int, ...], bonus: int) -> None:
+    assert DEFAULT.plates[level].bonus(occupied(*spaces)) == bonus
+
+
+def test_plate_spec_custom_adjacency_values() -> None:
+    plate = PlateSpec(spaces=DEFAULT.plates[3].spaces, adjacency_bonus=(1, 10, 100))
+    assert plate.bonus(occupied(0, 1)) == 1
+    assert plate.bonus(occupied(0, 1, 2)) == 10
+    assert plate.bonus(occupied(0, 1, 2, 3, 4, 9)) == 100
+
+
+def test_non_utf8_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ComponentError, match="UTF-8"):
+        load_components(path)

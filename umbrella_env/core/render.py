@@ -1,0 +1,226 @@
+"""A plain-ASCII picture of a whole game, drawn from its state dict.
+
+One block per seat (stage with its four surrounding zones, the four figure slots with
+the visible face drawn in the slot's rotation and hidden tiles only counted, the score
+plate and the score), then the table: supply, reserve, turn, phase, who acts, end trigger and
+the tile in transit.  Lines stay under 80 columns for typical positions.
+
+A seat block (2-4 players; side zone ``i`` is seat ``i``'s left, ``i-1`` its right)::
+
+    === seat 0  [current player]  [to act: slide] =================== score -4 ===
+                     top: central BGRY (4)
+                       0 1 2 3
+                     +---------+
+      left: side 0  0| B G R Y |  right: side 1
+      BGRY (4)      1| R Y B G |  BGRY (4)
+                    2| G B Y R |
+                    3| Y R G B |
+                     +---------+
+                     bottom: personal BGRY (4)
+
+      slot 0 (rot 0)      slot 1 (rot 90)     slot 2 (rot 180)    slot 3 (rot 270)
+      tile 1 black        tile 3 white        empty               empty
+      height 2, 1 hidden  height 2, 1 hidden  height 0            height 0
+      ...X                ..X.
+      X...                ..XX
+      ...X                ..X.
+      X...                ....
+
+      plate (level 1):    B:.    G:.    R:.    Y:.    B:.
+                          G:.    Y:.    B:.    R:.    G:.
+                        groups {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8
+                        tokens 0, bonus now +0
+
+A plate space shows its requirement (``B``, ``G/Y``, ``W1`` = any colour from slot 1) and
+the colour of the token on it (``.`` when free).  ``complete: C`` under a slot says that its
+visible figure is complete in colour ``C`` on the owner's stage.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from umbrella_env.core.components import (
+    PLATE_COLS,
+    PLATE_ROWS,
+    STAGE_SIZE,
+    ComponentSet,
+    default_components,
+    rotate_cells,
+)
+from umbrella_env.core.serialize import validate_state_dict
+
+_WIDTH = 78
+_SLOT_WIDTH = 20
+_FACE_INDEX = {"white": 0, "black": 1}
+
+
+def render_text(
+    d: Mapping[str, Any],
+    seat: int | None = None,
+    *,
+    components: ComponentSet | None = None,
+) -> str:
+    """Render a state dict (validated first, so any valid input form works) as ASCII text.
+
+    ``seat`` marks that seat's block with ``[you]``; nothing is hidden.
+    """
+    cs = default_components() if components is None else components
+    s = validate_state_dict(d, components=cs)
+    if seat is not None and not (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < s["num_players"]):
+        raise ValueError(f"seat: expected a seat 0..{s['num_players'] - 1} or None, got {seat!r}")
+    p = s["num_players"]
+    title = "solo" if p == 1 else f"{p} players"
+    lines = [f"Umbrella, {title}, plate level {s['plate_level']}"]
+    for i in range(p):
+        lines.append("")
+        lines.extend(_seat_block(s, i, seat, cs))
+    lines.append("")
+    lines.extend(_table_block(s))
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def actor_of(s: Mapping[str, Any]) -> int | None:
+    """Seat whose decision it is: the receiver in ``cover`` (2-4 players), else the current player."""
+    if s["phase"] == "game_over":
+        return None
+    if s["phase"] == "cover" and s["num_players"] > 1:
+        return (s["current_player"] + 1) % s["num_players"]
+    return s["current_player"]
+
+
+# --------------------------------------------------------------------------- pieces
+def _zone_text(letters: str) -> str:
+    return f"{letters or '-'} ({len(letters)})"
+
+
+def _rule(left: str, right: str = "") -> str:
+    fill = max(3, _WIDTH - len(left) - len(right) - (2 if right else 1))
+    return f"{left} {'=' * fill} {right}"
+
+
+def _seat_block(s: Mapping[str, Any], i: int, you: int | None, cs: ComponentSet) -> list[str]:
+    p = s["num_players"]
+    tags = []
+    if you == i:
+        tags.append("[you]")
+    if s["phase"] != "game_over" and s["current_player"] == i:
+        tags.append("[current player]")
+    if actor_of(s) == i:
+        tags.append(f"[to act: {s['phase']}]")
+    if p > 1 and s["end_triggered_by"] == i:
+        tags.append("[triggered the end]")
+    name = "board" if p == 1 else f"seat {i}"
+    header = _rule("=== " + "  ".join([name, *tags]), f"score {s['scores'][i]} ===")
+    return [header, *_stage_lines(s, i), "", *_slot_lines(s, i, cs), "", *_plate_lines(s, i, cs)]
+
+
+def _stage_lines(s: Mapping[str, Any], i: int) -> list[str]:
+    zones = s["zones"]
+    p = s["num_players"]
+    if p == 1:
+        top = ("", zones["top"])
+        bottom = ("personal", zones["personal"])
+        left = ("", zones["left"])
+        right = ("", zones["right"])
+    else:
+        top = ("central", zones["central"])
+        bottom = ("personal", zones["personal"][i])
+        left = (f"side {i}", zones["side"][i])
+        right = (f"side {(i - 1) % p}", zones["side"][(i - 1) % p])
+    left_col = [f"left: {left[0]}".rstrip(), _zone_text(left[1])]
+    right_col = [f"right: {right[0]}".rstrip(), _zone_text(right[1])]
+    width = max(16, *(len(t) + 2 for t in left_col))
+    pad = " " * (width + 1)
+    border = pad + "+" + "-" * (2 * STAGE_SIZE + 1) + "+"
+    out = [
+        f"{pad}top: {(top[0] + ' ').lstrip()}{_zone_text(top[1])}",
+        pad + "  " + " ".join(str(c) for c in range(STAGE_SIZE)),
+        border,
+    ]
+    for r, row in enumerate(s["stages"][i]):
+        lt = left_col[r] if r < len(left_col) else ""
+        rt = right_col[r] if r < len(right_col) else ""
+        out.append(f"  {lt}".ljust(width) + f"{r}| {' '.join(row)} |  {rt}")
+    out += [border, f"{pad}bottom: {bottom[0]} {_zone_text(bottom[1])}"]
+    if p == 1:
+        out.append(f"{pad}discard: {_zone_text(zones['discard'])}")
+    return out
+
+
+def _slot_lines(s: Mapping[str, Any], i: int, cs: ComponentSet) -> list[str]:
+    stage = "".join(s["stages"][i])
+    columns = []
+    for k, stack in enumerate(s["slots"][i]):
+        col = [f"slot {k} (rot {90 * k})"]
+        if not stack:
+            col += ["empty", "height 0"]
+            columns.append(col)
+            continue
+        top = stack[-1]
+        hidden = len(stack) - 1
+        col.append(f"tile {top['tile']} {top['face']}")
+        col.append(f"height {len(stack)}" + (f", {hidden} hidden" if hidden else ""))
+        cells = rotate_cells(cs.face_cells(top["tile"], _FACE_INDEX[top["face"]]), k)
+        for r in range(STAGE_SIZE):
+            col.append("".join("X" if r * STAGE_SIZE + c in cells else "." for c in range(STAGE_SIZE)))
+        colours = {stage[c] for c in cells}
+        if len(colours) == 1:
+            col.append(f"complete: {colours.pop()}")
+        columns.append(col)
+    height = max(len(c) for c in columns)
+    return ["  " + "".join((c[j] if j < len(c) else "").ljust(_SLOT_WIDTH) for c in columns) for j in range(height)]
+
+
+def _plate_lines(s: Mapping[str, Any], i: int, cs: ComponentSet) -> list[str]:
+    plate = cs.plates[s["plate_level"]]
+    tokens = s["plates"][i]
+    occupied = [t is not None for t in tokens]
+    label = f"  plate (level {s['plate_level']}):"
+    out = []
+    for r in range(PLATE_ROWS):
+        cells = []
+        for c in range(PLATE_COLS):
+            space = r * PLATE_COLS + c
+            cells.append(f"{plate.spaces[space]}:{tokens[space] or '.'}".rjust(7))
+        out.append((label if r == 0 else "").ljust(len(label)) + "".join(cells))
+    indent = " " * (len(label) + 2)
+    if plate.groups is not None:
+        groups = ", ".join("{" + ",".join(map(str, g)) + f"}} +{v}" for g, v in plate.groups)
+        out.append(f"{indent}groups {groups}")
+    else:
+        assert plate.adjacency_bonus is not None
+        a, b, c = plate.adjacency_bonus
+        out.append(f"{indent}adjacent tokens: 2 -> +{a}, 3 -> +{b}, 4+ -> +{c}")
+    if plate.powers:
+        out.append(indent + "powers " + ", ".join(f"{n} {x}-{y}" for n, (x, y) in plate.powers.items()))
+    out.append(f"{indent}tokens {sum(occupied)}, bonus now +{plate.bonus(occupied)}")
+    return out
+
+
+def _table_block(s: Mapping[str, Any]) -> list[str]:
+    p = s["num_players"]
+    actor = actor_of(s)
+    status = "terminated" if s["terminated"] else "truncated" if s["truncated"] else "in play"
+    passing = s["passing"]
+    transit = "-" if passing is None else f"tile {passing['tile']} {passing['face']}"
+    lines = [
+        _rule("=== table"),
+        f"  supply: {s['supply']}   reserve used: {s['reserve_used']}   turn: {s['turn']} / {s['max_turns']}"
+        f"   status: {status}",
+        f"  phase: {s['phase']}   current player: {s['current_player']}   to act: {'-' if actor is None else actor}",
+    ]
+    if p == 1:
+        slide = s["last_slide"]
+        last = "-" if slide is None else f"from {slide['side']}, ejected {slide['colour']}"
+        lines.append(f"  tile in transit: {transit}   last slide: {last}")
+    else:
+        trigger = s["end_triggered_by"]
+        lines.append(
+            f"  end triggered by: {'-' if trigger is None else trigger}   tile in transit: {transit}   "
+            f"extra turn: {'yes' if s['extra_turn'] else 'no'}"
+        )
+    names = ["board"] if p == 1 else [f"seat {i}" for i in range(p)]
+    lines.append("  scores: " + ", ".join(f"{name} {v}" for name, v in zip(names, s["scores"])))
+    return lines
+

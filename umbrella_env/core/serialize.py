@@ -1,0 +1,420 @@
+"""The JSON state dict: validation, canonical form and JSON text (docs/rules-decisions.md).
+
+Both engines read and write one game as a plain, JSON-able dict.  :func:`validate_state_dict`
+is the single gate for such dicts: it checks types, shapes and the consistency rules of
+``docs/rules-decisions.md`` ("The state dict"), and returns a *canonical deep copy*:
+
+* exactly the keys of :data:`STATE_KEYS`, in that order, optional keys filled in;
+* lists (never tuples), plain ``int`` / ``bool`` (NumPy scalars are converted);
+* zone strings sorted ``B G R Y`` (see :func:`zone_string` / :func:`zone_counts`);
+* ``scores`` recomputed from the position (RULES.md §5, §8); a given ``scores`` must match.
+
+A bad dict raises :class:`~umbrella_env.core.errors.StateError` whose message starts with
+the path of the offending field (``zones.side[1]``, ``slots[0][1][2].face``, ...) and says
+what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import reprlib
+from typing import Any, Callable, Mapping, NoReturn, Sequence
+
+import numpy as np
+
+from umbrella_env.core.actions import FACES, PHASES, SIDES
+from umbrella_env.core.components import (
+    COLOURS,
+    NUM_COLOURS,
+    NUM_SLOTS,
+    NUM_SPACES,
+    NUM_TILES,
+    STAGE_SIZE,
+    ComponentSet,
+    default_components,
+)
+from umbrella_env.core.config import DEFAULT_MAX_TURNS
+from umbrella_env.core.errors import StateError
+
+#: Keys of a canonical state dict, in canonical order.
+STATE_KEYS: tuple[str, ...] = (
+    "num_players",
+    "plate_level",
+    "max_turns",
+    "current_player",
+    "phase",
+    "turn",
+    "stages",
+    "zones",
+    "slots",
+    "plates",
+    "supply",
+    "reserve_used",
+    "end_triggered_by",
+    "passing",
+    "extra_turn",
+    "last_slide",
+    "terminated",
+    "truncated",
+    "scores",
+)
+#: Keys that may be left out on input, with their default (``scores`` is recomputed).
+OPTIONAL_DEFAULTS: Mapping[str, Any] = {
+    "max_turns": DEFAULT_MAX_TURNS,
+    "passing": None,
+    "extra_turn": False,
+    "last_slide": None,
+    "terminated": False,
+    "truncated": False,
+}
+_OPTIONAL_KEYS = frozenset(OPTIONAL_DEFAULTS) | {"scores"}
+_REQUIRED_KEYS = tuple(k for k in STATE_KEYS if k not in _OPTIONAL_KEYS)
+
+#: Zone keys: 2-4 players, solo.
+MULTI_ZONE_KEYS: tuple[str, ...] = ("central", "side", "personal")
+SOLO_ZONE_KEYS: tuple[str, ...] = ("left", "right", "top", "personal", "discard")
+#: Phases in which a validated tile is in transit (``passing`` is set exactly there).
+PASSING_PHASES: frozenset[str] = frozenset({"swap_stage", "swap_zone", "give_face", "cover"})
+
+_repr = reprlib.Repr()
+_repr.maxstring = 60
+_repr.maxother = 60
+_repr.maxlist = _repr.maxtuple = 8
+_repr.maxdict = 6
+_LETTERS = ", ".join(COLOURS)
+
+
+# --------------------------------------------------------------------------- zone strings
+def zone_string(counts: Sequence[int]) -> str:
+    """Umbrella counts per colour (``B G R Y``) -> the canonical zone string, e.g. ``[2, 0, 1, 0] -> "BBR"``."""
+    if isinstance(counts, str) or len(counts) != NUM_COLOURS:
+        raise StateError(f"zone counts: expected {NUM_COLOURS} counts (B, G, R, Y), got {_repr.repr(counts)}")
+    return "".join(
+        letter * _int(n, f"zone counts[{i}]", lo=0) for i, (letter, n) in enumerate(zip(COLOURS, counts))
+    )
+
+
+def zone_counts(s: str) -> list[int]:
+    """A zone string (letters in any order) -> umbrella counts per colour, e.g. ``"RBB" -> [2, 0, 1, 0]``."""
+    return [_letters(s, "zone").count(c) for c in COLOURS]
+
+
+# --------------------------------------------------------------------------- JSON text
+def state_to_json(d: Mapping[str, Any], *, indent: int | None = None) -> str:
+    """Validate ``d`` and write its canonical form as JSON text."""
+    return json.dumps(validate_state_dict(d), indent=indent)
+
+
+def state_from_json(s: str | bytes, *, components: ComponentSet | None = None) -> dict[str, Any]:
+    """Parse JSON text and return the validated canonical state dict."""
+    try:
+        data = json.loads(s)
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+        raise StateError(f"state: not valid JSON text ({exc})") from None
+    return validate_state_dict(data, components=components)
+
+
+# --------------------------------------------------------------------------- validation
+def validate_state_dict(d: Mapping[str, Any], *, components: ComponentSet | None = None) -> dict[str, Any]:
+    """Check a state dict and return its canonical deep copy; raise :class:`StateError` if bad.
+
+    ``components`` is the component set the game uses (default: the built-in one); it gives
+    the initial supply, the reserve and the plate bonuses.
+    """
+    cs = default_components() if components is None else components
+    _check_keys(d, "state", required=_REQUIRED_KEYS, optional=_OPTIONAL_KEYS)
+    get = {**OPTIONAL_DEFAULTS, **d}.__getitem__
+
+    num_players = _int(get("num_players"), "num_players", 1, 4)
+    out: dict[str, Any] = {
+        "num_players": num_players,
+        "plate_level": _int(get("plate_level"), "plate_level", 1, 4),
+        "max_turns": _int(get("max_turns"), "max_turns", lo=1),
+        "current_player": _int(get("current_player"), "current_player", 0, num_players - 1),
+        "phase": _choice(get("phase"), "phase", PHASES),
+        "turn": _int(get("turn"), "turn", lo=0),
+        "stages": [_stage(s, f"stages[{p}]") for p, s in enumerate(_list(get("stages"), "stages", num_players))],
+        "zones": _zones(get("zones"), num_players),
+        "slots": [
+            [
+                [_tile(e, f"slots[{p}][{k}][{j}]") for j, e in enumerate(_list(stack, f"slots[{p}][{k}]"))]
+                for k, stack in enumerate(_list(board, f"slots[{p}]", NUM_SLOTS))
+            ]
+            for p, board in enumerate(_list(get("slots"), "slots", num_players))
+        ],
+        "plates": [
+            [_plate_space(v, f"plates[{p}][{s}]") for s, v in enumerate(_list(plate, f"plates[{p}]", NUM_SPACES))]
+            for p, plate in enumerate(_list(get("plates"), "plates", num_players))
+        ],
+        "supply": _int(get("supply"), "supply", lo=0),
+        "reserve_used": _int(get("reserve_used"), "reserve_used", 0, cs.reserve),
+        "end_triggered_by": _optional(
+            get("end_triggered_by"), lambda v: _int(v, "end_triggered_by", 0, num_players - 1)
+        ),
+        "passing": _optional(get("passing"), lambda v: _tile(v, "passing")),
+        "extra_turn": _bool(get("extra_turn"), "extra_turn"),
+        "last_slide": _optional(get("last_slide"), _last_slide),
+        "terminated": _bool(get("terminated"), "terminated"),
+        "truncated": _bool(get("truncated"), "truncated"),
+    }
+    _check_umbrellas(out)
+    _check_tiles(out)
+    _check_tokens(out, cs)
+    _check_phase(out)
+    out["scores"] = _scores(out, cs)
+    if "scores" in d:
+        given = [_int(v, f"scores[{p}]") for p, v in enumerate(_list(d["scores"], "scores", num_players))]
+        if given != out["scores"]:
+            raise StateError(f"scores: expected {out['scores']} (recomputed from the position), got {given}")
+    assert tuple(out) == STATE_KEYS
+    return out
+
+
+# --------------------------------------------------------------------------- field parsers
+def _fail(path: str, expected: str, value: Any) -> NoReturn:
+    raise StateError(f"{path}: expected {expected}, got {_repr.repr(value)}")
+
+
+def _check_keys(d: Any, path: str, required: Sequence[str], optional: Sequence[str] | frozenset[str] = ()) -> None:
+    if not isinstance(d, Mapping):
+        _fail(path, "a dict (JSON object)", d)
+    missing = [k for k in required if k not in d]
+    if missing:
+        raise StateError(f"{path}: missing key(s) {missing}")
+    unknown = sorted(str(k) for k in d if k not in required and k not in optional)
+    if unknown:
+        allowed = list(required) + sorted(optional)
+        raise StateError(f"{path}: unknown key(s) {unknown}; expected keys {allowed}")
+
+
+def _int(value: Any, path: str, lo: int | None = None, hi: int | None = None) -> int:
+    if lo is not None and hi is not None:
+        expected = f"an int in {lo}..{hi}"
+    elif lo is not None:
+        expected = f"an int >= {lo}"
+    else:
+        expected = "an int"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        _fail(path, expected, value)
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        _fail(path, expected, v)
+    return v
+
+
+def _bool(value: Any, path: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        _fail(path, "true or false", value)
+    return bool(value)
+
+
+def _choice(value: Any, path: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        _fail(path, f"one of {', '.join(repr(c) for c in choices)}", value)
+    return str(value)
+
+
+def _list(value: Any, path: str, length: int | None = None) -> list[Any]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
+        _fail(path, "a list" if length is None else f"a list of {length}", value)
+    if length is not None and len(value) != length:
+        raise StateError(f"{path}: expected a list of {length} entries, got {len(value)}")
+    return list(value)
+
+
+def _optional(value: Any, parse: Callable[[Any], Any]) -> Any:
+    return None if value is None else parse(value)
+
+
+def _letters(value: Any, path: str) -> str:
+    """A multiset of umbrellas as a string -> the canonical (sorted) string."""
+    if not isinstance(value, str) or set(value) - set(COLOURS):
+        _fail(path, f"a string of colour letters {_LETTERS} (possibly empty)", value)
+    return "".join(c * value.count(c) for c in COLOURS)
+
+
+def _stage(value: Any, path: str) -> list[str]:
+    rows = _list(value, path, STAGE_SIZE)
+    for r, row in enumerate(rows):
+        if not isinstance(row, str) or len(row) != STAGE_SIZE or set(row) - set(COLOURS):
+            _fail(f"{path}[{r}]", f"a row of {STAGE_SIZE} colour letters {_LETTERS}", row)
+    return [str(r) for r in rows]
+
+
+def _zones(value: Any, num_players: int) -> dict[str, Any]:
+    if num_players == 1:
+        _check_keys(value, "zones", required=SOLO_ZONE_KEYS)
+        return {k: _letters(value[k], f"zones.{k}") for k in SOLO_ZONE_KEYS}
+    _check_keys(value, "zones", required=MULTI_ZONE_KEYS)
+    return {
+        "central": _letters(value["central"], "zones.central"),
+        "side": [
+            _letters(v, f"zones.side[{i}]") for i, v in enumerate(_list(value["side"], "zones.side", num_players))
+        ],
+        "personal": [
+            _letters(v, f"zones.personal[{i}]")
+            for i, v in enumerate(_list(value["personal"], "zones.personal", num_players))
+        ],
+    }
+
+
+def _tile(value: Any, path: str) -> dict[str, Any]:
+    _check_keys(value, path, required=("tile", "face"))
+    return {
+        "tile": _int(value["tile"], f"{path}.tile", 0, NUM_TILES - 1),
+        "face": _choice(value["face"], f"{path}.face", FACES),
+    }
+
+
+def _plate_space(value: Any, path: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in COLOURS:
+        _fail(path, f"a colour letter {_LETTERS} or null", value)
+    return str(value)
+
+
+def _last_slide(value: Any) -> dict[str, str]:
+    _check_keys(value, "last_slide", required=("side", "colour"))
+    return {
+        "side": _choice(value["side"], "last_slide.side", SIDES),
+        "colour": _choice(value["colour"], "last_slide.colour", COLOURS),
+    }
+
+
+# --------------------------------------------------------------------------- consistency
+def _umbrella_zone_strings(d: Mapping[str, Any]) -> list[str]:
+    zones = d["zones"]
+    if d["num_players"] == 1:
+        return [zones[k] for k in SOLO_ZONE_KEYS]
+    return [zones["central"], *zones["side"], *zones["personal"]]
+
+
+def _check_umbrellas(d: Mapping[str, Any]) -> None:
+    p = d["num_players"]
+    expected = 9 if p == 1 else 6 * p + 1
+    text = "".join(row for stage in d["stages"] for row in stage) + "".join(_umbrella_zone_strings(d))
+    where = "stages + zones (incl. discard)" if p == 1 else "stages + zones"
+    for c in COLOURS:
+        n = text.count(c)
+        if n != expected:
+            rule = "9 in solo" if p == 1 else f"6P+1 = {expected} at {p} players"
+            raise StateError(f"stages/zones: {n} umbrellas of colour {c} in {where}, expected {rule}")
+
+
+def _check_tiles(d: Mapping[str, Any]) -> None:
+    p = d["num_players"]
+    seen: dict[int, str] = {}
+    entries = [
+        (f"slots[{i}][{k}][{j}].tile", e)
+        for i, board in enumerate(d["slots"])
+        for k, stack in enumerate(board)
+        for j, e in enumerate(stack)
+    ]
+    if d["passing"] is not None:
+        entries.append(("passing.tile", d["passing"]))
+    for path, e in entries:
+        if e["tile"] in seen:
+            raise StateError(f"{path}: tile {e['tile']} is already at {seen[e['tile']]}; tiles must be distinct")
+        seen[e["tile"]] = path
+    if p == 1 and len(seen) > 6:
+        raise StateError(f"slots: {len(seen)} tiles on the board and in passing, expected at most 6 in solo")
+    if p > 1 and len(seen) != 4 * p:
+        raise StateError(f"slots: {len(seen)} tiles on the boards and in passing, expected 4 per player = {4 * p}")
+
+
+def _check_tokens(d: Mapping[str, Any], cs: ComponentSet) -> None:
+    p = d["num_players"]
+    initial = cs.solo_tokens if p == 1 else cs.supply[p]
+    placed = sum(v is not None for plate in d["plates"] for v in plate)
+    total = d["supply"] + placed - d["reserve_used"]
+    if total != initial:
+        raise StateError(
+            f"supply: supply {d['supply']} + {placed} tokens on plates - reserve_used {d['reserve_used']} = {total}, "
+            f"expected the initial supply {initial}"
+        )
+    if d["reserve_used"]:
+        if p == 1:
+            _fail("reserve_used", "0 in solo (there is no reserve)", d["reserve_used"])
+        if d["supply"] != 0 or d["end_triggered_by"] is None:
+            raise StateError(
+                "reserve_used: tokens come from the reserve only once the supply is empty and the end is "
+                f"triggered, got supply {d['supply']}, end_triggered_by {d['end_triggered_by']!r}"
+            )
+
+
+def _check_phase(d: Mapping[str, Any]) -> None:
+    p, phase = d["num_players"], d["phase"]
+    solo = p == 1
+    over = d["terminated"] or d["truncated"]
+    if d["terminated"] and d["truncated"]:
+        raise StateError("truncated: a game cannot be both terminated and truncated")
+    if (phase == "game_over") != over:
+        if over:
+            _fail("phase", "'game_over' since the game is terminated or truncated", phase)
+        raise StateError("phase: 'game_over' requires terminated or truncated to be true")
+    if d["turn"] > d["max_turns"]:
+        _fail("turn", f"at most max_turns = {d['max_turns']}", d["turn"])
+    if d["turn"] == d["max_turns"] and not over:
+        raise StateError(
+            f"turn: the turn limit {d['max_turns']} is reached, so the game must be terminated or truncated"
+        )
+    if d["truncated"] and d["turn"] != d["max_turns"]:
+        raise StateError(
+            f"truncated: a game is truncated only at turn == max_turns = {d['max_turns']}, got turn {d['turn']}"
+        )
+    if phase == "give_face" and p != 2:
+        _fail("phase", "a phase other than 'give_face' (2 players only)", phase)
+    if phase == "fallback" and solo:
+        _fail("phase", "a phase other than 'fallback' (no fallback slide in solo)", phase)
+    if phase in ("swap_stage", "swap_zone") and d["plate_level"] != 4:
+        _fail("phase", f"a phase other than {phase!r} (swap powers exist at plate level 4 only)", phase)
+    if (d["passing"] is not None) != (phase in PASSING_PHASES):
+        if d["passing"] is None:
+            raise StateError(f"passing: expected the tile in transit in phase {phase!r}, got null")
+        where = f"null in phase {phase!r} (a tile is in transit only in {sorted(PASSING_PHASES)})"
+        _fail("passing", where, d["passing"])
+    if phase == "cover":
+        receiver = d["current_player"] if solo else (d["current_player"] + 1) % p
+        empty = [k for k, stack in enumerate(d["slots"][receiver]) if not stack]
+        if empty:
+            raise StateError(
+                f"slots[{receiver}]: phase 'cover' needs the receiver's 4 slots occupied, but slot(s) {empty} are empty"
+            )
+    if d["extra_turn"] and (solo or d["plate_level"] != 4):
+        _fail("extra_turn", "false (the extra-turn flag exists at 2-4 players, plate level 4)", True)
+    if solo:
+        if d["end_triggered_by"] is not None:
+            _fail("end_triggered_by", "null in solo", d["end_triggered_by"])
+        if phase == "slide" and d["last_slide"] is not None:
+            _fail("last_slide", "null in phase 'slide' (it is kept only until the turn ends)", d["last_slide"])
+        if phase in ("validate", "swap_stage", "swap_zone", "cover") and d["last_slide"] is None:
+            raise StateError(f"last_slide: expected this turn's slide in phase {phase!r}, got null")
+    else:
+        if d["last_slide"] is not None:
+            _fail("last_slide", "null at 2-4 players (solo only)", d["last_slide"])
+        trigger = d["end_triggered_by"]
+        if trigger is not None and not over and d["current_player"] == trigger:
+            raise StateError(
+                f"current_player: seat {trigger} triggered the end and plays no more, but it is the current player"
+            )
+
+
+# --------------------------------------------------------------------------- scores
+def _scores(d: Mapping[str, Any], cs: ComponentSet) -> list[int]:
+    """Scores by the end-of-game formula applied to the current position (RULES.md §5, §8)."""
+    plate = cs.plates[d["plate_level"]]
+    out = []
+    for p, spaces in enumerate(d["plates"]):
+        occupied = [v is not None for v in spaces]
+        tokens = sum(occupied)
+        score = 2 * tokens + plate.bonus(occupied)
+        if d["num_players"] == 1:
+            if tokens == cs.solo_tokens:
+                zones = d["zones"]
+                score += sum(len(zones[k]) for k in ("left", "right", "top", "personal"))
+        else:
+            personal = len(d["zones"]["personal"][p])
+            score += 2 if personal == 0 else -personal
+        out.append(score)
+    return out
