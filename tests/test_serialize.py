@@ -226,7 +226,7 @@ def test_mid_turn_states() -> None:
     )
     assert validate_state_dict(cover)["passing"] == {"tile": 3, "face": "black"}
     # Solo: validating after a slide from the top that ejected a blue umbrella.
-    d = solo(phase="validate", last_slide={"side": "top", "colour": "B"})
+    d = solo(phase="validate", last_slide={"side": "top", "colour": "B"}, stages=[SOLO_FIGURE_STAGE])
     d["zones"] = {"left": "GRYB", "right": "GRYBG", "top": "RYBGR", "personal": "YBGRY", "discard": "B"}
     assert validate_state_dict(d)["last_slide"] == {"side": "top", "colour": "B"}
     # Final round: the supply is empty and a reserve token was used.
@@ -279,13 +279,18 @@ def both(*mutations: Mutation) -> Mutation:
 
 # Seat 0 validated its tile 3 (from the top of slot 1): the tile is in transit.
 _IN_TRANSIT = [put("passing", tile(3)), put("slots.0.1", [tile(2)])]
+# A solo stage on which the visible figure of slot 0 (tile 10, black: cells 6 7 14 15) is green.
+SOLO_FIGURE_STAGE = ["BBRY", "RYGG", "BBYR", "YRGG"]
 _SOLO_VALIDATE = [put("phase", "validate"), put("last_slide", {"side": "top", "colour": "B"}),
+                  put("stages.0", SOLO_FIGURE_STAGE),
                   put("zones.left", "GRYB"), put("zones.discard", "B")]
 
 # (id, base state, mutation, fragments the message must contain)
 CORRUPTIONS: list[tuple[str, Callable[[], dict[str, Any]], Mutation, tuple[str, ...]]] = [
     # shape and types
     ("missing key", two_player, drop("stages"), ("missing key", "'stages'")),
+    ("validate with nothing scorable", two_player, put("phase", "validate"), ("phase", "no complete figure")),
+    ("fallback with own zones full", two_player, put("phase", "fallback"), ("phase", "all empty")),
     ("unknown key", two_player, put("colour", "B"), ("unknown key", "'colour'")),
     ("num_players bool", two_player, put("num_players", True), ("num_players", "expected an int in 1..4")),
     ("num_players 5", two_player, put("num_players", 5), ("num_players", "1..4", "got 5")),
@@ -594,7 +599,7 @@ def test_render_solo_state() -> None:
                   "plate (level 1)", "groups {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8"):
         assert piece in text, piece
     assert has_block(text, ["| B G R Y |", "| R Y B G |", "| G B Y R |", "| Y R G B |"])
-    mid = solo(phase="validate", last_slide={"side": "left", "colour": "B"})
+    mid = solo(phase="validate", last_slide={"side": "left", "colour": "B"}, stages=[SOLO_FIGURE_STAGE])
     mid["zones"] = {"left": "GRYB", "right": "GRYBG", "top": "RYBGR", "personal": "YBGRY", "discard": "B"}
     text = render_text(mid)
     assert "last slide: from left, ejected B" in text
@@ -637,3 +642,13 @@ def test_render_validates_and_checks_seat() -> None:
     with pytest.raises(ValueError, match="seat"):
         render_text(two_player(), seat=2)
     assert render_text(two_player()) == render_text(validate_state_dict(two_player()))
+
+
+def test_slide_phase_with_empty_own_zones_is_refused() -> None:
+    from umbrella_env.tools.differential import stress_start
+
+    d = stress_start(two_player())
+    assert validate_state_dict(d)["phase"] == "fallback"
+    d["phase"] = "slide"
+    with pytest.raises(StateError, match="phase: seat 0's four zones are empty"):
+        validate_state_dict(d)

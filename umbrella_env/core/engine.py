@@ -217,7 +217,9 @@ def reset(state: BatchState, idx: IntArray, rng: np.random.Generator) -> None:
             bad[:, p] = complete.any(axis=1)
         if not bad.any():
             break
-        gi, pi = np.nonzero(bad)
+        # One player per game per round, so that two players never draw the same tile.
+        gi, first = np.unique(np.nonzero(bad)[0], return_index=True)
+        pi = np.nonzero(bad)[1][first]
         held = np.zeros((gi.size, 24), bool)
         held_codes = stacks[gi].reshape(gi.size, -1)
         rows = np.repeat(np.arange(gi.size), held_codes.shape[1])

@@ -32,6 +32,7 @@ from umbrella_env.core.components import (
     STAGE_SIZE,
     ComponentSet,
     default_components,
+    rotate_cells,
 )
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.core.errors import StateError
@@ -161,6 +162,7 @@ def validate_state_dict(d: Mapping[str, Any], *, components: ComponentSet | None
     _check_tiles(out)
     _check_tokens(out, cs)
     _check_phase(out)
+    _check_decision(out, cs)
     out["scores"] = _scores(out, cs)
     if "scores" in d:
         given = [_int(v, f"scores[{p}]") for p, v in enumerate(_list(d["scores"], "scores", num_players))]
@@ -418,3 +420,41 @@ def _scores(d: Mapping[str, Any], cs: ComponentSet) -> list[int]:
             score += 2 if personal == 0 else -personal
         out.append(score)
     return out
+
+
+def _own_zones(d: Mapping[str, Any], seat: int) -> list[str]:
+    """The seat's top, bottom, left and right zones (RULES.md §2; solo §8)."""
+    z, p = d["zones"], d["num_players"]
+    if p == 1:
+        return [z["top"], z["personal"], z["left"], z["right"]]
+    return [z["central"], z["personal"][seat], z["side"][seat], z["side"][(seat - 1) % p]]
+
+
+def _check_decision(d: Mapping[str, Any], cs: ComponentSet) -> None:
+    """The phase must be the decision the position calls for, so a live game always has a move."""
+    phase, seat = d["phase"], d["current_player"]
+    if phase in ("slide", "fallback"):
+        empty = not any(_own_zones(d, seat))
+        if phase == "slide" and empty:
+            raise StateError(
+                f"phase: seat {seat}'s four zones are empty, so the decision is 'fallback'"
+                + (" (in solo the game is over)" if d["num_players"] == 1 else "")
+                + ", not 'slide'"
+            )
+        if phase == "fallback" and not empty:
+            raise StateError(f"phase: 'fallback' only when seat {seat}'s four zones are all empty")
+    if phase == "validate":
+        plate = cs.plates[d["plate_level"]]
+        stage = "".join(d["stages"][seat])
+        free = [s for s, v in enumerate(d["plates"][seat]) if v is None]
+        for k, stack in enumerate(d["slots"][seat]):
+            if not stack:
+                continue
+            top = stack[-1]
+            cells = rotate_cells(cs.face_cells(top["tile"], FACES.index(top["face"])), k)
+            colours = {stage[c] for c in cells}
+            if len(colours) == 1:
+                colour = COLOURS.index(colours.pop())
+                if any(plate.accepts(s, colour, k) for s in free):
+                    return
+        raise StateError(f"phase: 'validate' but seat {seat} has no complete figure that a free plate space accepts")

@@ -1,0 +1,1068 @@
+"""One scripted test per rule of shared/RULES.md, run on every rules engine.
+
+Each test builds a position from compact ASCII with :func:`make_state`, plays named
+actions (``"slide B from top col3"``) through the ``engine`` fixture and asserts the
+outcome.  Stages are written row by row, top row first, rows separated by ``/``::
+
+    "BBBG/RGYR/GYRY/YRGB"      row 0 = B B B G, ..., row 3 = Y R G B
+
+Slots are written per player as four stacks separated by ``|``, each stack bottom -> top,
+tiles as ``<id><w|b>``: ``"3w 15b|4b||"`` = slot 0 holds tile 3 (white) under tile 15
+(black), slot 1 tile 4 (black), slots 2 and 3 empty.  Plates are 10 characters, ``.``
+free, a colour letter for a token.
+
+Geometry used again and again (RULES.md §6, one step (r, c) -> (c, 3 - r)):
+tile 15 white is row 0 from slot 0, column 3 from slot 1, row 3 from slot 2, column 0
+from slot 3; tile 15 black is the four corners from every slot; tile 8 white is
+column 1 / row 1 / column 2 / row 2; tile 10 white is the centre 2x2 from every slot.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from umbrella_env.core.actions import (
+    ADJACENT_PAIRS,
+    NUM_ACTIONS,
+    SWAP_STAGE_PASS,
+    SWAP_ZONE_PASS,
+    string_to_action,
+    swap_stage_action,
+    swap_zone_action,
+)
+from umbrella_env.core.components import COLOURS, default_components, rotate_cells
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.errors import ActionError, GameOverError, IllegalActionError
+
+CS = default_components()
+INITIAL_SUPPLY = {1: CS.solo_tokens, 2: CS.supply[2], 3: CS.supply[3], 4: CS.supply[4]}
+SOLO_ZONES = ("left", "right", "top", "personal", "discard")
+A = string_to_action
+
+
+def row0_stage(c: str) -> str:
+    """A stage where ``slide <c> from top col3`` makes row 0 all ``c`` (tile 15 white on slot
+    0 then shows a complete figure) and no other line of one colour: ``ccc? / RGYR / GYRY / YRGB``
+    becomes ``cccc / RGY? / GYRR / YRGY``, the bottom-right B ejected."""
+    x = "G" if c == "B" else "B"
+    return f"{c * 3}{x}/RGYR/GYRY/YRGB"
+
+
+# --------------------------------------------------------------------------- state builder
+def _tile(text: str) -> dict:
+    return {"tile": int(text[:-1]), "face": {"w": "white", "b": "black"}[text[-1]]}
+
+
+def make_state(
+    num_players: int = 2,
+    *,
+    level: int = 1,
+    stages: list[str] | None = None,
+    zones: dict[str, str] | None = None,
+    fill: str | None = None,
+    slots: list[str] | None = None,
+    pad: tuple[int, int] | None = None,
+    plates: list[str] | None = None,
+    current: int = 0,
+    phase: str | None = None,
+    turn: int = 0,
+    max_turns: int = 400,
+    supply: int | None = None,
+    reserve_used: int = 0,
+    end_by: int | None = None,
+    passing: str | None = None,
+    extra_turn: bool = False,
+    last_slide: tuple[str, str] | None = None,
+) -> dict:
+    """A valid state dict from compact ASCII (see the module doc).
+
+    ``zones`` uses flat names: ``central``, ``side<i>``, ``personal<i>`` (solo: ``left``,
+    ``right``, ``top``, ``personal``, ``discard``); unnamed zones are empty.  The umbrellas
+    needed to reach the right count per colour go to ``fill`` (default: the central zone,
+    solo: the discard).  At 2-4 players, the tiles needed to reach 4P tiles in play are
+    slipped, white face up, under the stack ``pad`` (default: slot 0 of the last seat).
+    The phase defaults to the turn's first decision: ``fallback`` when the current
+    player's four zones are empty, else ``slide``.
+    """
+    P = num_players
+    solo = P == 1
+    rows = [
+        (stages[p] if stages and p < len(stages) and stages[p] else "/".join(CS.layouts["ABCD"[p]])).split("/")
+        for p in range(P)
+    ]
+    names = (
+        list(SOLO_ZONES) if solo else ["central"] + [f"side{i}" for i in range(P)] + [f"personal{i}" for i in range(P)]
+    )
+    z = {name: "" for name in names}
+    for name, text in (zones or {}).items():
+        if name not in z:
+            raise ValueError(f"unknown zone {name!r}; expected one of {names}")
+        z[name] = text
+    fill = fill or ("discard" if solo else "central")
+    target = 9 if solo else 6 * P + 1
+    for colour in COLOURS:
+        have = sum("".join(r).count(colour) for r in rows) + sum(t.count(colour) for t in z.values())
+        if have > target:
+            raise ValueError(f"{have} umbrellas of {colour}, at most {target}")
+        z[fill] += colour * (target - have)
+
+    boards = [
+        [[_tile(t) for t in stack.split()] for stack in (slots[p] if slots and p < len(slots) else "|||").split("|")]
+        for p in range(P)
+    ]
+    assert all(len(b) == 4 for b in boards), "each player has 4 slots"
+    used = {e["tile"] for b in boards for s in b for e in s} | ({_tile(passing)["tile"]} if passing else set())
+    if not solo and len(used) < 4 * P:
+        spare = [t for t in range(24) if t not in used][: 4 * P - len(used)]
+        pp, pk = pad or (P - 1, 0)
+        boards[pp][pk][:0] = [_tile(f"{t}w") for t in spare]
+
+    plate_rows = [
+        [None if ch == "." else ch for ch in (plates[p] if plates and p < len(plates) else "." * 10)] for p in range(P)
+    ]
+    tokens = sum(s is not None for row in plate_rows for s in row)
+    if supply is None:
+        supply = INITIAL_SUPPLY[P] - tokens + reserve_used
+    if solo:
+        zone_dict: dict = dict(z)
+    else:
+        zone_dict = {
+            "central": z["central"],
+            "side": [z[f"side{i}"] for i in range(P)],
+            "personal": [z[f"personal{i}"] for i in range(P)],
+        }
+    if phase is None:
+        own = (
+            [z["top"], z["personal"], z["left"], z["right"]]
+            if solo
+            else [z["central"], z[f"personal{current}"], z[f"side{current}"], z[f"side{(current - 1) % P}"]]
+        )
+        phase = "slide" if any(own) or solo else "fallback"
+    return {
+        "num_players": P,
+        "plate_level": level,
+        "max_turns": max_turns,
+        "current_player": current,
+        "phase": phase,
+        "turn": turn,
+        "stages": rows,
+        "zones": zone_dict,
+        "slots": boards,
+        "plates": plate_rows,
+        "supply": supply,
+        "reserve_used": reserve_used,
+        "end_triggered_by": end_by,
+        "passing": _tile(passing) if passing else None,
+        "extra_turn": extra_turn,
+        "last_slide": None if last_slide is None else {"side": last_slide[0], "colour": last_slide[1]},
+        "terminated": False,
+        "truncated": False,
+    }
+
+
+# --------------------------------------------------------------------------- helpers
+def play(engine, game, *actions: str) -> dict:
+    """Step named actions in order; return the state dict afterwards."""
+    for text in actions:
+        engine.step(game, A(text))
+    return engine.dump(game)
+
+
+def stage(d: dict, p: int = 0) -> str:
+    return "/".join(d["stages"][p])
+
+
+def zone(d: dict, name: str) -> str:
+    """A zone of a state dict by flat name (``central``, ``side1``, ``personal0``, solo names)."""
+    z = d["zones"]
+    if d["num_players"] == 1 or name == "central":
+        return z[name]
+    kind = "side" if name.startswith("side") else "personal"
+    return z[kind][int(name[len(kind) :])]
+
+
+def stacks(d: dict, p: int) -> list[str]:
+    """Player p's four stacks in the ASCII form of make_state."""
+    return [" ".join(f"{e['tile']}{e['face'][0]}" for e in s) for s in d["slots"][p]]
+
+
+def validates(slot: int, spaces: list[int]) -> list[int]:
+    return sorted(A(f"validate slot{slot} space{s}") for s in spaces)
+
+
+def complete_figures(d: dict, p: int) -> list[int]:
+    """Slots of player p whose visible figure is complete (independent of the engines)."""
+    cells = "".join(d["stages"][p])
+    out = []
+    for k, st in enumerate(d["slots"][p]):
+        if st:
+            face = 0 if st[-1]["face"] == "white" else 1
+            figure = rotate_cells(CS.face_cells(st[-1]["tile"], face), k)
+            if len({cells[x] for x in figure}) == 1:
+                out.append(k)
+    return out
+
+
+# =========================================================================== §3 setup
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_setup_multiplayer(engine, num_players):
+    P = num_players
+    faces_seen = set()
+    for seed in range(20):
+        d = engine.dump(engine.new(GameConfig(num_players=P), seed))
+        # §3.1: each stage is a printed layout, all different.
+        layouts = {"/".join(rows) for rows in CS.layouts.values()}
+        assert all(stage(d, p) in layouts for p in range(P))
+        assert len({stage(d, p) for p in range(P)}) == P
+        # §3.2: every zone starts with one umbrella of each colour.
+        assert d["zones"] == {"central": "BGRY", "side": ["BGRY"] * P, "personal": ["BGRY"] * P}
+        # §3.3: 4 distinct tiles per player as two stacks of 2 on slots 0 and 1.
+        assert all([len(s) for s in d["slots"][p]] == [2, 2, 0, 0] for p in range(P))
+        tiles = [e["tile"] for b in d["slots"] for s in b for e in s]
+        assert len(set(tiles)) == 4 * P
+        assert all(complete_figures(d, p) == [] for p in range(P))
+        # §3.4-5
+        assert d["supply"] == INITIAL_SUPPLY[P] and d["reserve_used"] == 0
+        assert d["plates"] == [[None] * 10] * P
+        assert (d["current_player"], d["phase"], d["turn"]) == (0, "slide", 0)
+        assert d["end_triggered_by"] is None and d["passing"] is None and d["last_slide"] is None
+        assert not d["terminated"] and not d["truncated"] and not d["extra_turn"]
+        assert d["scores"] == [-4] * P  # no token, 4 umbrellas in each personal zone
+        faces_seen |= {e["face"] for b in d["slots"] for s in b for e in s}
+    assert faces_seen == {"white", "black"}  # random faces
+
+
+def test_setup_solo(engine):
+    faces_seen = set()
+    for seed in range(20):
+        d = engine.dump(engine.new(GameConfig(num_players=1), seed))
+        assert stage(d, 0) in {"/".join(rows) for rows in CS.layouts.values()}
+        # §8: 20 umbrellas, 5 per colour, 5 in each of the four zones, empty discard.
+        assert [len(d["zones"][z]) for z in ("left", "right", "top", "personal")] == [5, 5, 5, 5]
+        assert d["zones"]["discard"] == ""
+        letters = "".join(d["zones"][z] for z in ("left", "right", "top", "personal"))
+        assert all(letters.count(c) == 5 for c in COLOURS)
+        # 6 tiles, black face up, 2 stacks of 3.
+        assert [len(s) for s in d["slots"][0]] == [3, 3, 0, 0]
+        faces_seen |= {e["face"] for s in d["slots"][0] for e in s}
+        assert len({e["tile"] for s in d["slots"][0] for e in s}) == 6
+        assert complete_figures(d, 0) == []
+        assert d["supply"] == 6 and d["phase"] == "slide" and d["end_triggered_by"] is None
+    assert faces_seen == {"black"}
+
+
+def test_setup_is_deterministic_by_seed(engine):
+    cfg = GameConfig(num_players=3)
+    assert engine.dump(engine.new(cfg, 7)) == engine.dump(engine.new(cfg, 7))
+    assert len({str(engine.dump(engine.new(cfg, s))["slots"]) for s in range(5)}) > 1
+
+
+# =========================================================================== §4.1 slide
+# Player 0 of 3, layout A "BGRY/RYBG/GBYR/YRGB", pushes G into line 1 from each side.
+SLIDES = {
+    # side: (action, stage after, zone taken from, zone receiving the ejected umbrella, ejected)
+    "top": ("slide G from top col1", "BGRY/RGBG/GYYR/YBGB", "central", "personal0", "R"),
+    "bottom": ("slide G from bottom col1", "BYRY/RBBG/GRYR/YGGB", "personal0", "central", "G"),
+    "left": ("slide G from left row1", "BGRY/GRYB/GBYR/YRGB", "side0", "side2", "G"),
+    "right": ("slide G from right row1", "BGRY/YBGG/GBYR/YRGB", "side2", "side0", "R"),
+}
+
+
+@pytest.mark.parametrize("side", list(SLIDES))
+def test_slide_from_each_side_ejects_to_opposite_zone(engine, side):
+    action, after, source, target, ejected = SLIDES[side]
+    own = {"central": "G", "side0": "G", "side2": "G", "personal0": "G"}
+    g = engine.load(make_state(3, zones=own, fill="personal1", slots=["15w|||"]))
+    d = play(engine, g, action)
+    assert stage(d, 0) == after
+    assert zone(d, source) == ""
+    assert zone(d, target) == "".join(sorted("G" + ejected, key=COLOURS.index))
+    # every other zone of player 0 is untouched
+    for name in own:
+        if name not in (source, target):
+            assert zone(d, name) == "G"
+    assert (d["current_player"], d["phase"], d["turn"]) == (1, "slide", 1)
+
+
+def test_slide_two_players_side_zones(engine):
+    # §2 at 2 players: seat 1's left zone is side zone 1, its right zone side zone 0.
+    g = engine.load(
+        make_state(2, current=1, zones={"side0": "R", "side1": "Y"}, fill="personal0", slots=["|||", "15w|||"])
+    )
+    d = play(engine, g, "slide Y from left row0")  # layout B row 0 RBGY -> YRBG, Y ejected to the right zone
+    assert stage(d, 1).split("/")[0] == "YRBG"
+    assert (zone(d, "side1"), zone(d, "side0")) == ("", "RY")
+    g = engine.load(
+        make_state(2, current=1, zones={"side0": "R", "side1": "Y"}, fill="personal0", slots=["|||", "15w|||"])
+    )
+    d = play(engine, g, "slide R from right row0")  # RBGY -> BGYR, R ejected to the left zone
+    assert stage(d, 1).split("/")[0] == "BGYR"
+    assert (zone(d, "side0"), zone(d, "side1")) == ("", "RY")
+
+
+def test_slide_legal_set_is_own_nonempty_zone_colours(engine):
+    g = engine.load(
+        make_state(3, zones={"central": "BB", "side0": "", "side2": "Y", "personal0": "RG"}, fill="personal1")
+    )
+    expected = sorted(
+        A(f"slide {c} from {side} {'col' if side in ('top', 'bottom') else 'row'}{line}")
+        for side, colours in (("top", "B"), ("bottom", "GR"), ("right", "Y"))
+        for c in colours
+        for line in range(4)
+    )
+    assert engine.legal(g) == expected
+
+
+def test_empty_zone_cannot_be_taken_from(engine):
+    g = engine.load(
+        make_state(3, zones={"central": "B", "side0": "", "side2": "Y", "personal0": "R"}, fill="personal1")
+    )
+    for text in (
+        "slide G from left row0",
+        "slide B from left row0",
+        "slide G from top col0",
+        "slide Y from bottom col2",
+    ):
+        with pytest.raises(IllegalActionError):
+            engine.step(g, A(text))
+    assert engine.dump(g)["phase"] == "slide"
+
+
+def test_fallback_when_all_four_own_zones_are_empty(engine):
+    # 2 players: seat 1 takes the last umbrella of the central zone; seat 0's four zones
+    # (central, side 0, side 1, personal 0) are now empty, so seat 0 takes the fallback.
+    g = engine.load(make_state(2, current=1, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
+    d = play(engine, g, "slide B from top col0")
+    assert (d["current_player"], d["phase"]) == (0, "fallback")
+    personal1 = zone(d, "personal1")
+    expected = sorted(
+        A(f"fallback {c} of personal+1 from {side} {'col' if side in ('top', 'bottom') else 'row'}{line}")
+        for c in set(personal1)
+        for side in ("top", "bottom", "left", "right")
+        for line in range(4)
+    )
+    assert engine.legal(g) == expected
+    colour = personal1[0]
+    before = stage(d, 0).split("/")
+    d = play(engine, g, f"fallback {colour} of personal+1 from left row2")
+    # pushed in from the left: row 2 shifts right, the ejected umbrella goes to seat 0's right zone (side 1)
+    assert stage(d, 0).split("/")[2] == colour + before[2][:3]
+    assert zone(d, "side1") == before[2][3]
+    assert len(zone(d, "personal1")) == len(personal1) - 1
+    assert (d["current_player"], d["phase"]) == (1, "slide")
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_fallback_zones_are_egocentric(engine, seat):
+    # 3 players; the seat's own zones (central, side[seat], side[seat-1], personal[seat]) are
+    # empty.  Numbered from the seat: side+1 = side[seat+1], personal+k = personal[seat+k].
+    P = 3
+    zones = {f"side{(seat + 1) % P}": "G", f"personal{(seat + 1) % P}": "R"}
+    fill = f"personal{(seat + 2) % P}"
+    g = engine.load(
+        make_state(P, current=seat, phase="fallback", zones=zones, fill=fill, slots=["15w|||", "3w|||", "4w|||"])
+    )
+    d = engine.dump(g)
+    expected = sorted(
+        A(f"fallback {c} of {name} from {side} {'col' if side in ('top', 'bottom') else 'row'}{line}")
+        for name, colours in (("side+1", "G"), ("personal+1", "R"), ("personal+2", set(zone(d, fill))))
+        for c in colours
+        for side in ("top", "bottom", "left", "right")
+        for line in range(4)
+    )
+    assert engine.legal(g) == expected
+    row0 = d["stages"][seat][0]
+    d = play(engine, g, "fallback G of side+1 from right row0")  # enters col 3, col 0 ejected to the LEFT zone
+    assert d["stages"][seat][0] == row0[1:] + "G"
+    assert zone(d, f"side{seat}") == row0[0]
+    assert zone(d, f"side{(seat + 1) % P}") == ""
+
+
+# =========================================================================== §4.2 / §6 figures
+# After the slide, the line that tile 15 (white) shows from slot k is all blue.
+ROTATION_CASES = {
+    0: ("BBBG/RGYR/GYRY/YRGB", "slide B from top col3"),  # row 0
+    1: ("RGYG/GRYB/YGRB/RYGB", "slide B from right row0"),  # column 3
+    2: ("RGYR/YRGY/GYRG/GBBB", "slide B from bottom col0"),  # row 3
+    3: ("BGRY/BRYG/BYGR/GRYG", "slide B from left row3"),  # column 0
+}
+
+
+@pytest.mark.parametrize("complete_slot", [0, 1, 2, 3])
+def test_complete_figure_uses_slot_rotation(engine, complete_slot):
+    rows, action = ROTATION_CASES[complete_slot]
+    own = {"central": "B", "side0": "B", "side1": "B", "personal0": "B"}
+    for slot in range(4):
+        board = ["15w" if k == slot else "" for k in range(4)]
+        g = engine.load(make_state(2, stages=[rows], zones=own, fill="personal1", slots=["|".join(board)]))
+        d = play(engine, g, action)
+        if slot == complete_slot:
+            assert d["phase"] == "validate" and d["current_player"] == 0
+            assert engine.legal(g) == validates(slot, [0, 4, 7])  # the blue spaces of level 1
+        else:
+            assert (d["phase"], d["current_player"]) == ("slide", 1), f"tile on slot {slot}"
+
+
+def test_must_validate_when_a_figure_is_scorable(engine):
+    g = engine.load(
+        make_state(
+            2,
+            stages=[row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal1",
+            slots=["15w|||"],
+            plates=["B........."],
+        )
+    )
+    d = play(engine, g, "slide B from top col3")
+    assert d["phase"] == "validate"
+    assert engine.legal(g) == validates(0, [4, 7])  # space 0 is taken; no way to skip
+    for text in ("slide B from top col0", "give white", "validate slot0 space0", "validate slot0 space1"):
+        with pytest.raises(IllegalActionError):
+            engine.step(g, A(text))
+    d = play(engine, g, "validate slot0 space7")
+    assert d["plates"][0][7] == "B" and d["supply"] == INITIAL_SUPPLY[2] - 2
+    assert d["slots"][0][0] == [] and d["passing"] == {"tile": 15, "face": "white"}
+
+
+def test_turn_ends_after_slide_when_nothing_is_scorable(engine):
+    # The blue figure is complete but all blue spaces (0, 4, 7) are taken.
+    g = engine.load(
+        make_state(
+            2,
+            stages=[row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal1",
+            slots=["15w|||"],
+            plates=["B...B..B.."],
+        )
+    )
+    d = play(engine, g, "slide B from top col3")
+    assert stage(d, 0).startswith("BBBB")
+    assert (d["phase"], d["current_player"], d["turn"]) == ("slide", 1, 1)
+    assert d["slots"][0][0] == [{"tile": 15, "face": "white"}]
+
+
+def test_only_one_figure_per_turn(engine):
+    # Blue row 0 (tile 15w, slot 0) and green row 1 (tile 8w, slot 1) both complete.
+    rows = "BBBG/GGGR/RYRY/YRYB"
+    g = engine.load(
+        make_state(2, stages=[rows], zones={"central": "B", "side0": "R"}, fill="personal1", slots=["15w|8w||"])
+    )
+    d = play(engine, g, "slide B from top col3")
+    assert stage(d, 0) == "BBBB/GGGG/RYRR/YRYY"
+    assert engine.legal(g) == sorted(validates(0, [0, 4, 7]) + validates(1, [1, 5, 9]))
+    play(engine, g, "validate slot0 space0")
+    assert engine.legal(g) == [A("give white"), A("give black")]  # no second validation
+    d = play(engine, g, "give white")
+    assert complete_figures(d, 0) == [1]  # still complete, but the turn is over
+    assert (d["phase"], d["current_player"]) == ("slide", 1)
+    # After seat 1's turn and seat 0's next own slide, the green figure can be validated.
+    d = play(engine, g, f"slide {zone(d, 'personal1')[0]} from bottom col0")
+    assert d["current_player"] == 0
+    d = play(engine, g, "slide R from left row3")
+    assert d["phase"] == "validate"
+    assert engine.legal(g) == validates(1, [1, 5, 9])
+
+
+def test_revealed_figure_waits_for_next_own_slide(engine):
+    # Tile 15w (row 0) on top of tile 10w (centre 2x2, all yellow) on slot 0.
+    rows = "BBBG/RYYR/GYYR/RGRB"
+    g = engine.load(
+        make_state(2, stages=[rows], zones={"central": "B", "side0": "R"}, fill="personal1", slots=["10w 15w|||"])
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert d["slots"][0][0] == [{"tile": 10, "face": "white"}]
+    assert complete_figures(d, 0) == [0]
+    d = play(engine, g, "give white")
+    assert (d["phase"], d["current_player"]) == ("slide", 1)  # revealed: not validated now
+    d = play(engine, g, f"slide {zone(d, 'personal1')[0]} from bottom col0")
+    assert d["current_player"] == 0
+    d = play(engine, g, "slide R from left row0")
+    assert d["phase"] == "validate"
+    assert engine.legal(g) == validates(0, [3, 6])  # yellow spaces
+
+
+def test_received_figure_waits_for_receivers_slide(engine):
+    # 3 players: seat 1 receives tile 15 flipped to black (the four corners, all red on its stage).
+    stages = [row0_stage("B"), "RGBR/YBGY/GYBG/RBYR"]
+    g = engine.load(
+        make_state(3, stages=stages, zones={"central": "B", "side1": "B"}, fill="personal2", slots=["15w|||", "3w|||"])
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert stacks(d, 1)[:2] == ["3w", "15b"]
+    assert complete_figures(d, 1) == [1]
+    assert (d["phase"], d["current_player"]) == ("slide", 1)
+    d = play(engine, g, "slide B from left row1")  # corners untouched
+    assert d["phase"] == "validate"
+    assert engine.legal(g) == validates(1, [2, 8])  # red spaces
+
+
+# =========================================================================== §4.3 pass
+@pytest.mark.parametrize("num_players", [3, 4])
+def test_pass_flips_tile_to_first_empty_slot_of_left_player(engine, num_players):
+    g = engine.load(
+        make_state(
+            num_players,
+            stages=[row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal1",
+            slots=["4w 15w|||", "3w||5b|"],
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert stacks(d, 0) == ["4w", "", "", ""]  # the tile below is revealed
+    assert stacks(d, 1) == ["3w", "15b", "5b", ""]  # first empty slot, other face
+    assert (d["phase"], d["current_player"], d["passing"]) == ("slide", 1, None)
+
+
+@pytest.mark.parametrize("face", ["white", "black"])
+def test_two_player_giver_chooses_face(engine, face):
+    g = engine.load(
+        make_state(2, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||", "3w|||"])
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert d["phase"] == "give_face"
+    assert d["passing"] == {"tile": 15, "face": "white"}  # the face it was validated with
+    assert engine.actor(g) == 0
+    assert engine.legal(g) == [A("give white"), A("give black")]
+    d = play(engine, g, f"give {face}")
+    assert d["slots"][1][1] == [{"tile": 15, "face": face}]
+    assert (d["phase"], d["current_player"], d["passing"]) == ("slide", 1, None)
+
+
+def test_receiver_chooses_the_slot_to_cover(engine):
+    g = engine.load(
+        make_state(
+            3, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||", "3w|4w|5w|6w"]
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert d["phase"] == "cover"
+    assert d["current_player"] == 0 and engine.actor(g) == 1
+    assert d["passing"] == {"tile": 15, "face": "black"}
+    assert engine.legal(g) == [A(f"cover slot{k}") for k in range(4)]
+    with pytest.raises(IllegalActionError):
+        engine.step(g, A("slide B from top col0"))
+    d = play(engine, g, "cover slot2")
+    assert stacks(d, 1) == ["3w", "4w", "5w 15b", "6w"]
+    assert (d["phase"], d["current_player"], d["turn"], d["passing"]) == ("slide", 1, 1, None)
+
+
+# =========================================================================== §5 end of the game
+def test_end_trigger_last_supply_token_and_final_round(engine):
+    # 3 players, one token left in the supply.  Seat 0 places it: seats 1 and 2 play one
+    # last turn each, seat 0 plays no more.
+    plates = ["BGRY.G....", "BGRYBG....", "BGRYB....."]
+    g = engine.load(
+        make_state(
+            3,
+            stages=[row0_stage("B")],
+            zones={"central": "B", "side1": "BB", "side2": "GG"},
+            fill="personal0",
+            slots=["15w|||", "3w|4w||"],
+            plates=plates,
+        )
+    )
+    assert engine.dump(g)["supply"] == 1
+    d = play(engine, g, "slide B from top col3", "validate slot0 space4")
+    assert (d["supply"], d["end_triggered_by"], d["current_player"], d["phase"]) == (0, 0, 1, "slide")
+    d = play(engine, g, "slide B from left row1")
+    assert (d["current_player"], d["phase"], d["terminated"]) == (2, "slide", False)
+    d = play(engine, g, "slide G from left row1")
+    assert d["terminated"] and not d["truncated"]
+    assert (d["phase"], d["current_player"], d["turn"]) == ("game_over", 2, 3)
+    assert engine.legal(g) == []
+
+
+def test_final_round_tokens_come_from_the_reserve(engine):
+    plates = ["BGRYBG....", "BGRY.G...."]
+    g = engine.load(
+        make_state(
+            2,
+            current=1,
+            end_by=0,
+            stages=["", row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal0",
+            slots=["3w|||", "15w|||"],
+            plates=plates,
+        )
+    )
+    assert engine.dump(g)["supply"] == 0
+    d = play(engine, g, "slide B from top col3", "validate slot0 space4")
+    assert (d["supply"], d["reserve_used"], d["plates"][1][4]) == (0, 1, "B")
+    d = play(engine, g, "give white")
+    assert d["terminated"] and d["phase"] == "game_over" and d["current_player"] == 1
+
+
+def test_end_trigger_no_tile_left(engine):
+    g = engine.load(make_state(2, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0", "give white")
+    assert stacks(d, 0) == ["", "", "", ""]
+    assert (d["end_triggered_by"], d["current_player"], d["terminated"]) == (0, 1, False)
+    assert d["supply"] == INITIAL_SUPPLY[2] - 1
+    d = play(engine, g, f"slide {zone(d, 'personal1')[0]} from bottom col0")
+    assert d["terminated"] and (d["phase"], d["current_player"]) == ("game_over", 1)
+
+
+def test_end_trigger_tenth_token(engine):
+    g = engine.load(
+        make_state(
+            2,
+            stages=[row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal1",
+            slots=["15w|3w||"],
+            plates=[".GRYBGYBRG"],
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0", "give white")
+    assert all(s is not None for s in d["plates"][0])
+    assert (d["supply"], d["end_triggered_by"], d["current_player"]) == (1, 0, 1)
+
+
+def test_no_end_trigger_without_a_condition(engine):
+    g = engine.load(
+        make_state(2, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|3w||"])
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0", "give white")
+    assert d["end_triggered_by"] is None and d["current_player"] == 1
+
+
+# =========================================================================== §5 scoring
+@pytest.mark.parametrize("personal, expected", [("", 2 + 2), ("R", 2 - 1), ("BGGY", 2 - 4)])
+def test_score_personal_zone_bonus_or_penalty(engine, personal, expected):
+    g = engine.load(make_state(2, zones={"personal0": personal}, fill="personal1", plates=["B........."]))
+    assert engine.scores(g)[0] == expected
+    assert engine.dump(g)["scores"][0] == expected
+
+
+def test_rulebook_19_point_example(engine):
+    # Level 1: 6 tokens, groups {0,5} (+3) and {1,2,6} (+5) complete, 1 umbrella in the
+    # personal zone: 12 + 3 + 5 - 1 = 19.
+    g = engine.load(make_state(2, zones={"personal0": "Y"}, fill="personal1", plates=["BGRY.GY..."]))
+    assert engine.scores(g)[0] == 19
+
+
+def test_level1_group_bonus_only_when_group_full(engine):
+    g = engine.load(make_state(2, zones={"personal0": "Y"}, fill="personal1", plates=["B..YB..BR."]))
+    assert engine.scores(g)[0] == 2 * 5 - 1  # {3,4,7,8,9} lacks space 9, {0,5} lacks 5
+    g = engine.load(make_state(2, zones={"personal0": "Y"}, fill="personal1", plates=["B..YB..BRG"]))
+    assert engine.scores(g)[0] == 2 * 6 - 1 + 8
+
+
+def test_ranks_tie_break_and_shared_victory(engine):
+    # seat 0: 2 tokens, empty personal zone = 6; seat 1: 4 tokens, 2 umbrellas = 6; seat 2: 1 token = 4
+    g = engine.load(
+        make_state(3, zones={"personal1": "BG"}, fill="side0", plates=["BG........", ".G.YB..B..", "B........."])
+    )
+    assert engine.scores(g) == [6, 6, 4]
+    assert engine.ranks(g) == [0, 1, 2]
+    # equal scores and equal personal zones: shared victory
+    g = engine.load(make_state(2, zones={"personal0": "R", "personal1": "G"}, plates=["BG........", ".G.Y......"]))
+    assert engine.scores(g) == [3, 3]
+    assert engine.ranks(g) == [0, 0]
+
+
+def test_turn_limit_truncates_not_terminates(engine):
+    g = engine.load(make_state(2, turn=4, max_turns=5, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
+    d = play(engine, g, "slide B from top col0")
+    assert d["truncated"] and not d["terminated"]
+    assert (d["phase"], d["current_player"], d["turn"]) == ("game_over", 0, 5)
+    assert engine.legal(g) == [] and len(engine.scores(g)) == 2
+    with pytest.raises(GameOverError):
+        engine.step(g, A("slide B from top col0"))
+
+
+# =========================================================================== §7 plates
+@pytest.mark.parametrize("colour, spaces", [("G", [2, 4, 6]), ("Y", [2, 3, 5]), ("B", [1, 8, 9]), ("R", [0, 7, 8])])
+def test_level2_two_colour_spaces(engine, colour, spaces):
+    g = engine.load(
+        make_state(
+            2, level=2, stages=[row0_stage(colour)], zones={"central": colour}, fill="personal1", slots=["15w|||"]
+        )
+    )
+    play(engine, g, f"slide {colour} from top col3")
+    assert engine.legal(g) == validates(0, spaces)
+
+
+def test_level3_white_space_needs_its_slot(engine):
+    # Blue figure from slot 0: blue spaces 0 and 8 plus W0 (space 2), never W2 (space 7).
+    g = engine.load(
+        make_state(2, level=3, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||"])
+    )
+    play(engine, g, "slide B from top col3")
+    assert engine.legal(g) == validates(0, [0, 2, 8])
+    # Same figure from slot 2 (row 3): W2 instead of W0.
+    g = engine.load(
+        make_state(
+            2, level=3, stages=["RGYR/YRGY/GYRG/GBBB"], zones={"personal0": "B"}, fill="personal1", slots=["||15w|"]
+        )
+    )
+    play(engine, g, "slide B from bottom col0")
+    assert engine.legal(g) == validates(2, [0, 7, 8])
+    # With both blue spaces taken, only the white space is left; it takes any colour.
+    g = engine.load(
+        make_state(
+            2,
+            level=3,
+            stages=[row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal1",
+            slots=["15w|||"],
+            plates=["B.......B."],
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space2")
+    assert d["plates"][0][2] == "B"
+
+
+@pytest.mark.parametrize(
+    "plate, bonus",
+    [
+        ("B.........", 0),
+        ("BG........", 3),  # one group of 2
+        ("BGB.......", 5),  # 3
+        ("BG...RY...", 8),  # 4 (a 2x2 square)
+        ("BGBRY.....", 8),  # 5 still pays 8
+        ("BG.RY.....", 6),  # two groups of 2
+        ("BG.RY..B..", 6),  # plus a lone token
+    ],
+)
+def test_level3_adjacency_bonus(engine, plate, bonus):
+    g = engine.load(make_state(2, level=3, zones={"personal0": ""}, fill="personal1", plates=[plate]))
+    tokens = sum(ch != "." for ch in plate)
+    assert engine.scores(g)[0] == 2 * tokens + 2 + bonus
+
+
+def test_level4_power_extra_turn(engine):
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[row0_stage("G")],
+            zones={"central": "GG", "side0": "R"},
+            fill="personal1",
+            slots=["15w|3w||"],
+            plates=[".R........"],
+        )
+    )
+    d = play(engine, g, "slide G from top col3", "validate slot0 space0")
+    assert d["extra_turn"] and d["phase"] == "give_face"
+    d = play(engine, g, "give white")
+    assert (d["current_player"], d["phase"], d["turn"], d["extra_turn"]) == (0, "slide", 1, False)
+    d = play(engine, g, "slide R from left row3")
+    assert (d["current_player"], d["turn"]) == (1, 2)
+
+
+def test_level4_power_fires_only_when_pair_is_full(engine):
+    g = engine.load(
+        make_state(2, level=4, stages=[row0_stage("G")], zones={"central": "G"}, fill="personal1", slots=["15w|3w||"])
+    )
+    d = play(engine, g, "slide G from top col3", "validate slot0 space0")
+    assert not d["extra_turn"] and d["phase"] == "give_face"
+    d = play(engine, g, "give white")
+    assert d["current_player"] == 1
+
+
+def test_level4_no_extra_turn_once_end_triggered(engine):
+    # The same turn fires the extra turn and places the last supply token.
+    plates = [".R.BYYB...", "GR.BYY...."]
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[row0_stage("G")],
+            zones={"central": "G"},
+            fill="personal1",
+            slots=["15w|3w||"],
+            plates=plates,
+        )
+    )
+    assert engine.dump(g)["supply"] == 1
+    d = play(engine, g, "slide G from top col3", "validate slot0 space0", "give white")
+    assert (d["end_triggered_by"], d["current_player"], d["extra_turn"]) == (0, 1, False)
+    # In the final round an extra-turn power grants nothing either.
+    plates = ["GR.BYYB...", ".R.BYYB..."]
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            current=1,
+            end_by=0,
+            stages=["", row0_stage("G")],
+            zones={"central": "G"},
+            fill="personal0",
+            slots=["3w|||", "15w|4w||"],
+            plates=plates,
+        )
+    )
+    d = play(engine, g, "slide G from top col3", "validate slot0 space0", "give white")
+    assert d["reserve_used"] == 1
+    assert d["terminated"] and (d["phase"], d["current_player"]) == ("game_over", 1)
+
+
+def _expected_stage_swaps(d: dict) -> list[int]:
+    cells = "".join(d["stages"][d["current_player"]])
+    return sorted(
+        [swap_stage_action(i) for i, (x, y) in enumerate(ADJACENT_PAIRS) if cells[x] != cells[y]] + [SWAP_STAGE_PASS]
+    )
+
+
+def test_level4_power_swap_stage(engine):
+    # Token on space 4; the blue figure goes on space 3 and completes the pair 3-4.
+    rows = "BBBG/GGYR/RGGY/YRGB"
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[rows],
+            zones={"central": "B"},
+            fill="personal1",
+            slots=["15w|8w||"],
+            plates=["....Y....."],
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space3")
+    assert stage(d, 0) == "BBBB/GGYG/RGGR/YRGY"
+    assert d["phase"] == "swap_stage" and d["passing"] == {"tile": 15, "face": "white"}
+    legal = engine.legal(g)
+    assert legal == _expected_stage_swaps(d)
+    assert A("swap-stage r0c0 r0c1") not in legal  # two blues: a no-op swap is not offered
+    d = play(engine, g, "swap-stage r1c2 r2c2")
+    assert stage(d, 0) == "BBBB/GGGG/RGYR/YRGY"
+    # Row 1 (tile 8w on slot 1) is now complete, but a swap never leads to a validation.
+    assert complete_figures(d, 0) == [1]
+    assert d["phase"] == "give_face" and d["plates"][0][3] == "B"
+
+
+def test_level4_power_swap_stage_pass(engine):
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal1",
+            slots=["15w|3w||"],
+            plates=["....Y....."],
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space3")
+    before = stage(d, 0)
+    d = play(engine, g, "swap-stage pass")
+    assert stage(d, 0) == before and d["phase"] == "give_face"
+
+
+def test_level4_power_swap_zone(engine):
+    # Token on space 6; the yellow figure goes on space 5 and completes the pair 5-6.
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[row0_stage("Y")],
+            zones={"central": "Y", "side0": "R"},
+            fill="personal1",
+            slots=["15w|3w||"],
+            plates=["......B..."],
+        )
+    )
+    d = play(engine, g, "slide Y from top col3", "validate slot0 space5")
+    assert stage(d, 0) == "YYYY/RGYB/GYRR/YRGY"
+    assert (zone(d, "central"), zone(d, "side0"), zone(d, "side1"), zone(d, "personal0")) == ("", "R", "", "B")
+    assert d["phase"] == "swap_zone"
+    cells = "".join(d["stages"][0])
+    expected = sorted(
+        [swap_zone_action(c, 2, COLOURS.index("R")) for c in range(16) if cells[c] != "R"]  # left zone: R
+        + [swap_zone_action(c, 1, COLOURS.index("B")) for c in range(16) if cells[c] != "B"]  # bottom zone: B
+        + [SWAP_ZONE_PASS]
+    )
+    assert engine.legal(g) == expected
+    assert A("swap-zone r1c0 with R of left") not in expected  # same colour: no-op
+    d = play(engine, g, "swap-zone r0c0 with R of left")
+    assert stage(d, 0) == "RYYY/RGYB/GYRR/YRGY"
+    assert zone(d, "side0") == "Y"
+    assert d["phase"] == "give_face"
+
+
+def test_level4_power_swap_zone_pass(engine):
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[row0_stage("Y")],
+            zones={"central": "Y", "side0": "R"},
+            fill="personal1",
+            slots=["15w|3w||"],
+            plates=["......B..."],
+        )
+    )
+    d = play(engine, g, "slide Y from top col3", "validate slot0 space5")
+    zones_before, stage_before = d["zones"], stage(d, 0)
+    d = play(engine, g, "swap-zone pass")
+    assert d["zones"] == zones_before and stage(d, 0) == stage_before and d["phase"] == "give_face"
+
+
+# =========================================================================== §8 solo
+SOLO_SLIDES = {
+    "top": ("slide G from top col1", "top", "R"),
+    "bottom": ("slide G from bottom col1", "personal", "G"),
+    "left": ("slide G from left row1", "left", "G"),
+    "right": ("slide G from right row1", "right", "R"),
+}
+
+
+@pytest.mark.parametrize("side", list(SOLO_SLIDES))
+def test_solo_slide_discards_ejected_umbrella(engine, side):
+    action, source, ejected = SOLO_SLIDES[side]
+    g = engine.load(make_state(1, zones={"top": "G", "personal": "G", "left": "G", "right": "G"}, slots=["15w|4b||"]))
+    discard = engine.dump(g)["zones"]["discard"]
+    d = play(engine, g, action)
+    assert stage(d, 0) == SLIDES[side][1]
+    assert d["zones"]["discard"] == "".join(sorted(discard + ejected, key=COLOURS.index))
+    for name in ("top", "personal", "left", "right"):
+        assert d["zones"][name] == ("" if name == source else "G")
+    assert (d["phase"], d["current_player"], d["turn"], d["last_slide"]) == ("slide", 0, 1, None)
+
+
+def test_solo_no_fallback_and_last_slide_recorded(engine):
+    g = engine.load(make_state(1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|4b||"]))
+    assert all(a < A("fallback B of central from top col0") for a in engine.legal(g))
+    d = play(engine, g, "slide B from top col3")
+    assert d["phase"] == "validate"
+    assert d["last_slide"] == {"side": "top", "colour": "B"}
+
+
+def test_solo_black_tile_flips_white_to_first_empty_slot(engine):
+    # Tile 15 black = the four corners, all blue after the slide.
+    rows = "BRYG/GYRR/RGYB/BYGY"
+    g = engine.load(make_state(1, stages=[rows], zones={"top": "B", "left": "R"}, slots=["3b 15b|4b||"]))
+    d = play(engine, g, "slide B from top col3")
+    assert stage(d, 0) == "BRYB/GYRG/RGYR/BYGB"
+    assert engine.legal(g) == validates(0, [0, 4, 7])
+    d = play(engine, g, "validate slot0 space0")
+    assert stacks(d, 0) == ["3b", "4b", "15w", ""]
+    assert (d["phase"], d["turn"], d["passing"], d["terminated"]) == ("slide", 1, None, False)
+
+
+def test_solo_white_tile_is_discarded(engine):
+    g = engine.load(make_state(1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|4b||"]))
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert stacks(d, 0) == ["", "4b", "", ""]
+    assert d["phase"] == "slide" and not d["terminated"]
+
+
+def test_solo_cover_choice(engine):
+    rows = "BRYG/GYRR/RGYB/BYGY"
+    g = engine.load(make_state(1, stages=[rows], zones={"top": "B", "left": "R"}, slots=["3b 15b|4b|5b|6b"]))
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert d["phase"] == "cover" and engine.actor(g) == 0
+    assert d["passing"] == {"tile": 15, "face": "white"}
+    assert engine.legal(g) == [A(f"cover slot{k}") for k in range(4)]
+    d = play(engine, g, "cover slot3")
+    assert stacks(d, 0) == ["3b", "4b", "5b", "6b 15w"]
+    assert d["phase"] == "slide"
+
+
+def test_solo_end_sixth_token_and_remaining_umbrella_bonus(engine):
+    g = engine.load(
+        make_state(
+            1,
+            stages=[row0_stage("B")],
+            zones={"top": "B", "left": "GG", "right": "R"},
+            slots=["15w|4b||"],
+            plates=["BGRY.G...."],
+        )
+    )
+    assert engine.scores(g) == [2 * 5 + 3]  # {0,5} complete; no umbrella bonus before the 6th token
+    d = play(engine, g, "slide B from top col3", "validate slot0 space4")
+    assert d["terminated"] and d["phase"] == "game_over"
+    assert engine.scores(g) == [2 * 6 + 3 + 3]  # + the 3 umbrellas left in the four zones
+
+
+def test_solo_end_when_zones_are_empty(engine):
+    g = engine.load(make_state(1, zones={"top": "G"}, slots=["15w|4b||"]))
+    d = play(engine, g, "slide G from top col1")
+    assert d["terminated"] and not d["truncated"] and d["phase"] == "game_over"
+    assert d["plates"][0] == [None] * 10 and complete_figures(d, 0) == []
+
+
+def test_solo_end_when_no_tile_left(engine):
+    g = engine.load(make_state(1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|||"]))
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert stacks(d, 0) == ["", "", "", ""]
+    assert d["terminated"] and d["phase"] == "game_over"
+
+
+@pytest.mark.parametrize(
+    "level, plate, zones, board, ends",
+    [
+        # Level 1, blue spaces all taken; only blue has 4 umbrellas left: the game ends.
+        (1, "BG..BG.B..", {"top": "BB"}, "8w|||", True),
+        # One more green (free green space 9): still playable.
+        (1, "BG..BG.B..", {"top": "BB", "left": "G"}, "8w|||", False),
+        # Level 3: blue spaces 0 and 8 taken, W0 free and slot 0 holds a tile: blue can score.
+        (3, "BG.R.R..B.", {"top": "BB"}, "8w|||", False),
+        # ... but not when slot 0 (and slot 2) are empty.
+        (3, "BG.R.R..B.", {"top": "BB"}, "|8w||", True),
+    ],
+)
+def test_solo_end_when_no_colour_can_be_scored(engine, level, plate, zones, board, ends):
+    rows = "BBBB/BBBG/GGRR/RYYY"
+    g = engine.load(make_state(1, level=level, stages=[rows], zones=zones, slots=[board], plates=[plate]))
+    d = play(engine, g, "slide B from top col0")  # pushes a red into the discard
+    assert d["phase"] != "validate"
+    assert d["terminated"] is ends
+    assert d["phase"] == ("game_over" if ends else "slide")
+
+
+def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
+    g = engine.load(
+        make_state(
+            1,
+            level=4,
+            stages=[row0_stage("G")],
+            zones={"top": "G", "left": "R", "right": "R"},
+            slots=["15w|4b||"],
+            plates=[".R........"],
+        )
+    )
+    discard = engine.dump(g)["zones"]["discard"]
+    d = play(engine, g, "slide G from top col3")
+    assert d["last_slide"] == {"side": "top", "colour": "B"}
+    d = play(engine, g, "validate slot0 space0")
+    # entered from the top: the ejected blue goes back to the personal (bottom) zone
+    assert d["zones"]["personal"] == "B"
+    assert d["zones"]["discard"] == discard
+    assert (d["extra_turn"], d["current_player"], d["turn"], d["last_slide"]) == (False, 0, 1, None)
+
+
+def test_solo_rank_is_always_zero(engine):
+    g = engine.load(make_state(1, zones={"top": "G"}, slots=["15w|||"], plates=["B........."]))
+    assert engine.ranks(g) == [0]
+    assert engine.scores(g) == [2]
+
+
+# =========================================================================== errors
+def test_illegal_action_raises_with_action_and_phase(engine):
+    g = engine.load(make_state(2, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
+    with pytest.raises(IllegalActionError) as info:
+        engine.step(g, A("validate slot0 space0"))
+    assert "validate slot0 space0" in str(info.value) and "slide" in str(info.value)
+    assert engine.dump(g)["turn"] == 0
+
+
+def test_stepping_a_finished_game_raises(engine):
+    g = engine.load(make_state(1, zones={"top": "G"}, slots=["15w|||"]))
+    play(engine, g, "slide G from top col1")
+    with pytest.raises(GameOverError):
+        engine.step(g, A("slide G from top col1"))
+
+
+@pytest.mark.parametrize("bad", [-1, NUM_ACTIONS, 2.0, "3", None, True])
+def test_bad_action_ids_raise_action_error(engine, bad):
+    g = engine.load(make_state(2, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
+    with pytest.raises(ActionError) as info:
+        engine.step(g, bad)
+    assert not isinstance(info.value, IllegalActionError)
