@@ -1,0 +1,72 @@
+"""The PettingZoo AEC env passes PettingZoo's own checkers and follows its conventions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+import umbrella_env
+from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("plate_level", [1, 2, 3, 4])
+def test_pettingzoo_api_test(num_players: int, plate_level: int) -> None:
+    api_test(umbrella_env.env(num_players=num_players, plate_level=plate_level, max_turns=40), num_cycles=200)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_pettingzoo_seed_test(num_players: int) -> None:
+    seed_test(lambda **kw: umbrella_env.env(num_players=num_players, max_turns=40, **kw), num_cycles=60)
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="Solo-v0"):
+        umbrella_env.env(num_players=1)
+    with pytest.raises(ConfigError, match="num_players"):
+        umbrella_env.env(num_players=5)
+    with pytest.raises(ConfigError, match="plate_level"):
+        umbrella_env.env(plate_level=0)
+    with pytest.raises(ValueError, match="reward_mode"):
+        umbrella_env.env(reward_mode="points")
+    with pytest.raises(ValueError, match="illegal_action"):
+        umbrella_env.env(illegal_action="ignore")
+
+
+def test_illegal_action_ends_the_game_with_the_mover_losing() -> None:
+    e = umbrella_env.env(num_players=3)
+    e.reset(seed=1)
+    mover = e.agent_selection
+    mask = e.observe(mover)["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    with pytest.warns(UserWarning, match="not legal"):
+        e.step(illegal)
+    assert all(e.terminations.values())
+    assert e._cumulative_rewards[mover] == -1.0
+    assert all(e._cumulative_rewards[a] == 0.0 for a in e.agents if a != mover)
+
+
+def test_illegal_action_raises_in_strict_mode() -> None:
+    e = umbrella_env.env(num_players=2, illegal_action="raise")
+    e.reset(seed=1)
+    mask = e.observe(e.agent_selection)["action_mask"]
+    with pytest.raises(IllegalActionError, match="not legal in phase 'slide'"):
+        e.step(int(np.flatnonzero(mask == 0)[0]))
+    with pytest.raises(ActionError, match="out of range"):
+        e.step(10_000)
+
+
+def test_losses_reach_every_agent_in_win_mode() -> None:
+    """Play to the end: the rewards summed over the game are +1/+0.5 for winners, -1 for losers."""
+    e = umbrella_env.env(num_players=3, max_turns=3000)
+    e.reset(seed=4)
+    rng = np.random.default_rng(0)
+    totals = {a: 0.0 for a in e.possible_agents}
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, _ = e.last()
+        totals[agent] += reward
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    values = sorted(totals.values())
+    assert values[0] == -1.0
+    assert values[-1] in (1.0, 0.5)

@@ -1,0 +1,46 @@
+"""Pieces shared by the PettingZoo and Gymnasium adapters: argument checks, rewards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from umbrella_env.core import engine as E
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+
+REWARD_MODES = ("win", "score", "dense")
+ILLEGAL_ACTION_MODES = ("loss", "raise")
+
+#: Rewards of reward_mode "win" at the end of a game (2-4 players).
+WIN_REWARD, SHARED_WIN_REWARD, LOSS_REWARD = 1.0, 0.5, -1.0
+#: Reward of the player whose illegal action ended the game (illegal_action="loss").
+ILLEGAL_REWARD = -1.0
+
+
+def make_config(num_players: Any, plate_level: Any, max_turns: Any, components: Any) -> GameConfig:
+    kwargs: dict[str, Any] = {}
+    if components is not None:
+        kwargs["components"] = components
+    return GameConfig(
+        num_players=num_players,
+        plate_level=plate_level,
+        max_turns=DEFAULT_MAX_TURNS if max_turns is None else max_turns,
+        **kwargs,
+    )
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
+    return value
+
+
+def end_rewards(state: E.BatchState, reward_mode: str) -> np.ndarray:
+    """[B, P] rewards paid when games end (terminated or truncated) for "win" and "score"."""
+    if reward_mode == "score":
+        return E.scores(state).astype(np.float64)
+    ranks = E.ranks(state)
+    winners = (ranks == 0).sum(axis=1, keepdims=True)
+    out = np.where(ranks == 0, np.where(winners > 1, SHARED_WIN_REWARD, WIN_REWARD), LOSS_REWARD)
+    return np.where(state.terminated[:, None], out, 0.0)
