@@ -307,3 +307,18 @@ def test_phase_segment_is_a_one_hot_of_every_phase() -> None:
                 break
             E.step(state, policy_actions(state, rng, 0.7))
     assert seen == set(range(len(A.PHASES)))
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 3, 4])
+def test_observations_stay_within_the_declared_bounds(num_players: int) -> None:
+    from umbrella_env.core.observation import observation_bounds
+    from umbrella_env.tools.differential import policy_actions
+
+    low, high = observation_bounds()
+    state = E.init(GameConfig(num_players=num_players, plate_level=4, max_turns=150), 32, seed=9)
+    rng = np.random.default_rng(9)
+    while not state.done.all():
+        for seat in range(num_players):
+            obs = observe(state, seats=seat)
+            assert (obs >= low).all() and (obs <= high).all()
+        E.step(state, policy_actions(state, rng, greedy=0.7))

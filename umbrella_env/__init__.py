@@ -1,10 +1,16 @@
 """umbrella-env: reinforcement-learning environments for the board game Umbrella.
 
 ``umbrella_env.env(num_players=2, ...)`` / ``umbrella_env.raw_env(...)``: the PettingZoo
-AEC environment for 2-4 players.  The rules core is :mod:`umbrella_env.core`.
+AEC environment for 2-4 players; ``gymnasium.make("umbrella_env/Solo-v0")`` the solo game
+(registered on import).  The rules core is :mod:`umbrella_env.core`.
 """
 
+import gymnasium as _gym
+
 from umbrella_env.envs.aec import env, raw_env
+
+if "umbrella_env/Solo-v0" not in _gym.registry:
+    _gym.register(id="umbrella_env/Solo-v0", entry_point="umbrella_env.envs.solo:UmbrellaSoloEnv")
 
 __version__ = "0.1.0"
 __all__ = ["env", "raw_env", "__version__"]

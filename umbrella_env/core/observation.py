@@ -61,6 +61,29 @@ GLOBAL_SEGMENTS: tuple[tuple[str, int, str], ...] = (
 OBS_SIZE = MAX_SEATS * SEAT_SIZE + sum(size for _, size, _ in GLOBAL_SEGMENTS)
 
 
+#: Value range of the segments that are not 0/1 flags (others lie in [0, 1]).
+_BOUNDS: dict[str, tuple[float, float]] = {
+    "slot_height": (0, 24),
+    "score": (-64, 128),
+    "tokens": (0, 10),
+    "own_zones": (0, 64),
+    "all_zones": (0, 64),
+    "discard": (0, 64),
+    "supply": (0, 64),
+    "reserve_used": (0, 64),
+}
+
+
+def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) float32 vectors of size OBS_SIZE bounding every observation entry."""
+    low = np.zeros(OBS_SIZE, np.float32)
+    high = np.ones(OBS_SIZE, np.float32)
+    for start, stop, name, _ in observation_layout():
+        lo, hi = _BOUNDS.get(name.split(".")[-1], (0, 1))
+        low[start:stop], high[start:stop] = lo, hi
+    return low, high
+
+
 def observation_layout() -> list[tuple[int, int, str, str]]:
     """``(start, stop, name, meaning)`` of every segment, in index order."""
     out = []

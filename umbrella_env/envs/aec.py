@@ -14,7 +14,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
-from umbrella_env.core.observation import OBS_SIZE, observe
+from umbrella_env.core.observation import observation_bounds, observe
 from umbrella_env.core.render import render_text
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
@@ -98,7 +98,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(-np.inf, np.inf, (OBS_SIZE,), np.float32),
+                "observation": spaces.Box(*observation_bounds(), dtype=np.float32),
                 "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), np.int8),
             }
         )

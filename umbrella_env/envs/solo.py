@@ -1,0 +1,150 @@
+"""Gymnasium environment for the solo game, a thin adapter over the batched core."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from umbrella_env.core import actions as A
+from umbrella_env.core import batch_io
+from umbrella_env.core import engine as E
+from umbrella_env.core.errors import ActionError, IllegalActionError
+from umbrella_env.core.observation import observation_bounds, observe
+from umbrella_env.core.render import render_text
+from umbrella_env.envs.common import ILLEGAL_ACTION_MODES, ILLEGAL_REWARD, check_choice, make_config
+
+SOLO_REWARD_MODES = ("dense", "score")
+
+
+class UmbrellaSoloEnv(gym.Env):
+    """Umbrella solo (RULES.md §8) as a Gymnasium environment.
+
+    ## Description
+    One board, four zones of umbrellas and six tiles (black face up): slide umbrellas
+    into the stage to complete figures and place the 6 score tokens; every ejected
+    umbrella is discarded.
+
+    ## Action Space
+    ``Discrete(968)``, the core's flat action space (``docs/actions.md``); only the slide,
+    validate, swap and cover ids occur in solo. ``info["action_mask"]`` (int8) and
+    :meth:`action_masks` give the legal ids.
+
+    ## Observation Space
+    ``Box(899,) float32``, the core's egocentric observation (``docs/observation.md``).
+
+    ## Rewards
+    ``reward_mode="dense"`` (default): the change of the solo score at each step, so the
+    episode return is the final score. ``"score"``: the final score, paid at the end.
+    An illegal action with ``illegal_action="loss"`` ends the episode with reward -1.
+
+    ## Starting State
+    A random stage layout, 20 umbrellas dealt 5 per zone, two stacks of 3 black tiles.
+
+    ## Episode End
+    Termination by the solo end conditions (RULES.md §8); truncation after ``max_turns``.
+
+    ## Arguments
+    ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human"), ``reward_mode``
+    ("dense", "score"), ``illegal_action`` ("loss", "raise"), ``max_turns``, ``components``.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 2}
+
+    def __init__(
+        self,
+        plate_level: int = 1,
+        render_mode: str | None = None,
+        reward_mode: str = "dense",
+        illegal_action: str = "loss",
+        max_turns: int | None = None,
+        components: Any = None,
+    ) -> None:
+        self.config = make_config(1, plate_level, max_turns, components)
+        self.reward_mode = check_choice("reward_mode", reward_mode, SOLO_REWARD_MODES)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(*observation_bounds(), dtype=np.float32)
+        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self._state: E.BatchState | None = None
+        self._score = 0.0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self._state = E.init(self.config, 1, seed=self.np_random)
+        self._score = float(E.scores(self._state)[0, 0])
+        return observe(self._state)[0], self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        state = self._require_state()
+        if state.done[0]:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        a = A.check_action_id(action)
+        if not E.legal_action_mask(state)[0, a]:
+            message = f"action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[int(state.phase[0])]!r}"
+            if self.illegal_action == "raise":
+                raise IllegalActionError(message)
+            warnings.warn(f"{message}; the episode ends", stacklevel=2)
+            info = self._info()
+            info["illegal_action"] = True
+            return observe(state)[0], ILLEGAL_REWARD, True, False, info
+        E.step_unchecked(state, np.array([a]))
+        score = float(E.scores(state)[0, 0])
+        if self.reward_mode == "dense":
+            reward = score - self._score
+        else:
+            reward = score if state.done[0] else 0.0
+        self._score = score
+        if self.render_mode == "human":
+            self.render()
+        return observe(state)[0], reward, bool(state.terminated[0]), bool(state.truncated[0]), self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions as a bool vector (the method sb3-contrib's MaskablePPO calls)."""
+        state = self._require_state()
+        return E.legal_action_mask(state)[0] & ~state.done[0]
+
+    def _info(self) -> dict[str, Any]:
+        state = self._require_state()
+        return {
+            "action_mask": self.action_masks().astype(np.int8),
+            "score": int(E.scores(state)[0, 0]),
+            "phase": A.PHASES[int(state.phase[0])],
+        }
+
+    def _require_state(self) -> E.BatchState:
+        if self._state is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._state
+
+    def get_state(self) -> dict[str, Any]:
+        """The full game state as the core's JSON-able dict."""
+        return batch_io.to_dict(self._require_state(), 0)
+
+    def set_state(self, d: dict[str, Any]) -> None:
+        state = self._require_state()
+        batch_io.load_dict(state, 0, d)
+        self._score = float(E.scores(state)[0, 0])
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        text = render_text(self.get_state())
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+__all__ = ["UmbrellaSoloEnv", "ActionError"]
