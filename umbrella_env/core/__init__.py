@@ -1,1 +1,31 @@
-"""The rules core: component data, configuration, action codec, reference and batched engines."""
+"""The rules core: component data, configuration, action codec, reference and batched engines.
+
+Modules: :mod:`~umbrella_env.core.components` (printed component data and its validator),
+:mod:`~umbrella_env.core.config` (``GameConfig``), :mod:`~umbrella_env.core.actions`
+(the flat action space), :mod:`~umbrella_env.core.engine` (the batched engine),
+:mod:`~umbrella_env.core.reference` (the plain-Python oracle),
+:mod:`~umbrella_env.core.observation`, :mod:`~umbrella_env.core.serialize` (state dict),
+:mod:`~umbrella_env.core.batch_io`, :mod:`~umbrella_env.core.render`.
+"""
+
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.errors import (
+    ActionError,
+    ComponentError,
+    ConfigError,
+    GameOverError,
+    IllegalActionError,
+    StateError,
+    UmbrellaError,
+)
+
+__all__ = [
+    "GameConfig",
+    "UmbrellaError",
+    "ConfigError",
+    "ComponentError",
+    "ActionError",
+    "IllegalActionError",
+    "GameOverError",
+    "StateError",
+]
