@@ -70,3 +70,22 @@ def test_losses_reach_every_agent_in_win_mode() -> None:
     values = sorted(totals.values())
     assert values[0] == -1.0
     assert values[-1] in (1.0, 0.5)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_pettingzoo_render_test(num_players: int, capsys: pytest.CaptureFixture[str]) -> None:
+    from pettingzoo.test import render_test
+
+    render_test(lambda render_mode=None: umbrella_env.env(num_players=num_players, render_mode=render_mode, max_turns=20))
+
+
+def test_ansi_render_and_state_round_trip() -> None:
+    e = umbrella_env.raw_env(num_players=2, render_mode="ansi")
+    e.reset(seed=2)
+    text = e.render()
+    assert "seat 0" in text and "seat 1" in text and "phase: slide" in text
+    d = e.state()
+    e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    assert e.state() != d
+    e.set_state(d)
+    assert e.state() == d

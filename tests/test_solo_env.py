@@ -70,3 +70,14 @@ def test_bad_arguments() -> None:
         gym.make("umbrella_env/Solo-v0", reward_mode="win")
     with pytest.raises(ValueError, match="plate_level"):
         gym.make("umbrella_env/Solo-v0", plate_level=9)
+
+
+def test_ansi_render_and_state_round_trip() -> None:
+    env = gym.make("umbrella_env/Solo-v0", render_mode="ansi").unwrapped
+    obs, info = env.reset(seed=2)
+    assert "solo" in env.render() and "phase: slide" in env.render()
+    d = env.get_state()
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert env.get_state() != d
+    env.set_state(d)
+    assert env.get_state() == d

@@ -15,12 +15,12 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
 from umbrella_env.core.observation import observation_bounds, observe
-from umbrella_env.core.render import render_text
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
     ILLEGAL_REWARD,
     REWARD_MODES,
     check_choice,
+    render_state,
     end_rewards,
     make_config,
 )
@@ -205,14 +205,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.agent_selection = self.possible_agents[int(E.actor(state)[0])]
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
-            return None
-        text = render_text(self.state())
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_state(self.render_mode, self.state())
 
     def close(self) -> None:
         pass

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import warnings
+
 import numpy as np
 
 from umbrella_env.core import engine as E
@@ -44,3 +46,17 @@ def end_rewards(state: E.BatchState, reward_mode: str) -> np.ndarray:
     winners = (ranks == 0).sum(axis=1, keepdims=True)
     out = np.where(ranks == 0, np.where(winners > 1, SHARED_WIN_REWARD, WIN_REWARD), LOSS_REWARD)
     return np.where(state.terminated[:, None], out, 0.0)
+
+
+def render_state(render_mode: str | None, state_dict: dict[str, Any]) -> str | None:
+    """Render for the env render modes: text for "ansi", printed for "human"."""
+    from umbrella_env.core.render import render_text
+
+    if render_mode is None:
+        warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=3)
+        return None
+    text = render_text(state_dict)
+    if render_mode == "human":
+        print(text)
+        return None
+    return text

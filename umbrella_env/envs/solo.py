@@ -14,8 +14,7 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
 from umbrella_env.core.observation import observation_bounds, observe
-from umbrella_env.core.render import render_text
-from umbrella_env.envs.common import ILLEGAL_ACTION_MODES, ILLEGAL_REWARD, check_choice, make_config
+from umbrella_env.envs.common import ILLEGAL_ACTION_MODES, ILLEGAL_REWARD, check_choice, make_config, render_state
 
 SOLO_REWARD_MODES = ("dense", "score")
 
@@ -137,14 +136,7 @@ class UmbrellaSoloEnv(gym.Env):
         self._score = float(E.scores(state)[0, 0])
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
-            return None
-        text = render_text(self.get_state())
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_state(self.render_mode, self.get_state())
 
 
 __all__ = ["UmbrellaSoloEnv", "ActionError"]
