@@ -32,7 +32,7 @@ SEGMENTS = {name: slice(start, stop) for start, stop, name, _ in observation_lay
 
 
 # --------------------------------------------------------------------------- helpers
-def sample_dicts(num_players: int, plate_level: int, seed: int, batch: int = 6, steps: int = 120) -> list[dict]:
+def sample_dicts(num_players: int, plate_level: int, seed: int, batch: int = 8, steps: int = 150) -> list[dict]:
     """State dicts of a seeded playout, taken every 15 steps (all phases, deep stacks)."""
     cfg = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=150)
     rng = np.random.default_rng(seed)
@@ -247,7 +247,7 @@ def test_relabel_is_a_true_relabelling() -> None:
 def test_segments_match_the_state_dict(num_players: int, plate_level: int) -> None:
     P = num_players
     phases_seen = set()
-    for d in sample_dicts(P, plate_level, seed=500 + 10 * P + plate_level, batch=4, steps=90):
+    for d in sample_dicts(P, plate_level, seed=500 + 10 * P + plate_level, batch=6, steps=120):
         obs = observe_all_seats(d)
         phase = A.PHASES.index(d["phase"])
         phases_seen.add(phase)

@@ -180,21 +180,62 @@ def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def reset(state: BatchState, idx: IntArray, rng: np.random.Generator) -> None:
-    """Set up new games in the slots ``idx`` of the batch (the others are untouched)."""
+class _GameStreams:
+    """Independent random streams, one per game, each a pure function of the game's key.
+
+    A game's setup depends only on its own 64-bit key (splitmix64 of key and a counter),
+    never on which other games are reset in the same call, so a single env and a vector
+    env that draw the same keys deal the same games.
+    """
+
+    _GAMMA = np.uint64(0x9E3779B97F4A7C15)
+
+    def __init__(self, keys: NDArray[np.uint64]) -> None:
+        self.keys = keys
+        self.counter = np.zeros(keys.size, np.uint64)
+
+    def random(self, rows: IntArray, cols: int) -> NDArray[np.float64]:
+        """[len(rows), cols] uniform floats in [0, 1) from the streams of games ``rows``."""
+        with np.errstate(over="ignore"):
+            x = self.keys[rows, None] * self._GAMMA + (self.counter[rows, None] + np.arange(1, cols + 1, dtype=np.uint64)) * self._GAMMA
+            x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            x = x ^ (x >> np.uint64(31))
+        self.counter[rows] += np.uint64(cols)
+        return (x >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+def reset(
+    state: BatchState,
+    idx: IntArray,
+    rng: np.random.Generator | None = None,
+    keys: Any = None,
+) -> None:
+    """Set up new games in the slots ``idx`` of the batch (the others are untouched).
+
+    Each game is dealt from its own 64-bit key: ``keys`` (one per game of ``idx``), or
+    keys drawn from ``rng`` (one ``rng.integers(2**63)`` per game, in ``idx`` order).
+    """
     idx = np.asarray(idx, dtype=np.intp)
     n = idx.size
     if n == 0:
         return
+    if keys is None:
+        if rng is None:
+            raise ConfigError("reset needs a numpy Generator or explicit keys")
+        keys = rng.integers(0, 2**63, n)
+    keys = np.asarray(keys).astype(np.uint64).reshape(n)
+    streams = _GameStreams(keys)
+    rows = np.arange(n)
     cfg, t = state.config, state.tables
     P = cfg.num_players
     n_layouts = t.layouts.shape[0]
     # Boards: a random permutation of the layouts, first P (RULES.md §3.1).
-    order = np.argsort(rng.random((n, n_layouts)), axis=1)[:, :P]
+    order = np.argsort(streams.random(rows, n_layouts), axis=1)[:, :P]
     state.stage[idx] = t.layouts[order].reshape(n, P, 4, 4)
     if cfg.solo:
         # 20 umbrellas, 5 per colour, shuffled and dealt 5 to each zone (RULES.md §8).
-        deck = np.repeat(_ARANGE4, 5)[np.argsort(rng.random((n, 20)), axis=1)].reshape(n, 4, 5)
+        deck = np.repeat(_ARANGE4, 5)[np.argsort(streams.random(rows, 20), axis=1)].reshape(n, 4, 5)
         state.zones[idx] = (deck[:, :, :, None] == _ARANGE4).sum(axis=2)
     else:
         state.zones[idx] = 1
@@ -203,8 +244,8 @@ def reset(state: BatchState, idx: IntArray, rng: np.random.Generator) -> None:
     per = 3 if cfg.solo else 2
     n_tiles = 2 * per
     stacks = np.full((n, P, 4, state.stacks.shape[3]), -1, np.int8)
-    tiles = np.argsort(rng.random((n, 24)), axis=1)[:, : n_tiles * P].reshape(n, P, n_tiles)
-    faces = np.ones((n, P, n_tiles), np.int64) if cfg.solo else rng.integers(0, 2, (n, P, n_tiles))
+    tiles = np.argsort(streams.random(rows, 24), axis=1)[:, : n_tiles * P].reshape(n, P, n_tiles)
+    faces = np.ones((n, P, n_tiles), np.int64) if cfg.solo else (streams.random(rows, P * n_tiles) < 0.5).reshape(n, P, n_tiles)
     codes = (tiles * 2 + faces).astype(np.int8)
     stacks[:, :, 0, :per] = codes[:, :, :per]
     stacks[:, :, 1, :per] = codes[:, :, per:]
@@ -231,9 +272,9 @@ def reset(state: BatchState, idx: IntArray, rng: np.random.Generator) -> None:
         flat = own.reshape(-1)
         keep = flat >= 0
         held[rows[keep], flat[keep] // 2] = False  # the player's own tiles go back to the box
-        keys = rng.random((gi.size, 24)) + held * 2.0
-        new_tiles = np.argsort(keys, axis=1)[:, :n_tiles]
-        new_faces = np.ones((gi.size, n_tiles), np.int64) if cfg.solo else rng.integers(0, 2, (gi.size, n_tiles))
+        draw = streams.random(gi, 24) + held * 2.0
+        new_tiles = np.argsort(draw, axis=1)[:, :n_tiles]
+        new_faces = np.ones((gi.size, n_tiles), np.int64) if cfg.solo else (streams.random(gi, n_tiles) < 0.5)
         new_codes = (new_tiles * 2 + new_faces).astype(np.int8)
         stacks[gi, pi] = -1
         stacks[gi, pi, 0, :per] = new_codes[:, :per]
