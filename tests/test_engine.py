@@ -308,7 +308,7 @@ def check_dict_views(state: E.BatchState, games: np.ndarray, round_trip: np.ndar
 
 @pytest.mark.parametrize(("num_players", "plate_level"), CONFIGS)
 def test_random_play_invariants(num_players: int, plate_level: int) -> None:
-    P, B, max_turns = num_players, 24, 120
+    P, B, max_turns = num_players, 24, (120 if num_players < 4 else 200)
     cfg = GameConfig(num_players=P, plate_level=plate_level, max_turns=max_turns)
     rng = np.random.default_rng(1000 * P + plate_level)
     sampler_rng = np.random.default_rng(7)
