@@ -10,7 +10,11 @@ import gymnasium as _gym
 from umbrella_env.envs.aec import env, raw_env
 
 if "umbrella_env/Solo-v0" not in _gym.registry:
-    _gym.register(id="umbrella_env/Solo-v0", entry_point="umbrella_env.envs.solo:UmbrellaSoloEnv")
+    _gym.register(
+        id="umbrella_env/Solo-v0",
+        entry_point="umbrella_env.envs.solo:UmbrellaSoloEnv",
+        vector_entry_point="umbrella_env.envs.vector:UmbrellaSoloVectorEnv",
+    )
 
 __version__ = "0.1.0"
 __all__ = ["env", "raw_env", "__version__"]

@@ -205,6 +205,11 @@ class _GameStreams:
         return (x >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
 
+def draw_key(rng: np.random.Generator) -> int:
+    """One 63-bit game key from a Generator (what :func:`reset` deals a game from)."""
+    return int(rng.bit_generator.random_raw()) >> 1
+
+
 def reset(
     state: BatchState,
     idx: IntArray,
@@ -214,7 +219,7 @@ def reset(
     """Set up new games in the slots ``idx`` of the batch (the others are untouched).
 
     Each game is dealt from its own 64-bit key: ``keys`` (one per game of ``idx``), or
-    keys drawn from ``rng`` (one ``rng.integers(2**63)`` per game, in ``idx`` order).
+    keys drawn from ``rng`` (one :func:`draw_key` per game, in ``idx`` order).
     """
     idx = np.asarray(idx, dtype=np.intp)
     n = idx.size
@@ -223,7 +228,7 @@ def reset(
     if keys is None:
         if rng is None:
             raise ConfigError("reset needs a numpy Generator or explicit keys")
-        keys = rng.integers(0, 2**63, n)
+        keys = [draw_key(rng) for _ in range(n)]
     keys = np.asarray(keys).astype(np.uint64).reshape(n)
     streams = _GameStreams(keys)
     rows = np.arange(n)
@@ -303,7 +308,7 @@ def _complete_figures(t: Tables, stage16: IntArray, tops: IntArray) -> tuple[Boo
     cells = t.fig_cells[tops, _ARANGE4]  # [n, slot, 4]; code -1 selects the dummy row 48
     vals = np.take_along_axis(stage16, cells.reshape(len(stage16), 16), axis=1).reshape(-1, 4, 4)
     first = vals[:, :, 0]
-    complete = (tops >= 0) & (vals == first[:, :, None]).all(axis=2)
+    complete = (tops >= 0) & (first == vals[:, :, 1]) & (first == vals[:, :, 2]) & (first == vals[:, :, 3])
     return complete, first
 
 
@@ -457,32 +462,36 @@ def check_actions(state: BatchState, actions: Any) -> NDArray[np.int64]:
 
 
 def step_unchecked(state: BatchState, actions: NDArray[np.integer[Any]]) -> None:
-    """Apply one action per game without any check.  Finished games must get -1 (ignored)."""
-    phase = state.phase.copy()
+    """Apply one action per game without any check.  Games given -1 are left as they are
+    (finished games, or games a caller holds back)."""
+    phase = np.where(actions >= 0, state.phase, A.PHASE_GAME_OVER)
+    ends: list[IntArray] = []  # games whose turn is over; the end check runs once for all
     for ph, handler in _HANDLERS:
         idx = np.flatnonzero(phase == ph)
         if idx.size:
-            handler(state, idx, actions[idx])
+            handler(state, idx, actions[idx], ends)
+    if ends:
+        _end_turn(state, np.concatenate(ends) if len(ends) > 1 else ends[0])
 
 
-def _slide(state: BatchState, idx: IntArray, a: IntArray) -> None:
+def _slide(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     a = a - A.SLIDE_START
     side, colour, line = a >> 4, (a >> 2) & 3, a & 3
     p = state.current[idx]
     zone = state.tables.side_zone[p, side]
     state.zones[idx, zone, colour] -= 1
     _push(state, idx, p, side, line, colour)
-    _after_slide(state, idx)
+    _after_slide(state, idx, ends)
 
 
-def _fallback(state: BatchState, idx: IntArray, a: IntArray) -> None:
+def _fallback(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     a = a - A.FALLBACK_START
     rel, colour, side, line = a >> 6, (a >> 4) & 3, (a >> 2) & 3, a & 3
     p = state.current[idx]
     zone = state.tables.rel_zone[p, rel]
     state.zones[idx, zone, colour] -= 1
     _push(state, idx, p, side, line, colour)
-    _after_slide(state, idx)
+    _after_slide(state, idx, ends)
 
 
 def _push(state: BatchState, idx: IntArray, p: IntArray, side: IntArray, line: IntArray, colour: IntArray) -> None:
@@ -504,13 +513,24 @@ def _push(state: BatchState, idx: IntArray, p: IntArray, side: IntArray, line: I
         state.zones[idx, state.tables.side_zone[p, OPPOSITE[side]], ejected] += 1
 
 
-def _after_slide(state: BatchState, idx: IntArray) -> None:
-    can = _scorable(state, idx).any(axis=(1, 2))
+def _any_scorable(state: BatchState, idx: IntArray) -> BoolArray:
+    """[n] whether the current player can validate a figure (bitmask form of :func:`_scorable`)."""
+    t = state.tables
+    p = state.current[idx]
+    stage16 = state.stage[idx, p].reshape(-1, 16)
+    complete, colour = _complete_figures(t, stage16, state.stacks[idx, p, :, 0])
+    free_bits = (state.plates[idx, p] < 0).astype(np.int32) @ _BITS10
+    open_space = (t.accept_bits[_ARANGE4, colour] & free_bits[:, None]) != 0
+    return (complete & open_space).any(axis=1)
+
+
+def _after_slide(state: BatchState, idx: IntArray, ends: list[IntArray]) -> None:
+    can = _any_scorable(state, idx)
     state.phase[idx[can]] = A.PHASE_VALIDATE
-    _end_turn(state, idx[~can])
+    ends.append(idx[~can])
 
 
-def _validate(state: BatchState, idx: IntArray, a: IntArray) -> None:
+def _validate(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     t = state.tables
     slot, space = np.divmod(a - A.VALIDATE_START, 10)
     p = state.current[idx]
@@ -541,10 +561,10 @@ def _validate(state: BatchState, idx: IntArray, a: IntArray) -> None:
             state.extra_turn[idx[extra]] = True
     state.phase[idx[power == POWER_SWAP_STAGE]] = A.PHASE_SWAP_STAGE
     state.phase[idx[power == POWER_SWAP_ZONE]] = A.PHASE_SWAP_ZONE
-    _begin_pass(state, idx[(power != POWER_SWAP_STAGE) & (power != POWER_SWAP_ZONE)])
+    _begin_pass(state, idx[(power != POWER_SWAP_STAGE) & (power != POWER_SWAP_ZONE)], ends)
 
 
-def _swap_stage(state: BatchState, idx: IntArray, a: IntArray) -> None:
+def _swap_stage(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     go = a != A.SWAP_STAGE_PASS
     g = idx[go]
     if g.size:
@@ -554,10 +574,10 @@ def _swap_stage(state: BatchState, idx: IntArray, a: IntArray) -> None:
         ca, cb = base + PAIR_A[pair], base + PAIR_B[pair]
         va, vb = stage[g, ca], stage[g, cb]
         stage[g, ca], stage[g, cb] = vb, va
-    _begin_pass(state, idx)
+    _begin_pass(state, idx, ends)
 
 
-def _swap_zone(state: BatchState, idx: IntArray, a: IntArray) -> None:
+def _swap_zone(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     go = a != A.SWAP_ZONE_PASS
     g = idx[go]
     if g.size:
@@ -571,10 +591,10 @@ def _swap_zone(state: BatchState, idx: IntArray, a: IntArray) -> None:
         state.zones[g, zone, colour] -= 1
         state.zones[g, zone, old] += 1
         stage[g, pos] = colour
-    _begin_pass(state, idx)
+    _begin_pass(state, idx, ends)
 
 
-def _begin_pass(state: BatchState, idx: IntArray) -> None:
+def _begin_pass(state: BatchState, idx: IntArray, ends: list[IntArray]) -> None:
     """Hand the validated tile on (RULES.md §4.3; solo §8)."""
     if not idx.size:
         return
@@ -586,19 +606,19 @@ def _begin_pass(state: BatchState, idx: IntArray) -> None:
     if state.config.solo:
         white = (code & 1) == 0  # a white tile is discarded, a black one comes back white
         state.passing[idx[white]] = -1
-        _end_turn(state, idx[white])
+        ends.append(idx[white])
         idx = idx[~white]
     state.passing[idx] = state.passing[idx] ^ 1
-    _place(state, idx)
+    _place(state, idx, ends)
 
 
-def _give_face(state: BatchState, idx: IntArray, a: IntArray) -> None:
+def _give_face(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     face = a - A.GIVE_FACE_START
     state.passing[idx] = (state.passing[idx] & ~1) | face
-    _place(state, idx)
+    _place(state, idx, ends)
 
 
-def _place(state: BatchState, idx: IntArray) -> None:
+def _place(state: BatchState, idx: IntArray, ends: list[IntArray]) -> None:
     """Put the tile in transit on the receiver's first empty slot, or ask for a cover."""
     if not idx.size:
         return
@@ -611,10 +631,10 @@ def _place(state: BatchState, idx: IntArray) -> None:
     state.stacks[g, receiver[has], slot, 0] = state.passing[g]
     state.passing[g] = -1
     state.phase[idx[~has]] = A.PHASE_COVER
-    _end_turn(state, g)
+    ends.append(g)
 
 
-def _cover(state: BatchState, idx: IntArray, a: IntArray) -> None:
+def _cover(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     slot = a - A.COVER_START
     receiver = (state.current[idx] + 1) % state.config.num_players
     stack = state.stacks[idx, receiver, slot]
@@ -622,7 +642,7 @@ def _cover(state: BatchState, idx: IntArray, a: IntArray) -> None:
     stack[:, 0] = state.passing[idx]
     state.stacks[idx, receiver, slot] = stack
     state.passing[idx] = -1
-    _end_turn(state, idx)
+    ends.append(idx)
 
 
 def _end_turn(state: BatchState, idx: IntArray) -> None:
@@ -666,23 +686,24 @@ def _end_turn(state: BatchState, idx: IntArray) -> None:
 
 
 def _solo_over(state: BatchState, idx: IntArray) -> BoolArray:
-    """Solo end conditions (RULES.md §8), for games that just finished a turn."""
+    """Solo end conditions (RULES.md §8), for games that just finished a turn.
+
+    Every colour has 9 umbrellas in stage + zones + discard, so a colour keeps 4 in
+    stage and zones while at most 5 are discarded, and the zones are empty once 20
+    umbrellas are discarded.
+    """
     t = state.tables
-    plate = state.plates[idx, 0]
-    free = plate < 0
-    tokens = (~free).sum(axis=1)
-    zone_colours = state.zones[idx].sum(axis=1)  # [n, 4]
-    tops = state.stacks[idx, 0, :, 0]  # [n, 4]
-    stage_colours = (state.stage[idx, 0].reshape(-1, 16, 1) == _ARANGE4).sum(axis=1)
-    by_colour = (free[:, :, None] & t.colour_space).any(axis=1)  # [n, 4]
-    white = free & (t.white_slot >= 0) & (tops[:, np.maximum(t.white_slot, 0)] >= 0)
-    could_score = by_colour | white.any(axis=1)[:, None]
-    can_complete = (could_score & (stage_colours + zone_colours >= 4)).any(axis=1)
+    free_bits = (state.plates[idx, 0] < 0).astype(np.int32) @ _BITS10
+    present_bits = (state.stacks[idx, 0, :, 0] >= 0).astype(np.int32) @ _BITS10[:4]
+    discard = state.discard[idx]
+    enough = (discard <= 5).astype(np.int32) @ _BITS10[:4]
+    could_score = t.scoreable_colours[free_bits, present_bits]
+    tokens = 10 - t.popcount[free_bits]
     return (
         (tokens >= state.config.components.solo_tokens)
-        | (zone_colours.sum(axis=1) == 0)
-        | (tops < 0).all(axis=1)
-        | ~can_complete
+        | (discard.sum(axis=1) >= 20)
+        | (present_bits == 0)
+        | ((could_score & enough) == 0)
     )
 
 

@@ -103,87 +103,99 @@ def observation_layout() -> list[tuple[int, int, str, str]]:
 _ARANGE4 = np.arange(4)
 
 
-def _one_hot(values: NDArray[Any], n: int) -> NDArray[np.float32]:
-    """One-hot over the last axis; negative values give a zero row."""
-    return (values[..., None] == np.arange(n)).astype(np.float32)
+def _offsets() -> dict[str, int]:
+    out = {}
+    for start, _, name, _ in observation_layout():
+        out[name] = start
+    return out
 
 
-def observe(state: E.BatchState, seats: Any = None) -> NDArray[np.float32]:
-    """[B, OBS_SIZE] float32 observations, each from ``seats[b]`` (default: the actor)."""
+_OFF = _offsets()
+_SEAT0 = {name: _OFF[f"seat0.{name}"] for name, _, _ in SEAT_SEGMENTS}
+_SLOT16 = (np.arange(4) * 16)[:, None] + np.arange(16)  # [slot, cell] -> offset in slot_figure
+
+
+def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArray[np.float32]:
+    """[B, OBS_SIZE] float32 observations, each from ``seats[b]`` (default: the actor).
+
+    ``scores`` may pass ``engine.scores(state)`` when the caller has it already.
+    """
     t = state.tables
     cfg = state.config
     B, P = state.batch_size, cfg.num_players
+    actor = E.actor(state).astype(np.intp)
     if seats is None:
-        o = E.actor(state).astype(np.intp)
+        o = actor
     else:
         o = np.broadcast_to(np.asarray(seats), (B,)).astype(np.intp)
         if (o < 0).any() or (o >= P).any():
             raise ValueError(f"observer seats must be in [0, {P}), got {np.unique(o).tolist()}")
+    out = np.zeros((B, OBS_SIZE), dtype=np.float32)
+    flat = out.reshape(-1)
+    row = (np.arange(B) * OBS_SIZE)[:, None]  # [B, 1] start of each game's row
     rel = (o[:, None] + np.arange(P)) % P  # [B, P] absolute seat of each relative seat
     bi = np.arange(B)[:, None]
+    seat_base = row + np.arange(P) * SEAT_SIZE  # [B, P]
 
+    # Seat blocks: one-hots as scatters of ones, counts and figures as slice writes.
     stage = state.stage[bi, rel].reshape(B, P, 16)
+    flat[(seat_base[:, :, None] + _SEAT0["stage"] + np.arange(16) * 4 + stage).reshape(-1)] = 1
     stacks = state.stacks[bi, rel]  # [B, P, 4, H]
     tops = stacks[..., 0]
+    seats_view = out[:, : P * SEAT_SIZE].reshape(B, P, SEAT_SIZE)
+    s0 = _SEAT0
+    seats_view[:, :, s0["slot_present"] : s0["slot_present"] + 4] = tops >= 0
+    seats_view[:, :, s0["slot_black"] : s0["slot_black"] + 4] = (tops >= 0) & ((tops & 1) == 1)
+    seats_view[:, :, s0["slot_height"] : s0["slot_height"] + 4] = np.count_nonzero(stacks >= 0, axis=3)
     present = tops >= 0
+    cells = t.fig_cells[tops, _ARANGE4] + _SLOT16[:, :1]  # [B, P, 4 slot, 4 cells]
+    flat[(seat_base[:, :, None, None] + s0["slot_figure"] + cells)[present]] = 1
     plates = state.plates[bi, rel]
     occ = plates >= 0
-    scores = E.scores(state)[bi, rel]
-    seat_block = np.concatenate(
-        [
-            _one_hot(stage, 4).reshape(B, P, 64),
-            present.astype(np.float32),
-            (present & ((tops & 1) == 1)).astype(np.float32),
-            (stacks >= 0).sum(axis=3).astype(np.float32),
-            t.fig_grid[tops, _ARANGE4].reshape(B, P, 64),
-            occ.astype(np.float32),
-            _one_hot(plates, 4).reshape(B, P, 40),
-            scores[..., None].astype(np.float32),
-            occ.sum(axis=2, keepdims=True).astype(np.float32),
-        ],
-        axis=2,
-    )
-    out = np.zeros((B, OBS_SIZE), dtype=np.float32)
-    out[:, : P * SEAT_SIZE] = seat_block.reshape(B, P * SEAT_SIZE)
+    seats_view[:, :, s0["plate_token"] : s0["plate_token"] + 10] = occ
+    b_, p_, sp_ = np.nonzero(occ)
+    flat[seat_base[b_, p_] + s0["plate_colour"] + sp_ * 4 + plates[b_, p_, sp_]] = 1
+    if scores is None:
+        scores = E.scores(state)
+    seats_view[:, :, s0["score"]] = scores[bi, rel]
+    seats_view[:, :, s0["tokens"]] = occ.sum(axis=2)
 
-    def rel_seat(abs_seat: NDArray[Any]) -> NDArray[Any]:
-        return np.where(abs_seat >= 0, (abs_seat - o) % P, -1)
-
-    own = state.zones[bi, t.side_zone[o]].reshape(B, 16)
-    if cfg.solo:
-        all_zones = np.zeros((B, 36), np.float32)
-    else:
+    # Zones.
+    own = state.zones.reshape(B, 16) if cfg.solo else state.zones[bi, t.side_zone[o]].reshape(B, 16)
+    out[:, _OFF["own_zones"] : _OFF["own_zones"] + 16] = own
+    if not cfg.solo:
         rz = t.rel_zone[o]
-        all_zones = (state.zones[bi, np.maximum(rz, 0)] * (rz >= 0)[:, :, None]).reshape(B, 36)
+        out[:, _OFF["all_zones"] : _OFF["all_zones"] + 36] = (
+            state.zones[bi, np.maximum(rz, 0)] * (rz >= 0)[:, :, None]
+        ).reshape(B, 36)
+    else:
+        out[:, _OFF["discard"] : _OFF["discard"] + 4] = state.discard
+
+    # Global one-hots (-1 values, e.g. no end trigger, write nothing).
+    r = row[:, 0]
+    out[:, _OFF["num_players"] + P - 1] = 1
+    out[:, _OFF["plate_level"] + cfg.plate_level - 1] = 1
+    flat[r + _OFF["phase"] + state.phase] = 1
+    flat[r + _OFF["actor"] + (actor - o) % P] = 1
+    flat[r + _OFF["current"] + (state.current - o) % P] = 1
+    out[:, _OFF["supply"]] = state.supply
+    out[:, _OFF["reserve_used"]] = state.reserve_used
+    out[:, _OFF["turn_fraction"]] = state.turn / cfg.max_turns
+    trig = state.end_by >= 0
+    out[:, _OFF["end_triggered"]] = trig
+    flat[(r + _OFF["end_trigger_seat"] + (state.end_by - o) % P)[trig]] = 1
+    out[:, _OFF["extra_turn"]] = state.extra_turn
     passing = state.passing.astype(np.intp)
-    has_pass = passing >= 0
-    tile = np.where(has_pass, passing >> 1, 0)
-    pass_white = t.face_grid[tile * 2] * has_pass[:, None]
-    pass_black = t.face_grid[tile * 2 + 1] * has_pass[:, None]
-    glob = np.concatenate(
-        [
-            own.astype(np.float32),
-            all_zones.astype(np.float32),
-            state.discard.astype(np.float32),
-            np.broadcast_to(_one_hot(np.array(P - 1), 4), (B, 4)),
-            np.broadcast_to(_one_hot(np.array(cfg.plate_level - 1), 4), (B, 4)),
-            _one_hot(state.phase, len(A.PHASES)),
-            _one_hot(rel_seat(E.actor(state).astype(np.intp)), 4),
-            _one_hot(rel_seat(state.current.astype(np.intp)), 4),
-            state.supply[:, None].astype(np.float32),
-            state.reserve_used[:, None].astype(np.float32),
-            (state.turn / cfg.max_turns)[:, None].astype(np.float32),
-            (state.end_by >= 0)[:, None].astype(np.float32),
-            _one_hot(rel_seat(state.end_by.astype(np.intp)), 4),
-            state.extra_turn[:, None].astype(np.float32),
-            has_pass[:, None].astype(np.float32),
-            (has_pass & ((passing & 1) == 1))[:, None].astype(np.float32),
-            pass_white,
-            pass_black,
-            _one_hot(state.last_side, 4),
-            _one_hot(state.last_colour, 4),
-        ],
-        axis=1,
-    )
-    out[:, MAX_SEATS * SEAT_SIZE :] = glob
+    has = np.flatnonzero(passing >= 0)
+    if has.size:
+        code = passing[has]
+        out[has, _OFF["passing_present"]] = 1
+        out[has, _OFF["passing_black"]] = code & 1
+        tile2 = (code >> 1) * 2
+        out[has, _OFF["passing_white_face"] : _OFF["passing_white_face"] + 16] = t.face_grid[tile2]
+        out[has, _OFF["passing_black_face"] : _OFF["passing_black_face"] + 16] = t.face_grid[tile2 + 1]
+    if cfg.solo:
+        last = np.flatnonzero(state.last_side >= 0)
+        flat[r[last] + _OFF["last_side"] + state.last_side[last]] = 1
+        flat[r[last] + _OFF["last_colour"] + state.last_colour[last]] = 1
     return out

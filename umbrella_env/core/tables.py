@@ -55,6 +55,8 @@ class Tables:
     fig_grid: np.ndarray
     #: [4 slot, 4 colour, 10 space] whether a space accepts that figure.
     accept: np.ndarray
+    #: [4 slot, 4 colour] bitmask (bit s = space s) of the spaces accepting that figure.
+    accept_bits: np.ndarray
     #: [10, 4] whether a space accepts a colour by colour (white spaces excluded).
     colour_space: np.ndarray
     #: [10] slot of a white space, -1 for colour spaces.
@@ -67,6 +69,12 @@ class Tables:
     partner: np.ndarray
     #: [4 layouts, 16] stage layouts as colour indices.
     layouts: np.ndarray
+    #: [1024 free-space bits, 16 occupied-slot bits] bitmask of the colours that could
+    #: still be scored (solo end rule, RULES.md §8): a free space accepting the colour,
+    #: or a free white space whose slot holds a tile.
+    scoreable_colours: np.ndarray
+    #: [1024] number of set bits (tokens on a plate from its occupancy bits).
+    popcount: np.ndarray
 
 
 _CACHE: dict[tuple[int, int, int], tuple[ComponentSet, Tables]] = {}
@@ -136,6 +144,19 @@ def _build(config: GameConfig) -> Tables:
     for name, (a, b) in plate.powers.items():
         power[a] = power[b] = _POWER_IDS[name]
         partner[a], partner[b] = b, a
+    scoreable = np.zeros((1 << NUM_SPACES, 16), dtype=np.uint8)
+    for free_bits in range(1 << NUM_SPACES):
+        free = [(free_bits >> sp) & 1 == 1 for sp in range(NUM_SPACES)]
+        by_colour = 0
+        for sp in range(NUM_SPACES):
+            if free[sp]:
+                for c in range(4):
+                    if colour_space[sp, c]:
+                        by_colour |= 1 << c
+        for present in range(16):
+            white = any(free[sp] and white_slot[sp] >= 0 and (present >> white_slot[sp]) & 1 for sp in range(NUM_SPACES))
+            scoreable[free_bits, present] = 0b1111 if white else by_colour
+    popcount = np.array([bin(x).count("1") for x in range(1 << NUM_SPACES)], dtype=np.int8)
     layouts = np.array(
         [[COLOURS.index(ch) for ch in "".join(rows)] for rows in cs.layouts.values()], dtype=np.int8
     )
@@ -147,10 +168,13 @@ def _build(config: GameConfig) -> Tables:
         face_grid=face_grid,
         fig_grid=fig_grid,
         accept=accept,
+        accept_bits=(accept.astype(np.int32) << np.arange(NUM_SPACES)).sum(axis=2).astype(np.int32),
         colour_space=colour_space,
         white_slot=white_slot,
         bonus=bonus,
         power=power,
         partner=partner,
         layouts=layouts,
+        scoreable_colours=scoreable,
+        popcount=popcount,
     )

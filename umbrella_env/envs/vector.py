@@ -1,0 +1,195 @@
+"""Native Gymnasium vector env for solo Umbrella: N games stepped by one call of the core."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from umbrella_env.core import actions as A
+from umbrella_env.core import batch_io
+from umbrella_env.core import engine as E
+from umbrella_env.core.errors import ActionError, IllegalActionError
+from umbrella_env.core.observation import observation_bounds, observe
+from umbrella_env.envs.common import ILLEGAL_ACTION_MODES, ILLEGAL_REWARD, check_choice, make_config, render_state
+from umbrella_env.envs.solo import SOLO_REWARD_MODES
+
+_AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+
+
+class UmbrellaSoloVectorEnv(VectorEnv):
+    """``num_envs`` solo games in one batch of the core.
+
+    Made by ``gymnasium.make_vec("umbrella_env/Solo-v0", num_envs=N,
+    vectorization_mode="vector_entry_point")``. Sub-env ``i`` behaves exactly like a
+    single ``umbrella_env/Solo-v0`` env reset with seed ``seed + i``, step for step, as
+    in Gymnasium's ``SyncVectorEnv``.
+
+    * Observations ``[N, 899]`` float32; actions: an integer array ``[N]``.
+    * Masks: ``info["action_mask"]`` (``[N, 968]`` int8) and :meth:`action_masks` (bool).
+    * Autoreset: ``autoreset_mode="next_step"`` (default, Gymnasium's default: the step
+      after an episode ends resets that sub-env, its action is ignored, reward 0) or
+      ``"same_step"`` (finished games are reset in the same step; their last observation
+      is in ``info["final_obs"]`` with the mask ``info["_final_obs"]``, and their final
+      score in ``info["final_score"]``). ``metadata["autoreset_mode"]`` declares it.
+    * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
+      ``max_turns``, ``components``, ``render_mode`` ("ansi": the text of every game).
+    """
+
+    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        plate_level: int = 1,
+        render_mode: str | None = None,
+        reward_mode: str = "dense",
+        illegal_action: str = "loss",
+        max_turns: int | None = None,
+        components: Any = None,
+        autoreset_mode: str = "next_step",
+        max_episode_steps: int | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        if max_episode_steps is not None:
+            raise ValueError("use max_turns (whole turns) to limit the episode length")
+        self.config = make_config(1, plate_level, max_turns, components)
+        self.reward_mode = check_choice("reward_mode", reward_mode, SOLO_REWARD_MODES)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        check_choice("autoreset_mode", autoreset_mode, tuple(_AUTORESET_MODES))
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
+        self.metadata = {**self.metadata, "autoreset_mode": _AUTORESET_MODES[autoreset_mode]}
+        self.render_mode = render_mode
+        self.num_envs = int(num_envs)
+        self.single_observation_space = spaces.Box(*observation_bounds(), dtype=np.float32)
+        self.single_action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._state = E.allocate(self.config, self.num_envs)
+        self._generators: list[np.random.Generator] = []
+        self._scores = np.zeros(self.num_envs)
+        self._needs_reset = np.zeros(self.num_envs, bool)
+        self._ended = np.zeros(self.num_envs, bool)  # ended by an illegal action
+        self._started = False
+        self._mask = np.zeros((self.num_envs, A.NUM_ACTIONS), bool)
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"expected {self.num_envs} seeds, got {len(seeds)}")
+        if not self._generators:
+            self._generators = [seeding.np_random(s)[0] for s in seeds]
+        else:
+            self._generators = [
+                seeding.np_random(s)[0] if s is not None else g for s, g in zip(seeds, self._generators)
+            ]
+        self._reset_games(np.arange(self.num_envs))
+        self._started = True
+        return observe(self._state), self._info()
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
+            raise ActionError(
+                f"expected an integer array of shape ({self.num_envs},), got {acts.dtype} array of shape {acts.shape}"
+            )
+        state = self._state
+        rewards = np.zeros(self.num_envs)
+        resetting = np.flatnonzero(self._needs_reset)
+        if resetting.size:
+            self._reset_games(resetting)
+        live = ~self._needs_reset & ~state.done
+        live[resetting] = False
+        acts = np.where(live, acts, -1).astype(np.int64)
+        bad = live & ((acts < 0) | (acts >= A.NUM_ACTIONS))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ActionError(f"env {i}: action id {int(acts[i])} is out of range: expected [0, {A.NUM_ACTIONS})")
+        legal = self._mask  # the legal actions offered after the previous call
+        li = np.flatnonzero(live)
+        illegal = li[~legal[li, acts[li]]]
+        if illegal.size:
+            i = int(illegal[0])
+            message = f"env {i}: action {int(acts[i])} ({A.ACTION_STRINGS[acts[i]]!r}) is not legal in phase {A.PHASES[int(state.phase[i])]!r}"
+            if self.illegal_action == "raise":
+                raise IllegalActionError(message)
+            warnings.warn(f"{message}; that episode ends", stacklevel=2)
+            acts[illegal] = -1
+            self._ended[illegal] = True
+            rewards[illegal] = ILLEGAL_REWARD
+        E.step_unchecked(state, acts)
+        all_scores = E.scores(state)
+        scores = all_scores[:, 0].astype(np.float64)
+        stepped = live.copy()
+        stepped[illegal] = False
+        finished = stepped & state.done
+        if self.reward_mode == "dense":
+            rewards[stepped] = (scores - self._scores)[stepped]
+        else:
+            rewards[finished] = scores[finished]
+        self._scores = scores
+        terminated = (state.terminated | self._ended) & live
+        truncated = state.truncated & live
+        done = terminated | truncated
+        info: dict[str, Any]
+        if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
+            final_obs = observe(state)
+            final_score = E.scores(state)[:, 0].copy()
+            self._reset_games(np.flatnonzero(done))
+            info = self._info()
+            info["final_obs"] = np.where(done[:, None], final_obs, 0.0).astype(np.float32)
+            info["_final_obs"] = done
+            info["final_score"] = np.where(done, final_score, 0)
+        else:
+            self._needs_reset = done
+            info = self._info()
+        obs = observe(state, scores=None if (self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any()) else all_scores)
+        return obs, rewards, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """[N, 968] bool legal actions (all False for a game waiting for its autoreset)."""
+        return self._mask.copy()
+
+    def _update_mask(self) -> None:
+        self._mask = E.legal_action_mask(self._state)
+        self._mask[self._needs_reset | self._ended] = False
+
+    def render(self) -> str | None:
+        texts = [render_state("ansi", batch_io.to_dict(self._state, b)) or "" for b in range(self.num_envs)]
+        if self.render_mode is None:
+            warnings.warn("render() called without render_mode='ansi'", stacklevel=2)
+            return None
+        return "\n".join(f"--- env {b} ---\n{t}" for b, t in enumerate(texts))
+
+    def get_state(self, i: int) -> dict[str, Any]:
+        return batch_io.to_dict(self._state, i)
+
+    # ------------------------------------------------------------------ internals
+    def _reset_games(self, idx: np.ndarray) -> None:
+        keys = np.array([E.draw_key(self._generators[i]) for i in idx], dtype=np.uint64)
+        E.reset(self._state, idx, keys=keys)
+        self._scores[idx] = E.scores(E.take(self._state, idx))[:, 0]
+        self._needs_reset[idx] = False
+        self._ended[idx] = False
+
+    def _info(self) -> dict[str, Any]:
+        self._update_mask()
+        return {"action_mask": self._mask.view(np.int8)}  # a fresh array each call, never mutated
