@@ -84,7 +84,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
         elif isinstance(seed, (int, np.integer)):

@@ -1,0 +1,62 @@
+"""Stable-Baselines3 / sb3-contrib integration (the ``train`` extra).
+
+Marked ``train``: deselect with ``-m "not train"`` on a machine without torch.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
+
+pytestmark = pytest.mark.train
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+from stable_baselines3.common.env_checker import check_env  # noqa: E402
+
+from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv  # noqa: E402
+
+
+def test_sb3_check_env_on_the_solo_env() -> None:
+    with pytest.warns(UserWarning):  # check_env steps random (often illegal) actions
+        check_env(gym.make("umbrella_env/Solo-v0").unwrapped, warn=True)
+
+
+def test_sb3_vec_env_adapter_conventions() -> None:
+    env = UmbrellaSB3VecEnv(num_envs=4, reward_mode="score")
+    env.seed(3)
+    obs = env.reset()
+    assert obs.shape == (4, 899)
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(60):
+        masks = np.stack(env.env_method("action_masks"))
+        assert masks.shape == (4, 968) and masks.any(axis=1).all()
+        env.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        obs, rewards, dones, infos = env.step_wait()
+        for i in np.flatnonzero(dones):
+            finished += 1
+            assert infos[i]["terminal_observation"].shape == (899,)
+            assert infos[i]["episode"]["r"] == rewards[i] == infos[i]["score"]
+    assert finished > 0
+    assert env.has_attr("action_masks")
+
+
+def test_maskable_ppo_smoke_on_the_vector_env_and_the_single_env(tmp_path) -> None:
+    env = UmbrellaSB3VecEnv(num_envs=8)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(256)
+    model.save(tmp_path / "model.zip")
+    loaded = MaskablePPO.load(tmp_path / "model.zip", device="cpu")
+    single = gym.make("umbrella_env/Solo-v0")
+    obs, info = single.reset(seed=0)
+    for _ in range(20):
+        action, _ = loaded.predict(obs, action_masks=info["action_mask"].astype(bool), deterministic=True)
+        assert info["action_mask"][int(action)] == 1
+        obs, reward, terminated, truncated, info = single.step(int(action))
+        if terminated or truncated:
+            obs, info = single.reset()
+    single_model = MaskablePPO("MlpPolicy", gym.make("umbrella_env/Solo-v0"), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    single_model.learn(128)

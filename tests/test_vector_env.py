@@ -1,0 +1,140 @@
+"""The native vector env: Gymnasium conventions, equality with single envs, masks."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
+from umbrella_env.core import engine as E
+from umbrella_env.core.errors import ActionError, IllegalActionError
+from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
+
+
+def make_native(n: int, **kw):
+    return gym.make_vec("umbrella_env/Solo-v0", num_envs=n, vectorization_mode="vector_entry_point", **kw)
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(row)) if row.any() else 0 for row in mask])
+
+
+@pytest.mark.parametrize("plate_level", [1, 4])
+def test_native_vector_env_equals_sync_vector_of_single_envs(plate_level: int) -> None:
+    n = 6
+    native = make_native(n, plate_level=plate_level)
+    sync = gym.make_vec("umbrella_env/Solo-v0", num_envs=n, vectorization_mode="sync", plate_level=plate_level)
+    assert native.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs_n, info_n = native.reset(seed=11)
+    obs_s, info_s = sync.reset(seed=11)
+    np.testing.assert_array_equal(obs_n, obs_s)
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(120):
+        np.testing.assert_array_equal(info_n["action_mask"], info_s["action_mask"])
+        actions = random_actions(info_n["action_mask"], rng)
+        obs_n, r_n, term_n, trunc_n, info_n = native.step(actions)
+        obs_s, r_s, term_s, trunc_s, info_s = sync.step(actions)
+        np.testing.assert_array_equal(obs_n, obs_s)
+        np.testing.assert_array_equal(r_n, r_s)
+        np.testing.assert_array_equal(term_n, term_s)
+        np.testing.assert_array_equal(trunc_n, trunc_s)
+        episodes += int(term_n.sum())
+    assert episodes >= n  # several autoresets happened
+
+
+def test_spaces_masks_and_dtypes() -> None:
+    env = make_native(4)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (4, env.single_observation_space.shape[0]) and obs.dtype == np.float32
+    assert env.observation_space.contains(obs)
+    assert info["action_mask"].dtype == np.int8 and info["action_mask"].shape == (4, 968)
+    np.testing.assert_array_equal(info["action_mask"].astype(bool), env.unwrapped.action_masks())
+    assert env.action_space.shape == (4,)
+
+
+def test_same_step_autoreset_reports_final_observation_and_score() -> None:
+    env = UmbrellaSoloVectorEnv(num_envs=4, autoreset_mode="same_step", reward_mode="score")
+    assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(1)
+    seen = 0
+    for _ in range(80):
+        obs, reward, term, trunc, info = env.step(random_actions(info["action_mask"], rng))
+        done = term | trunc
+        if done.any():
+            seen += int(done.sum())
+            assert (info["_final_obs"] == done).all()
+            np.testing.assert_array_equal(reward[done], info["final_score"][done])
+            # The returned observation is already the new game's (turn 0, nothing on the plate).
+            assert (env._state.turn[done] == 0).all()
+            assert info["action_mask"][done].any(axis=1).all()
+    assert seen > 0
+
+
+def test_seeding_reproducible_and_distinct() -> None:
+    a, _ = make_native(3).reset(seed=5)
+    b, _ = make_native(3).reset(seed=5)
+    c, _ = make_native(3).reset(seed=6)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_bad_input() -> None:
+    env = make_native(3, illegal_action="raise")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(3, int))
+    obs, info = env.reset(seed=0)
+    with pytest.raises(ActionError, match=r"shape \(3,\)"):
+        env.step(np.zeros(2, int))
+    with pytest.raises(ActionError, match="integer"):
+        env.step(np.zeros(3))
+    with pytest.raises(ActionError, match="out of range"):
+        env.step(np.array([0, 5000, 0]))
+    illegal = np.array([int(np.flatnonzero(row == 0)[0]) for row in info["action_mask"]])
+    with pytest.raises(IllegalActionError, match="not legal"):
+        env.step(illegal)
+    with pytest.raises(ValueError, match="num_envs"):
+        UmbrellaSoloVectorEnv(num_envs=0)
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode="later")
+
+
+def test_illegal_action_in_loss_mode_ends_only_that_episode() -> None:
+    env = UmbrellaSoloVectorEnv(num_envs=3)
+    obs, info = env.reset(seed=0)
+    actions = np.array([int(np.flatnonzero(row)[0]) for row in info["action_mask"]])
+    actions[1] = int(np.flatnonzero(info["action_mask"][1] == 0)[0])
+    with pytest.warns(UserWarning, match="env 1"):
+        obs, reward, term, trunc, info = env.step(actions)
+    assert term.tolist() == [False, True, False] and reward[1] == -1.0
+    assert not info["action_mask"][1].any()
+
+
+def test_async_vector_env_over_the_single_env() -> None:
+    env = gym.make_vec("umbrella_env/Solo-v0", num_envs=2, vectorization_mode="async")
+    try:
+        obs, info = env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            obs, reward, term, trunc, info = env.step(random_actions(info["action_mask"], rng))
+        assert obs.shape == (2, 899)
+    finally:
+        env.close()
+
+
+def test_vector_env_steps_all_games_in_one_core_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    original = E.step_unchecked
+
+    def counting(state, actions):
+        calls.append(state.batch_size)
+        return original(state, actions)
+
+    monkeypatch.setattr(E, "step_unchecked", counting)
+    env = UmbrellaSoloVectorEnv(num_envs=64)
+    obs, info = env.reset(seed=0)
+    env.step(random_actions(info["action_mask"], np.random.default_rng(0)))
+    assert calls == [64]
