@@ -89,3 +89,13 @@ def test_ansi_render_and_state_round_trip() -> None:
     assert e.state() != d
     e.set_state(d)
     assert e.state() == d
+
+
+def test_rgb_array_render_changes_with_the_state() -> None:
+    e = umbrella_env.raw_env(num_players=3, render_mode="rgb_array")
+    e.reset(seed=5)
+    first = e.render()
+    assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[2] == 3
+    e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    second = e.render()
+    assert second.shape == first.shape and not np.array_equal(first, second)

@@ -81,3 +81,12 @@ def test_ansi_render_and_state_round_trip() -> None:
     assert env.get_state() != d
     env.set_state(d)
     assert env.get_state() == d
+
+
+def test_rgb_array_render_changes_with_the_state() -> None:
+    env = gym.make("umbrella_env/Solo-v0", render_mode="rgb_array")
+    obs, info = env.reset(seed=5)
+    first = env.render()
+    assert first.dtype == np.uint8 and first.shape[2] == 3
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert not np.array_equal(first, env.render())

@@ -65,7 +65,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     Termination by the rules (RULES.md §5); truncation after ``max_turns`` whole turns.
 
     ## Arguments
-    ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human"),
+    ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture of the table),
     ``reward_mode`` ("win", "score", "dense"), ``illegal_action`` ("loss", "raise"),
     ``max_turns`` (default 3000), ``components`` (a ComponentSet).
 
@@ -73,7 +73,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     * v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "umbrella_v0", "is_parallelizable": False}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "name": "umbrella_v0", "is_parallelizable": False}
 
     def __init__(
         self,
@@ -204,7 +204,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._scores = E.scores(state)[0].astype(np.float64)
         self.agent_selection = self.possible_agents[int(E.actor(state)[0])]
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         return render_state(self.render_mode, self.state())
 
     def close(self) -> None:

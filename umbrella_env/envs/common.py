@@ -48,13 +48,20 @@ def end_rewards(state: E.BatchState, reward_mode: str) -> np.ndarray:
     return np.where(state.terminated[:, None], out, 0.0)
 
 
-def render_state(render_mode: str | None, state_dict: dict[str, Any]) -> str | None:
-    """Render for the env render modes: text for "ansi", printed for "human"."""
+RENDER_MODES = ["ansi", "human", "rgb_array"]
+
+
+def render_state(render_mode: str | None, state_dict: dict[str, Any]) -> str | np.ndarray | None:
+    """Render for the env render modes: text for "ansi", printed text for "human",
+    a uint8 H x W x 3 picture of the table for "rgb_array"."""
+    from umbrella_env.core.image import render_rgb
     from umbrella_env.core.render import render_text
 
     if render_mode is None:
-        warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=3)
+        warnings.warn(f"render() called without a render_mode; pass one of {RENDER_MODES}", stacklevel=3)
         return None
+    if render_mode == "rgb_array":
+        return render_rgb(state_dict)
     text = render_text(state_dict)
     if render_mode == "human":
         print(text)

@@ -47,14 +47,14 @@ class UmbrellaSoloEnv(gym.Env):
     Termination by the solo end conditions (RULES.md §8); truncation after ``max_turns``.
 
     ## Arguments
-    ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human"), ``reward_mode``
+    ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture of the table), ``reward_mode``
     ("dense", "score"), ``illegal_action`` ("loss", "raise"), ``max_turns``, ``components``.
 
     ## Version History
     * v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 2}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -135,7 +135,7 @@ class UmbrellaSoloEnv(gym.Env):
         batch_io.load_dict(state, 0, d)
         self._score = float(E.scores(state)[0, 0])
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         return render_state(self.render_mode, self.get_state())
 
 
