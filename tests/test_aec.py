@@ -99,3 +99,20 @@ def test_rgb_array_render_changes_with_the_state() -> None:
     e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
     second = e.render()
     assert second.shape == first.shape and not np.array_equal(first, second)
+
+
+def test_auto_forced_option() -> None:
+    api_test(umbrella_env.env(num_players=2, plate_level=4, max_turns=40, auto_forced=True), num_cycles=200)
+    e = umbrella_env.env(num_players=2, plate_level=4, max_turns=300, auto_forced=True)
+    e.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, _ = e.last()
+        if term or trunc:
+            e.step(None)
+            continue
+        mask = obs["action_mask"]
+        assert mask.sum() != 1, "a single-option decision must have been taken automatically"
+        e.step(int(rng.choice(np.flatnonzero(mask))))
+    with pytest.raises(TypeError, match="auto_forced"):
+        umbrella_env.env(auto_forced="yes")

@@ -90,3 +90,44 @@ def test_rgb_array_render_changes_with_the_state() -> None:
     assert first.dtype == np.uint8 and first.shape[2] == 3
     env.step(int(np.flatnonzero(info["action_mask"])[0]))
     assert not np.array_equal(first, env.render())
+
+
+def _position_with_a_forced_validation() -> tuple[dict, int]:
+    """A solo position and a slide after which exactly one validation is legal."""
+    from umbrella_env.core import actions as A
+    from umbrella_env.core import batch_io
+    from umbrella_env.core import engine as E
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.tools.differential import completing_slides, policy_actions
+
+    state = E.init(GameConfig(num_players=1, plate_level=1), 64, seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        idx = np.flatnonzero(state.phase == A.PHASE_SLIDE)
+        good = completing_slides(state, idx)
+        for row, b in enumerate(idx):
+            for a in np.flatnonzero(good[row]):
+                trial = E.take(state, [b])
+                E.step_unchecked(trial, np.array([a]))
+                if E.legal_action_mask(trial)[0].sum() == 1:
+                    return batch_io.to_dict(state, int(b)), int(a)
+        E.step(state, policy_actions(state, rng, 0.5))
+        E.reset(state, np.flatnonzero(state.done), rng)
+    raise AssertionError("no forced validation found")
+
+
+def test_auto_forced_takes_single_option_decisions() -> None:
+    d, slide = _position_with_a_forced_validation()
+    plain = gym.make("umbrella_env/Solo-v0", plate_level=1).unwrapped
+    plain.reset(seed=0)
+    plain.set_state(d)
+    _, reward_plain, _, _, info_plain = plain.step(slide)
+    assert info_plain["action_mask"].sum() == 1 and info_plain["phase"] == "validate"
+    forced = gym.make("umbrella_env/Solo-v0", plate_level=1, auto_forced=True).unwrapped
+    forced.reset(seed=0)
+    forced.set_state(d)
+    _, reward_forced, _, _, info_forced = forced.step(slide)
+    assert info_forced["phase"] != "validate" or info_forced["action_mask"].sum() > 1
+    # The forced validation's token (2 points at least) is paid in the same step.
+    assert reward_forced >= reward_plain + 2
+    assert info_forced["score"] == forced.get_state()["scores"][0]

@@ -67,7 +67,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ## Arguments
     ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture of the table),
     ``reward_mode`` ("win", "score", "dense"), ``illegal_action`` ("loss", "raise"),
-    ``max_turns`` (default 3000), ``components`` (a ComponentSet).
+    ``max_turns`` (default 3000), ``components`` (a ComponentSet), ``auto_forced``
+    (default False: when True, a decision with a single legal option, e.g. a level-4 swap
+    where only "pass" is legal or a lone scorable figure, is taken automatically and its
+    rewards are included in the step that led to it).
 
     ## Version History
     * v0: initial release.
@@ -84,8 +87,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         illegal_action: str = "loss",
         max_turns: int | None = None,
         components: Any = None,
+        auto_forced: bool = False,
     ) -> None:
         super().__init__()
+        if not isinstance(auto_forced, bool):
+            raise TypeError(f"auto_forced must be a bool, got {auto_forced!r}")
+        self.auto_forced = auto_forced
         if num_players == 1:
             raise ValueError("num_players must be 2, 3 or 4 for the AEC env; solo is gymnasium.make('umbrella_env/Solo-v0')")
         self.config = make_config(num_players, plate_level, max_turns, components)
@@ -158,6 +165,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self._accumulate_rewards()
             return
         E.step_unchecked(state, np.array([a]))
+        if self.auto_forced:
+            play_forced(state)
         scores = E.scores(state)[0].astype(np.float64)
         if self.reward_mode == "dense":
             reward = scores - self._scores

@@ -67,3 +67,18 @@ def render_state(render_mode: str | None, state_dict: dict[str, Any]) -> str | n
         print(text)
         return None
     return text
+
+
+def play_forced(state: E.BatchState) -> int:
+    """Apply every decision of game 0 that has a single legal option (``auto_forced``).
+
+    Returns how many decisions were taken.
+    """
+    taken = 0
+    while not state.done[0]:
+        legal = np.flatnonzero(E.legal_action_mask(state)[0])
+        if legal.size != 1:
+            break
+        E.step_unchecked(state, legal)
+        taken += 1
+    return taken

@@ -14,7 +14,14 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
 from umbrella_env.core.observation import observation_bounds, observe
-from umbrella_env.envs.common import ILLEGAL_ACTION_MODES, ILLEGAL_REWARD, check_choice, make_config, render_state
+from umbrella_env.envs.common import (
+    ILLEGAL_ACTION_MODES,
+    ILLEGAL_REWARD,
+    check_choice,
+    make_config,
+    play_forced,
+    render_state,
+)
 
 SOLO_REWARD_MODES = ("dense", "score")
 
@@ -48,7 +55,9 @@ class UmbrellaSoloEnv(gym.Env):
 
     ## Arguments
     ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture of the table), ``reward_mode``
-    ("dense", "score"), ``illegal_action`` ("loss", "raise"), ``max_turns``, ``components``.
+    ("dense", "score"), ``illegal_action`` ("loss", "raise"), ``max_turns``, ``components``,
+    ``auto_forced`` (default False: decisions with a single legal option are taken
+    automatically, their reward included in the step that led to them).
 
     ## Version History
     * v0: initial release.
@@ -64,7 +73,11 @@ class UmbrellaSoloEnv(gym.Env):
         illegal_action: str = "loss",
         max_turns: int | None = None,
         components: Any = None,
+        auto_forced: bool = False,
     ) -> None:
+        if not isinstance(auto_forced, bool):
+            raise TypeError(f"auto_forced must be a bool, got {auto_forced!r}")
+        self.auto_forced = auto_forced
         self.config = make_config(1, plate_level, max_turns, components)
         self.reward_mode = check_choice("reward_mode", reward_mode, SOLO_REWARD_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
@@ -98,6 +111,8 @@ class UmbrellaSoloEnv(gym.Env):
             info["illegal_action"] = True
             return observe(state)[0], ILLEGAL_REWARD, True, False, info
         E.step_unchecked(state, np.array([a]))
+        if self.auto_forced:
+            play_forced(state)
         score = float(E.scores(state)[0, 0])
         if self.reward_mode == "dense":
             reward = score - self._score
