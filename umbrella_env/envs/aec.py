@@ -20,9 +20,10 @@ from umbrella_env.envs.common import (
     ILLEGAL_REWARD,
     REWARD_MODES,
     check_choice,
-    render_state,
     end_rewards,
     make_config,
+    play_forced,
+    render_state,
 )
 
 
