@@ -131,3 +131,14 @@ def test_auto_forced_takes_single_option_decisions() -> None:
     # The forced validation's token (2 points at least) is paid in the same step.
     assert reward_forced >= reward_plain + 2
     assert info_forced["score"] == forced.get_state()["scores"][0]
+
+
+def test_cloudpickle_round_trip() -> None:
+    import cloudpickle
+
+    env = gym.make("umbrella_env/Solo-v0").unwrapped
+    obs, info = env.reset(seed=1)
+    copy = cloudpickle.loads(cloudpickle.dumps(env))
+    a = int(np.flatnonzero(info["action_mask"])[0])
+    np.testing.assert_array_equal(env.step(a)[0], copy.step(a)[0])
+    assert env.get_state() == copy.get_state()

@@ -15,6 +15,7 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
 from umbrella_env.core.observation import observation_bounds, observe
+from umbrella_env.tools.gendocs import env_doc_tables
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
     ILLEGAL_REWARD,
@@ -219,3 +220,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def close(self) -> None:
         pass
+
+
+raw_env.__doc__ = ((raw_env.__doc__ or "").rstrip() + "\n") + env_doc_tables()

@@ -14,6 +14,7 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
 from umbrella_env.core.observation import observation_bounds, observe
+from umbrella_env.tools.gendocs import env_doc_tables
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
     ILLEGAL_REWARD,
@@ -155,3 +156,6 @@ class UmbrellaSoloEnv(gym.Env):
 
 
 __all__ = ["UmbrellaSoloEnv", "ActionError"]
+
+
+UmbrellaSoloEnv.__doc__ = ((UmbrellaSoloEnv.__doc__ or "").rstrip() + "\n") + env_doc_tables()

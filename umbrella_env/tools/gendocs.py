@@ -28,6 +28,37 @@ _LAYOUTS = {
 }
 
 
+def action_ranges_table() -> str:
+    """The id range of every decision phase, as a Markdown table."""
+    lines = ["| phase | first id | last id | count | layout |", "|---|---:|---:|---:|---|"]
+    for phase, start, count in A.PHASE_RANGES:
+        lines.append(f"| {A.PHASES[phase]} | {start} | {start + count - 1} | {count} | {_LAYOUTS[phase]} |")
+    return "\n".join(lines)
+
+
+def observation_table() -> str:
+    """Every observation segment (index range, name, meaning), as a Markdown table."""
+    lines = ["| start | stop | name | meaning |", "|---:|---:|---|---|"]
+    for start, stop, name, meaning in observation_layout():
+        lines.append(f"| {start} | {stop} | `{name}` | {meaning} |")
+    return "\n".join(lines)
+
+
+def env_doc_tables() -> str:
+    """The tables appended to the env docstrings (generated from the code at import)."""
+    return (
+        "\n\n    ## Action table (generated from the code)\n\n"
+        + _indent(action_ranges_table())
+        + "\n\n    ## Observation table (generated from the code)\n\n"
+        + _indent(observation_table())
+        + "\n"
+    )
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
 def actions_markdown() -> str:
     lines = [
         "# Action space",
