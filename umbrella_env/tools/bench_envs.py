@@ -1,0 +1,107 @@
+"""Benchmark of the environments against PettingZoo's connect_four_v3 (not a test).
+
+In one run, with the same random-legal-move loop for every env:
+
+* the AEC env (2 players) vs ``pettingzoo.classic.connect_four_v3`` (needs pygame:
+  ``pip install -e ".[bench]"``): ``agent_iter`` / ``last`` / a uniformly random action
+  from the observation's mask / ``step``;
+* the Gymnasium solo env (``gymnasium.make``): a random action from ``info["action_mask"]``;
+* the native vector env at ``--num-envs`` games: actions from the core's random sampler.
+
+    python -m umbrella_env.tools.bench_envs [--seconds 5] [--num-envs 1024]
+
+Targets (issue #3): AEC >= 2x connect_four_v3, solo env >= 3x connect_four_v3, vector env
+>= 500,000 steps/s at 1024 envs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+
+import umbrella_env
+from umbrella_env.core import engine as E
+
+
+def aec_steps_per_second(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> float:
+    env = make_env()
+    rng = np.random.default_rng(seed)
+    steps = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        env.reset(seed=int(rng.integers(2**31)))
+        for agent in env.agent_iter():
+            obs, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            env.step(action)
+            steps += 1
+            if steps % 256 == 0 and time.perf_counter() - t0 >= seconds:
+                break
+    return steps / (time.perf_counter() - t0)
+
+
+def solo_steps_per_second(seconds: float, seed: int = 0) -> float:
+    env = gym.make("umbrella_env/Solo-v0")
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    steps = 0
+    t0 = time.perf_counter()
+    while True:
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        steps += 1
+        if terminated or truncated:
+            obs, info = env.reset()
+        if steps % 256 == 0 and time.perf_counter() - t0 >= seconds:
+            break
+    return steps / (time.perf_counter() - t0)
+
+
+def vector_steps_per_second(num_envs: int, seconds: float, seed: int = 0) -> float:
+    env = gym.make_vec("umbrella_env/Solo-v0", num_envs=num_envs, vectorization_mode="vector_entry_point")
+    inner = env.unwrapped if hasattr(env, "unwrapped") else env
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    steps = 0
+    t0 = time.perf_counter()
+    while True:
+        actions = E.random_legal_actions(inner._state, rng)
+        env.step(np.maximum(actions, 0))  # -1 only for games waiting for their autoreset
+        steps += num_envs
+        if steps % (num_envs * 16) == 0 and time.perf_counter() - t0 >= seconds:
+            break
+    return steps / (time.perf_counter() - t0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--num-envs", type=int, default=1024)
+    args = parser.parse_args(argv)
+    try:
+        from pettingzoo.classic import connect_four_v3
+    except ImportError as exc:
+        print(f"connect_four_v3 is not importable ({exc}); install the bench extra: pip install -e '.[bench]'")
+        return 1
+    peer = aec_steps_per_second(connect_four_v3.env, args.seconds)
+    print(f"{'env':<34} {'steps/s':>12} {'x connect_four_v3':>18}")
+    print(f"{'pettingzoo connect_four_v3 (AEC)':<34} {peer:12,.0f} {1.0:18.2f}", flush=True)
+    for players in (2, 4):
+        sps = aec_steps_per_second(lambda: umbrella_env.env(num_players=players), args.seconds)
+        print(f"{f'umbrella AEC, {players} players':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)
+    sps = solo_steps_per_second(args.seconds)
+    print(f"{'umbrella solo (gymnasium.make)':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)
+    sps = vector_steps_per_second(args.num_envs, args.seconds)
+    print(f"{f'umbrella vector env, {args.num_envs} envs':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
