@@ -148,3 +148,16 @@ def test_reset_seed_determinism() -> None:
         return out
 
     assert trace(3) == trace(3) and trace(3) != trace(4)
+
+
+def test_registered_in_pettingzoos_registry() -> None:
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "register"):  # older PettingZoo: nothing to register in
+        assert not hasattr(pettingzoo, "aec_registry")
+        return
+    assert "umbrella_env/Umbrella-v0" in pettingzoo.aec_registry
+    e = pettingzoo.make("aec", "umbrella_env/Umbrella-v0", num_players=3, plate_level=2)
+    e.reset(seed=0)
+    assert e.possible_agents == ["player_0", "player_1", "player_2"]
+    assert e.unwrapped.config.plate_level == 2

@@ -6,6 +6,7 @@ AEC environment for 2-4 players; ``gymnasium.make("umbrella_env/Solo-v0")`` the 
 """
 
 import gymnasium as _gym
+import pettingzoo as _pettingzoo
 
 from umbrella_env.envs.aec import env, raw_env
 
@@ -18,3 +19,7 @@ if "umbrella_env/Solo-v0" not in _gym.registry:
 
 __version__ = "0.1.0"
 __all__ = ["env", "raw_env", "__version__"]
+
+# PettingZoo >= 1.27 has a registry: pettingzoo.make("aec", "umbrella_env/Umbrella-v0", num_players=3).
+if hasattr(_pettingzoo, "register") and "umbrella_env/Umbrella-v0" not in getattr(_pettingzoo, "aec_registry", {}):
+    _pettingzoo.register("aec", "umbrella_env/Umbrella-v0", entry_point="umbrella_env.envs.aec:env")
