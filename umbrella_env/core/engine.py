@@ -324,6 +324,8 @@ def _scorable(state: BatchState, idx: IntArray) -> BoolArray:
 
 def _own_zone_counts(state: BatchState, idx: IntArray, seats: IntArray) -> IntArray:
     """[n, 4 side, 4 colour] umbrellas in each of the seat's four zones."""
+    if state.config.solo:  # solo zones are indexed by side already
+        return state.zones[idx]
     zones = state.tables.side_zone[seats]  # [n, 4]
     return state.zones[idx[:, None], zones]
 
@@ -341,7 +343,14 @@ def legal_action_mask(state: BatchState) -> BoolArray:
     B = state.batch_size
     mask = np.zeros((B, A.NUM_ACTIONS), dtype=bool)
     phase = state.phase
-    for ph, start, count in A.PHASE_RANGES:
+    # Most games are choosing a slide: fill that block for the whole batch with one
+    # contiguous write instead of a scattered one.
+    sliding = phase == A.PHASE_SLIDE
+    if sliding.any():
+        everyone = np.arange(B)
+        own = (_own_zone_counts(state, everyone, state.current) > 0) & sliding[:, None, None]
+        mask[:, A.SLIDE_START : A.SLIDE_START + A.NUM_SLIDE] = np.repeat(own.reshape(B, 16), 4, axis=1)
+    for ph, start, count in A.PHASE_RANGES[1:]:
         idx = np.flatnonzero(phase == ph)
         if idx.size:
             mask[idx, start : start + count] = _phase_mask(state, ph, idx)

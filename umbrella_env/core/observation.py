@@ -146,7 +146,9 @@ def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArr
     s0 = _SEAT0
     seats_view[:, :, s0["slot_present"] : s0["slot_present"] + 4] = tops >= 0
     seats_view[:, :, s0["slot_black"] : s0["slot_black"] + 4] = (tops >= 0) & ((tops & 1) == 1)
-    seats_view[:, :, s0["slot_height"] : s0["slot_height"] + 4] = np.count_nonzero(stacks >= 0, axis=3)
+    height = seats_view[:, :, s0["slot_height"] : s0["slot_height"] + 4]
+    for depth in range(stacks.shape[3]):  # H short additions beat a reduce over a short axis
+        height += stacks[..., depth] >= 0
     present = tops >= 0
     cells = t.fig_cells[tops, _ARANGE4] + _SLOT16[:, :1]  # [B, P, 4 slot, 4 cells]
     flat[(seat_base[:, :, None, None] + s0["slot_figure"] + cells)[present]] = 1
