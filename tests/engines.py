@@ -1,9 +1,9 @@
-"""One small interface over both rules engines, so every rule test runs on both.
+"""One small interface over the rules engines, so every rule test runs on each of them.
 
-An adapter has: ``new(config, seed) -> handle``, ``load(state_dict) -> handle``,
-``dump(handle) -> dict`` (canonical state dict), ``legal(handle) -> list[int]`` (sorted),
-``step(handle, action)`` (checked: raises on bad input), ``scores(handle) -> list[int]``,
-``ranks(handle) -> list[int]``, ``actor(handle) -> int``.
+An adapter (reference, batched, single) has: ``new(config, seed) -> handle``,
+``load(state_dict) -> handle``, ``dump(handle) -> dict`` (canonical state dict),
+``legal(handle) -> list[int]`` (sorted), ``step(handle, action)`` (checked: raises on bad
+input), ``scores(handle) -> list[int]``, ``ranks(handle) -> list[int]``, ``actor(handle) -> int``.
 """
 
 from __future__ import annotations
@@ -100,3 +100,40 @@ class BatchedAdapter:
 
 
 ADAPTERS["batched"] = BatchedAdapter()
+
+
+class SingleAdapter:
+    """The fast single-game engine (umbrella_env.core.single) behind the same interface."""
+
+    name = "single"
+
+    def new(self, config: GameConfig, seed: int) -> Any:
+        from umbrella_env.core.single import SingleGame
+
+        return SingleGame.new(config, key=seed)
+
+    def load(self, state: dict) -> Any:
+        from umbrella_env.core.single import SingleGame
+
+        return SingleGame.from_dict(state)
+
+    def dump(self, game: Any) -> dict:
+        return game.to_dict()
+
+    def legal(self, game: Any) -> list[int]:
+        return game.legal_actions()
+
+    def step(self, game: Any, action: int) -> None:
+        game.step_checked(action)
+
+    def scores(self, game: Any) -> list[int]:
+        return game.scores()
+
+    def ranks(self, game: Any) -> list[int]:
+        return game.ranks()
+
+    def actor(self, game: Any) -> int:
+        return game.actor
+
+
+ADAPTERS["single"] = SingleAdapter()

@@ -10,6 +10,12 @@ random, except that a slide completing a figure is preferred with probability
 Run a large check (the test suite runs 10,000 states per configuration)::
 
     python -m umbrella_env.tools.differential --states 100000
+
+:func:`run_single` (``--single``) checks the fast single-game engine
+(:mod:`umbrella_env.core.single`) against the batched engine the same way, adding the
+observation from every seat at every state::
+
+    python -m umbrella_env.tools.differential --single --states 100000
 """
 
 from __future__ import annotations
@@ -103,6 +109,21 @@ def stress_start(d: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+def late_start(d: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    """Move a setup close to the end: tokens from the supply onto random plate spaces,
+    leaving 1 to 3 in the supply (solo: at least 1 placed, at least 1 left)."""
+    d = json.loads(json.dumps(d))
+    P = d["num_players"]
+    keep = int(rng.integers(1, min(4, d["supply"])))
+    free = [(p, s) for p in range(P) for s in range(10) if d["plates"][p][s] is None]
+    for i in rng.permutation(len(free))[: d["supply"] - keep]:
+        p, s = free[i]
+        d["plates"][p][s] = "BGRY"[int(rng.integers(4))]
+        d["supply"] -= 1
+    d.pop("scores", None)
+    return d
+
+
 def _first_difference(a: Any, b: Any, path: str = "") -> str:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
@@ -181,18 +202,119 @@ def run(
     return stats
 
 
+def run_single(
+    num_players: int,
+    plate_level: int,
+    states: int,
+    seed: int = 0,
+    batch: int = 32,
+    greedy: float = 0.7,
+    stress: float = 0.2,
+    max_turns: int = 120,
+    late: float = 0.3,
+) -> DiffStats:
+    """Compare :class:`~umbrella_env.core.single.SingleGame` twins with the batched engine.
+
+    At every state: the legal mask, the state dict, the observation from every seat (and
+    from the default seat, the actor), the scores and the ranks.  Half of the twins are
+    stepped with ``step_checked``, the others with the unchecked ``step``.  A share
+    ``late`` of the games starts from :func:`late_start` so that game ends (supply
+    exhausted, final round, reserve tokens) and level-4 powers are frequent.
+    """
+    from umbrella_env.core import observation as O
+    from umbrella_env.core.single import SingleGame
+
+    cfg = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
+    P = cfg.num_players
+    rng = np.random.default_rng(seed)
+    state = E.init(cfg, batch, seed=rng)
+    twins: list[SingleGame] = [None] * batch  # type: ignore[list-item]
+    stats = DiffStats(num_players, plate_level)
+    where = f"(single vs batched, P={num_players} L={plate_level} seed={seed})"
+
+    def start(games: np.ndarray) -> None:
+        for b in games:
+            if rng.random() < late:
+                batch_io.load_dict(state, int(b), late_start(batch_io.to_dict(state, int(b)), rng))
+            if not cfg.solo and rng.random() < stress:
+                batch_io.load_dict(state, int(b), stress_start(batch_io.to_dict(state, int(b))))
+            twins[b] = SingleGame.from_batch(state, int(b))
+
+    def compare(games: np.ndarray, after: str) -> None:
+        mask = E.legal_action_mask(state)
+        obs = [O.observe(state, seats=q) for q in range(P)]
+        obs_actor = O.observe(state)
+        scores, ranks = E.scores(state), E.ranks(state)
+        for b in games:
+            g = twins[b]
+            got_d, want_d = g.to_dict(), batch_io.to_dict(state, int(b))
+            ctx = f"{where} {after}\nstate: {json.dumps(want_d)}"
+            if got_d != want_d:
+                raise Mismatch(f"states differ {_first_difference(want_d, got_d)} {ctx}")
+            m = g.legal_mask()
+            if not np.array_equal(m, mask[b]):
+                raise Mismatch(
+                    f"legal masks differ: batched-only {np.flatnonzero(mask[b] & ~m)[:5].tolist()}, "
+                    f"single-only {np.flatnonzero(m & ~mask[b])[:5].tolist()} {ctx}"
+                )
+            if g.legal_actions() != np.flatnonzero(mask[b]).tolist():
+                raise Mismatch(f"legal_actions differ from the mask {ctx}")
+            for q in range(P):
+                o = g.observe(q)
+                if o.dtype != np.float32 or not np.array_equal(o, obs[q][b]):
+                    bad = np.flatnonzero(o != obs[q][b])[:5].tolist()
+                    raise Mismatch(f"observations from seat {q} differ at indices {bad} {ctx}")
+            if not np.array_equal(g.observe(), obs_actor[b]):
+                raise Mismatch(f"observations from the actor differ {ctx}")
+            if g.scores() != scores[b].tolist() or g.ranks() != ranks[b].tolist():
+                raise Mismatch(f"scores/ranks differ: {g.scores()} {g.ranks()} vs {scores[b]} {ranks[b]} {ctx}")
+            if (g.phase, g.current, g.actor, g.turn, g.terminated, g.truncated, g.done) != (
+                int(state.phase[b]), int(state.current[b]), int(E.actor(state)[b]), int(state.turn[b]),
+                bool(state.terminated[b]), bool(state.truncated[b]), bool(state.done[b]),
+            ):  # fmt: skip
+                raise Mismatch(f"scalar properties differ {ctx}")
+
+    start(np.arange(batch))
+    compare(np.arange(batch), "at setup")
+    while stats.states < states:
+        live = np.flatnonzero(~state.done)
+        for b in live:
+            stats.phases[int(state.phase[b])] += 1
+        acts = policy_actions(state, rng, greedy)
+        E.step(state, acts)
+        for b in live:
+            if b % 2:
+                twins[b].step_checked(int(acts[b]))
+            else:
+                twins[b].step(int(acts[b]))
+        compare(live, "after a step")
+        stats.states += live.size
+        done = np.flatnonzero(state.done)
+        if done.size:
+            stats.games_finished += done.size
+            stats.terminated += int(state.terminated[done].sum())
+            stats.truncated += int(state.truncated[done].sum())
+            E.reset(state, done, rng)
+            start(done)
+            compare(done, "after a reset")
+    return stats
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--states", type=int, default=100_000, help="states to check per configuration")
     parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4])
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--single", action="store_true", help="check the single-game engine against the batched one instead"
+    )
     args = parser.parse_args(argv)
     total = 0
     t0 = time.perf_counter()
     for p in args.players:
         for level in args.levels:
-            stats = run(p, level, args.states, seed=args.seed)
+            stats = (run_single if args.single else run)(p, level, args.states, seed=args.seed)
             total += stats.states
             print(stats.summary(), flush=True)
     print(f"all equal: {total} states in {time.perf_counter() - t0:.0f} s")

@@ -1,0 +1,234 @@
+"""The single-game engine equals the batched engine (umbrella_env.core.single).
+
+The rule tests of ``tests/test_rules.py`` also run on it (``SingleAdapter`` in
+``tests/engines.py``).  Here: a differential check against the batched engine on random
+games of every configuration (mask, state dict, observation from every seat, scores,
+ranks at every state), dealing, error handling, copies and fresh arrays.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from umbrella_env.core import actions as A
+from umbrella_env.core import batch_io
+from umbrella_env.core import engine as E
+from umbrella_env.core import observation as O
+from umbrella_env.core.components import components_from_dict
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError, StateError
+from umbrella_env.core.single import SingleGame
+from umbrella_env.tools import differential
+
+CONFIGS = [(p, level) for p in (1, 2, 3, 4) for level in (1, 2, 3, 4)]
+
+
+def observations(g: SingleGame) -> list[np.ndarray]:
+    return [g.observe(q) for q in range(g.config.num_players)]
+
+
+def snapshot(g: SingleGame) -> tuple:
+    """Everything observable about a game."""
+    return g.to_dict(), g.legal_mask().tobytes(), [o.tobytes() for o in observations(g)], g.observe().tobytes()
+
+
+def play_random(g: SingleGame, steps: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if g.done:
+            return
+        legal = g.legal_actions()
+        g.step(legal[rng.integers(len(legal))])
+
+
+# --------------------------------------------------------------------------- differential
+@pytest.mark.parametrize(("num_players", "plate_level"), CONFIGS)
+def test_single_equals_batched(num_players: int, plate_level: int) -> None:
+    stats = differential.run_single(
+        num_players, plate_level, states=3_000, seed=1000 + 10 * num_players + plate_level, batch=8, max_turns=40
+    )
+    assert stats.states >= 3_000
+    # The check is only meaningful if the interesting decisions and endings happened.
+    assert stats.phases[A.PHASE_VALIDATE] > 100
+    assert stats.phases[A.PHASE_COVER] > 3
+    assert stats.terminated > 0
+    if num_players > 1:
+        assert stats.phases[A.PHASE_FALLBACK] > 0
+        assert stats.truncated > 0
+    if num_players == 2:
+        assert stats.phases[A.PHASE_GIVE_FACE] > 100
+    if plate_level == 4:
+        assert stats.phases[A.PHASE_SWAP_STAGE] > 0 and stats.phases[A.PHASE_SWAP_ZONE] > 0
+
+
+def test_differential_detects_an_observation_divergence(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = SingleGame.observe
+
+    def corrupted(self: SingleGame, seat: int | None = None) -> np.ndarray:
+        obs = original(self, seat)
+        if self.turn >= 3:
+            obs[-1] += 1
+        return obs
+
+    monkeypatch.setattr(SingleGame, "observe", corrupted)
+    with pytest.raises(differential.Mismatch, match="observations"):
+        differential.run_single(2, 1, states=500, seed=1)
+
+
+# --------------------------------------------------------------------------- dealing
+@pytest.mark.parametrize("num_players", [1, 2, 3, 4])
+def test_new_equals_the_batch_game_dealt_with_the_same_key(num_players: int) -> None:
+    """SingleGame.new replays engine.reset's per-game stream in Python: same deal, redraws included."""
+    cfg = GameConfig(num_players=num_players, plate_level=3)
+    keys = list(range(400))
+    state = E.allocate(cfg, len(keys))
+    E.reset(state, np.arange(len(keys)), keys=keys)
+    for b, key in enumerate(keys):
+        assert SingleGame.new(cfg, key).to_dict() == batch_io.to_dict(state, b), f"key {key}"
+    for key in (2**63 - 1, 2**64 - 1, -5, np.uint64(2**64 - 3), np.int64(-7)):  # wrapped like the engine
+        one = E.allocate(cfg, 1)
+        E.reset(one, [0], keys=[key])
+        g = SingleGame.new(cfg, key)
+        assert g.to_dict() == batch_io.to_dict(one, 0), f"key {key}"
+        for q in range(num_players):
+            assert np.array_equal(g.observe(q), O.observe(one, seats=q)[0])
+        assert np.array_equal(g.legal_mask(), E.legal_action_mask(one)[0])
+    assert SingleGame.new(cfg, 5).to_dict() != SingleGame.new(cfg, 6).to_dict()
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 4])
+def test_new_replays_setup_redraws(monkeypatch: pytest.MonkeyPatch, num_players: int) -> None:
+    """The default layouts never show a complete figure at setup, so redraws (RULES.md §3.3)
+    are checked with layouts whose four corners share a colour: tile 15 black (the corners
+    from every slot) is then complete, in solo too."""
+    from umbrella_env.core import single
+
+    corners = components_from_dict(
+        {
+            "layouts": {
+                "A": ["BGRB", "GRYY", "RYGR", "BYGB"],
+                "B": ["BRGB", "RGYY", "GYRG", "BYRB"],
+                "C": ["GBRG", "BRYY", "RYBR", "GYBG"],
+                "D": ["YGRY", "GRBB", "RBGR", "YBGY"],
+            }
+        }
+    )
+    hits: list[bool] = []
+    original = single._setup_complete
+
+    def counting(*args: object) -> bool:
+        hit = original(*args)  # type: ignore[arg-type]
+        hits.append(hit)
+        return hit
+
+    monkeypatch.setattr(single, "_setup_complete", counting)
+    cfg = GameConfig(num_players=num_players, components=corners)
+    keys = list(range(200))
+    state = E.allocate(cfg, len(keys))
+    E.reset(state, np.arange(len(keys)), keys=keys)
+    for b, key in enumerate(keys):
+        assert SingleGame.new(cfg, key).to_dict() == batch_io.to_dict(state, b), f"key {key}"
+    assert sum(hits) > 10
+
+
+# --------------------------------------------------------------------------- conversions
+@pytest.mark.parametrize("num_players", [1, 2, 4])
+def test_batch_and_dict_round_trips(num_players: int) -> None:
+    cfg = GameConfig(num_players=num_players, plate_level=4, max_turns=500)
+    g = SingleGame.new(cfg, 11)
+    play_random(g, 60, seed=num_players)
+    state = E.init(cfg, 3, seed=0)
+    others = [batch_io.to_dict(state, b) for b in (0, 2)]
+    g.to_batch(state, 1)
+    assert batch_io.to_dict(state, 1) == g.to_dict()
+    assert [batch_io.to_dict(state, b) for b in (0, 2)] == others  # other slots untouched
+    assert snapshot(SingleGame.from_batch(state, 1)) == snapshot(g)
+    assert snapshot(SingleGame.from_dict(g.to_dict())) == snapshot(g)
+    assert snapshot(pickle.loads(pickle.dumps(g))) == snapshot(g)
+
+
+def test_from_dict_validates() -> None:
+    d = SingleGame.new(GameConfig(num_players=2), 1).to_dict()
+    d["supply"] += 1
+    with pytest.raises(StateError, match="supply"):
+        SingleGame.from_dict(d)
+
+
+def test_to_batch_needs_the_same_configuration() -> None:
+    g = SingleGame.new(GameConfig(num_players=2, plate_level=1), 1)
+    with pytest.raises(ConfigError):
+        g.to_batch(E.allocate(GameConfig(num_players=2, plate_level=2), 1), 0)
+
+
+# --------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("num_players", [1, 2, 3])
+def test_step_checked_errors_leave_the_state_unchanged(num_players: int) -> None:
+    cfg = GameConfig(num_players=num_players, plate_level=4, max_turns=60)
+    rng = np.random.default_rng(num_players)
+    phases: set[int] = set()
+    for key in range(20):
+        g = SingleGame.new(cfg, key)
+        while not g.done:
+            before = snapshot(g)
+            mask = g.legal_mask()
+            illegal = np.flatnonzero(~mask)
+            for bad in (-1, A.NUM_ACTIONS, 2.0, "3", None, True):
+                with pytest.raises(ActionError) as info:
+                    g.step_checked(bad)  # type: ignore[arg-type]
+                assert not isinstance(info.value, IllegalActionError)
+            for a in illegal[rng.integers(len(illegal), size=3)]:
+                with pytest.raises(IllegalActionError, match=A.PHASES[g.phase]):
+                    g.step_checked(int(a))
+            assert snapshot(g) == before
+            phases.add(g.phase)
+            g.step_checked(int(rng.choice(np.flatnonzero(mask))))
+        before = snapshot(g)
+        assert not g.legal_mask().any() and g.legal_actions() == []
+        for a in (0, np.int64(640)):
+            with pytest.raises(GameOverError):
+                g.step_checked(a)
+        assert snapshot(g) == before
+        if A.PHASE_VALIDATE in phases and key >= 1:
+            break
+    assert {A.PHASE_SLIDE, A.PHASE_VALIDATE} <= phases
+
+
+def test_observer_seat_is_checked() -> None:
+    g = SingleGame.new(GameConfig(num_players=3), 0)
+    for bad in (-1, 3, 1.0, True, None.__class__):
+        with pytest.raises(ValueError):
+            g.observe(bad)  # type: ignore[arg-type]
+    assert np.array_equal(g.observe(np.int64(2)), g.observe(2))
+
+
+# --------------------------------------------------------------------------- copies
+@pytest.mark.parametrize("num_players", [1, 2, 4])
+def test_clone_is_independent(num_players: int) -> None:
+    g = SingleGame.new(GameConfig(num_players=num_players, plate_level=4), 8)
+    play_random(g, 30, seed=1)
+    for make in (SingleGame.clone, copy.copy, copy.deepcopy):
+        before = snapshot(g)
+        twin = make(g)
+        assert snapshot(twin) == before
+        play_random(twin, 200, seed=2)
+        assert snapshot(g) == before  # the original did not move
+        twin_state = snapshot(twin)
+        play_random(g, 5, seed=3)
+        assert snapshot(twin) == twin_state  # nor the copy when the original moves
+        assert snapshot(make(g)) == snapshot(g)
+
+
+def test_observe_and_mask_return_fresh_arrays() -> None:
+    g = SingleGame.new(GameConfig(num_players=2), 4)
+    obs, mask = g.observe(), g.legal_mask()
+    assert obs.dtype == np.float32 and obs.shape == (O.OBS_SIZE,)
+    assert mask.dtype == np.bool_ and mask.shape == (A.NUM_ACTIONS,)
+    obs[:] = 7
+    mask[:] = True
+    assert not np.array_equal(g.observe(), obs) and not g.legal_mask().all()
+    assert g.observe() is not g.observe() and g.observe(0) is not g.observe(0)
+    assert not np.shares_memory(g.observe(), g.observe(1))
