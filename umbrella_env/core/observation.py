@@ -146,11 +146,13 @@ def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArr
     s0 = _SEAT0
     seats_view[:, :, s0["slot_present"] : s0["slot_present"] + 4] = tops >= 0
     seats_view[:, :, s0["slot_black"] : s0["slot_black"] + 4] = (tops >= 0) & ((tops & 1) == 1)
-    height = seats_view[:, :, s0["slot_height"] : s0["slot_height"] + 4]
-    for depth in range(stacks.shape[3]):  # H short additions beat a reduce over a short axis
-        height += stacks[..., depth] >= 0
+    # Stack heights as a matrix-vector product: much faster than a reduce over a short axis.
+    H = stacks.shape[3]
+    seats_view[:, :, s0["slot_height"] : s0["slot_height"] + 4] = (
+        (stacks >= 0).reshape(-1, H).astype(np.float32) @ np.ones(H, np.float32)
+    ).reshape(B, P, 4)
     present = tops >= 0
-    cells = t.fig_cells[tops, _ARANGE4] + _SLOT16[:, :1]  # [B, P, 4 slot, 4 cells]
+    cells = np.take(t.fig_cells_flat, (tops.astype(np.intp) % 49) * 4 + _ARANGE4, axis=0) + _SLOT16[:, :1]
     flat[(seat_base[:, :, None, None] + s0["slot_figure"] + cells)[present]] = 1
     plates = state.plates[bi, rel]
     occ = plates >= 0

@@ -49,6 +49,8 @@ class Tables:
     rel_zone: np.ndarray
     #: [49, 4, 4] stage cells of tile code (tile*2+face) rotated by slot; row 48 (= code -1) is a dummy.
     fig_cells: np.ndarray
+    #: fig_cells as [49 * 4, 4]: row code * 4 + slot (code -1 -> 48), for np.take.
+    fig_cells_flat: np.ndarray
     #: [48, 16] unrotated face cells of each code, as 0/1 (for observations).
     face_grid: np.ndarray
     #: [49, 4, 16] rotated face cells of each code per slot as 0/1 (row 48 all zero).
@@ -165,6 +167,7 @@ def _build(config: GameConfig) -> Tables:
         side_zone=side_zone,
         rel_zone=rel_zone,
         fig_cells=fig_cells,
+        fig_cells_flat=fig_cells.reshape(49 * 4, 4),
         face_grid=face_grid,
         fig_grid=fig_grid,
         accept=accept,

@@ -11,10 +11,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from umbrella_env.core import actions as A
-from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
-from umbrella_env.core.observation import observation_bounds, observe
+from umbrella_env.core.observation import observation_bounds
+from umbrella_env.core.single import SingleGame
 from umbrella_env.tools.gendocs import env_doc_tables
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
@@ -22,6 +22,7 @@ from umbrella_env.envs.common import (
     REWARD_MODES,
     check_choice,
     end_rewards,
+    load_single,
     make_config,
     play_forced,
     render_state,
@@ -115,7 +116,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self._rng = np.random.default_rng()
-        self._state: E.BatchState | None = None
+        self._game: SingleGame | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -127,36 +128,36 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._state = E.init(self.config, 1, seed=self._rng)
+        self._game = SingleGame.new(self.config, E.draw_key(self._rng))
+        self._mask: np.ndarray | None = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self._scores = E.scores(self._state)[0].astype(np.float64)
-        self.agent_selection = self.possible_agents[int(E.actor(self._state)[0])]
+        self._scores = self._game.scores()
+        self.agent_selection = self.possible_agents[self._game.actor]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        state = self._require_state()
+        game = self._require_game()
         seat = self._seat[agent]
-        mask = np.zeros(A.NUM_ACTIONS, np.int8)
-        if not state.done[0] and int(E.actor(state)[0]) == seat:
-            mask[E.legal_action_mask(state)[0]] = 1
-        return {"observation": observe(state, seats=seat)[0], "action_mask": mask}
+        if not game.done and game.actor == seat:
+            mask = self._legal().view(np.int8).copy()
+        else:
+            mask = np.zeros(A.NUM_ACTIONS, np.int8)
+        return {"observation": game.observe(seat), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self._require_state()
+        game = self._require_game()
         a = self._check_action(action)
         self._cumulative_rewards[agent] = 0.0
-        legal = E.legal_action_mask(state)[0]
-        if not legal[a]:
-            phase = A.PHASES[int(state.phase[0])]
-            message = f"{agent}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {phase!r}"
+        if not self._legal()[a]:
+            message = f"{agent}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[game.phase]!r}"
             if self.illegal_action == "raise":
                 raise IllegalActionError(message)
             warnings.warn(f"{message}; the game ends and {agent} loses", stacklevel=2)
@@ -166,23 +167,24 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.infos[agent]["illegal_action"] = True
             self._accumulate_rewards()
             return
-        E.step_unchecked(state, np.array([a]))
+        game.step(a)
         if self.auto_forced:
-            play_forced(state)
-        scores = E.scores(state)[0].astype(np.float64)
+            play_forced(game)
+        self._mask = None
+        scores = game.scores()
         if self.reward_mode == "dense":
-            reward = scores - self._scores
-        elif state.done[0]:
-            reward = end_rewards(state, self.reward_mode)[0]
+            self.rewards = {x: float(scores[i] - self._scores[i]) for i, x in enumerate(self.possible_agents)}
+        elif game.done:
+            final = end_rewards(game.scores(), game.ranks(), game.terminated, self.reward_mode)
+            self.rewards = {x: float(v) for x, v in zip(self.possible_agents, final)}
         else:
-            reward = np.zeros(len(self.agents))
+            self.rewards = dict.fromkeys(self.possible_agents, 0.0)
         self._scores = scores
-        self.rewards = {x: float(reward[i]) for i, x in enumerate(self.possible_agents)}
-        if state.done[0]:
-            self.terminations = {x: bool(state.terminated[0]) for x in self.agents}
-            self.truncations = {x: bool(state.truncated[0]) for x in self.agents}
+        if game.done:
+            self.terminations = dict.fromkeys(self.agents, game.terminated)
+            self.truncations = dict.fromkeys(self.agents, game.truncated)
         else:
-            self.agent_selection = self.possible_agents[int(E.actor(state)[0])]
+            self.agent_selection = self.possible_agents[game.actor]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -195,25 +197,33 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         except ActionError as exc:
             raise ActionError(f"{self.agent_selection}: {exc}") from None
 
-    def _require_state(self) -> E.BatchState:
-        if self._state is None:
+    def _legal(self) -> np.ndarray:
+        """The current decision's legal actions, computed once per decision."""
+        if self._mask is None:
+            self._mask = self._require_game().legal_mask()
+        return self._mask
+
+    def _require_game(self) -> SingleGame:
+        if self._game is None:
             raise RuntimeError("call reset() before using the environment")
-        return self._state
+        return self._game
 
     # ------------------------------------------------------------------ extras
     def state(self) -> dict[str, Any]:
         """The full game state (hidden tiles included) as the core's JSON-able dict."""
-        return batch_io.to_dict(self._require_state(), 0)
+        return self._require_game().to_dict()
 
     def get_state(self) -> dict[str, Any]:
         return self.state()
 
     def set_state(self, d: dict[str, Any]) -> None:
         """Load a state dict (validated); agent selection follows the dict's decision."""
-        state = self._require_state()
-        batch_io.load_dict(state, 0, d)
-        self._scores = E.scores(state)[0].astype(np.float64)
-        self.agent_selection = self.possible_agents[int(E.actor(state)[0])]
+        self._require_game()
+        self._game = load_single(d, self.config)
+        self._mask = None
+        self._scores = self._game.scores()
+        if not self._game.done:
+            self.agent_selection = self.possible_agents[self._game.actor]
 
     def render(self) -> str | np.ndarray | None:
         return render_state(self.render_mode, self.state())

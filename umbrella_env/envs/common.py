@@ -38,14 +38,36 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     return value
 
 
-def end_rewards(state: E.BatchState, reward_mode: str) -> np.ndarray:
-    """[B, P] rewards paid when games end (terminated or truncated) for "win" and "score"."""
+def end_rewards(scores: Any, ranks: Any, terminated: Any, reward_mode: str) -> np.ndarray:
+    """Rewards paid when games end, for reward modes "win" and "score".
+
+    Works on one game (``scores`` / ``ranks`` of shape [P]) or a batch ([B, P] with
+    ``terminated`` [B]).  "win": +1 sole winner, +0.5 each shared winner, -1 the others,
+    0 for everyone when the game was truncated.  "score": the scores.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
     if reward_mode == "score":
-        return E.scores(state).astype(np.float64)
-    ranks = E.ranks(state)
-    winners = (ranks == 0).sum(axis=1, keepdims=True)
+        return scores
+    ranks = np.asarray(ranks)
+    winners = (ranks == 0).sum(axis=-1, keepdims=True)
     out = np.where(ranks == 0, np.where(winners > 1, SHARED_WIN_REWARD, WIN_REWARD), LOSS_REWARD)
-    return np.where(state.terminated[:, None], out, 0.0)
+    return np.where(np.asarray(terminated)[..., None] if out.ndim > 1 else terminated, out, 0.0)
+
+
+def load_single(d: Any, config: GameConfig) -> Any:
+    """A :class:`SingleGame` from a state dict, refused unless it fits ``config``."""
+    from umbrella_env.core.errors import StateError
+    from umbrella_env.core.single import SingleGame
+
+    game = SingleGame.from_dict(d, components=config.components)
+    for key, want, got in (
+        ("num_players", config.num_players, game.config.num_players),
+        ("plate_level", config.plate_level, game.config.plate_level),
+        ("max_turns", config.max_turns, game.config.max_turns),
+    ):
+        if want != got:
+            raise StateError(f"{key}: the env is configured for {want}, the dict has {got}")
+    return game
 
 
 RENDER_MODES = ["ansi", "human", "rgb_array"]
@@ -69,16 +91,14 @@ def render_state(render_mode: str | None, state_dict: dict[str, Any]) -> str | n
     return text
 
 
-def play_forced(state: E.BatchState) -> int:
-    """Apply every decision of game 0 that has a single legal option (``auto_forced``).
-
-    Returns how many decisions were taken.
-    """
+def play_forced(game: Any) -> int:
+    """Take every decision of a :class:`SingleGame` that has a single legal option
+    (``auto_forced``).  Returns how many were taken."""
     taken = 0
-    while not state.done[0]:
-        legal = np.flatnonzero(E.legal_action_mask(state)[0])
-        if legal.size != 1:
+    while not game.done:
+        legal = game.legal_actions()
+        if len(legal) != 1:
             break
-        E.step_unchecked(state, legal)
+        game.step(legal[0])
         taken += 1
     return taken

@@ -10,15 +10,16 @@ import numpy as np
 from gymnasium import spaces
 
 from umbrella_env.core import actions as A
-from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ActionError, IllegalActionError
-from umbrella_env.core.observation import observation_bounds, observe
+from umbrella_env.core.observation import observation_bounds
+from umbrella_env.core.single import SingleGame
 from umbrella_env.tools.gendocs import env_doc_tables
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
     ILLEGAL_REWARD,
     check_choice,
+    load_single,
     make_config,
     play_forced,
     render_state,
@@ -87,69 +88,78 @@ class UmbrellaSoloEnv(gym.Env):
         self.render_mode = render_mode
         self.observation_space = spaces.Box(*observation_bounds(), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
-        self._state: E.BatchState | None = None
+        self._game: SingleGame | None = None
+        self._ended = False  # by an illegal action
         self._score = 0.0
+        self._mask = np.zeros(A.NUM_ACTIONS, bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
-        self._state = E.init(self.config, 1, seed=self.np_random)
-        self._score = float(E.scores(self._state)[0, 0])
-        return observe(self._state)[0], self._info()
+        # The same key draw as the vector env, so sub-env i equals a single env seeded seed + i.
+        self._game = SingleGame.new(self.config, E.draw_key(self.np_random))
+        self._ended = False
+        self._score = float(self._game.scores()[0])
+        return self._game.observe(0), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
-        state = self._require_state()
-        if state.done[0]:
+        game = self._require_game()
+        if game.done or self._ended:
             raise RuntimeError("the episode is over: call reset() before step()")
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
         a = A.check_action_id(action)
-        if not E.legal_action_mask(state)[0, a]:
-            message = f"action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[int(state.phase[0])]!r}"
+        if not self._mask[a]:  # the legal actions offered after the previous call
+            message = f"action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[game.phase]!r}"
             if self.illegal_action == "raise":
                 raise IllegalActionError(message)
             warnings.warn(f"{message}; the episode ends", stacklevel=2)
+            self._ended = True
             info = self._info()
             info["illegal_action"] = True
-            return observe(state)[0], ILLEGAL_REWARD, True, False, info
-        E.step_unchecked(state, np.array([a]))
+            return game.observe(0), ILLEGAL_REWARD, True, False, info
+        game.step(a)
         if self.auto_forced:
-            play_forced(state)
-        score = float(E.scores(state)[0, 0])
+            play_forced(game)
+        score = float(game.scores()[0])
         if self.reward_mode == "dense":
             reward = score - self._score
         else:
-            reward = score if state.done[0] else 0.0
+            reward = score if game.done else 0.0
         self._score = score
         if self.render_mode == "human":
             self.render()
-        return observe(state)[0], reward, bool(state.terminated[0]), bool(state.truncated[0]), self._info()
+        return game.observe(0), reward, game.terminated, game.truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool vector (the method sb3-contrib's MaskablePPO calls)."""
-        state = self._require_state()
-        return E.legal_action_mask(state)[0] & ~state.done[0]
+        game = self._require_game()
+        if self._ended:
+            return np.zeros(A.NUM_ACTIONS, bool)
+        return game.legal_mask()
 
     def _info(self) -> dict[str, Any]:
-        state = self._require_state()
+        self._mask = self.action_masks()
         return {
-            "action_mask": self.action_masks().astype(np.int8),
-            "score": int(E.scores(state)[0, 0]),
-            "phase": A.PHASES[int(state.phase[0])],
+            "action_mask": self._mask.view(np.int8).copy(),
+            "score": int(self._score),
+            "phase": A.PHASES[self._require_game().phase],
         }
 
-    def _require_state(self) -> E.BatchState:
-        if self._state is None:
+    def _require_game(self) -> SingleGame:
+        if self._game is None:
             raise RuntimeError("call reset() before using the environment")
-        return self._state
+        return self._game
 
     def get_state(self) -> dict[str, Any]:
         """The full game state as the core's JSON-able dict."""
-        return batch_io.to_dict(self._require_state(), 0)
+        return self._require_game().to_dict()
 
     def set_state(self, d: dict[str, Any]) -> None:
-        state = self._require_state()
-        batch_io.load_dict(state, 0, d)
-        self._score = float(E.scores(state)[0, 0])
+        self._require_game()
+        self._game = load_single(d, self.config)
+        self._ended = False
+        self._score = float(self._game.scores()[0])
+        self._mask = self.action_masks()
 
     def render(self) -> str | np.ndarray | None:
         return render_state(self.render_mode, self.get_state())

@@ -107,7 +107,7 @@ class VectorGame:
         if self.reward_mode == "dense":
             rewards = scores - self._scores
         else:
-            rewards = np.where(done[:, None], end_rewards(state, self.reward_mode), 0.0)
+            rewards = np.where(done[:, None], end_rewards(scores, E.ranks(state), state.terminated, self.reward_mode), 0.0)
         info: dict[str, Any] = {"_final": done}
         if done.any():
             info["final_scores"] = np.where(done[:, None], scores, 0).astype(np.int64)
