@@ -17,8 +17,12 @@ def test_pettingzoo_api_test(num_players: int, plate_level: int) -> None:
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_pettingzoo_seed_test(num_players: int) -> None:
-    seed_test(lambda **kw: umbrella_env.env(num_players=num_players, max_turns=40, **kw), num_cycles=60)
+@pytest.mark.parametrize("plate_level", [1, 2, 3, 4])
+def test_pettingzoo_seed_test(num_players: int, plate_level: int) -> None:
+    seed_test(
+        lambda **kw: umbrella_env.env(num_players=num_players, plate_level=plate_level, max_turns=40, **kw),
+        num_cycles=60,
+    )
 
 
 def test_bad_arguments_are_refused() -> None:
@@ -73,10 +77,15 @@ def test_losses_reach_every_agent_in_win_mode() -> None:
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_pettingzoo_render_test(num_players: int, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("plate_level", [1, 4])
+def test_pettingzoo_render_test(num_players: int, plate_level: int, capsys: pytest.CaptureFixture[str]) -> None:
     from pettingzoo.test import render_test
 
-    render_test(lambda render_mode=None: umbrella_env.env(num_players=num_players, render_mode=render_mode, max_turns=20))
+    render_test(
+        lambda render_mode=None: umbrella_env.env(
+            num_players=num_players, plate_level=plate_level, render_mode=render_mode, max_turns=20
+        )
+    )
 
 
 def test_ansi_render_and_state_round_trip() -> None:
@@ -161,3 +170,68 @@ def test_registered_in_pettingzoos_registry() -> None:
     e.reset(seed=0)
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
     assert e.unwrapped.config.plate_level == 2
+
+
+
+def _cover_position(num_players: int) -> dict:
+    """A state dict whose decision is the receiver's cover (found by greedy-leaning play)."""
+    from umbrella_env.core import actions as A
+    from umbrella_env.core import batch_io
+    from umbrella_env.core import engine as E
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.tools.differential import policy_actions
+
+    state = E.init(GameConfig(num_players=num_players), 32, seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(2000):
+        hit = np.flatnonzero(state.phase == A.PHASE_COVER)
+        if hit.size:
+            return batch_io.to_dict(state, int(hit[0]))
+        E.step(state, policy_actions(state, rng, 0.9))
+        E.reset(state, np.flatnonzero(state.done), rng)
+    raise AssertionError("no cover position found")
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_receiver_decides_the_cover_mid_turn(num_players: int) -> None:
+    d = _cover_position(num_players)
+    giver = d["current_player"]
+    receiver = (giver + 1) % num_players
+    e = umbrella_env.raw_env(num_players=num_players)
+    e.reset(seed=0)
+    e.set_state(d)
+    assert e.agent_selection == f"player_{receiver}"
+    assert e.observe(f"player_{giver}")["action_mask"].sum() == 0
+    mask = e.observe(f"player_{receiver}")["action_mask"]
+    assert mask.sum() == 4  # the four slots to cover
+    e.step(int(np.flatnonzero(mask)[0]))
+    after = e.state()
+    assert after["phase"] != "cover" and after["turn"] == d["turn"] + 1
+    assert e.agent_selection == f"player_{after['current_player']}"
+
+
+def test_turn_limit_is_a_truncation() -> None:
+    e = umbrella_env.env(num_players=2, max_turns=6)
+    e.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, info = e.last()
+        if term or trunc:
+            assert trunc and not term
+            e.step(None)
+            continue
+        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert e.unwrapped.state()["truncated"] and not e.unwrapped.state()["terminated"]
+
+
+def test_dead_agents_only_take_none() -> None:
+    e = umbrella_env.env(num_players=2, max_turns=2)
+    e.reset(seed=0)
+    rng = np.random.default_rng(0)
+    while True:
+        obs, reward, term, trunc, info = e.last()
+        if term or trunc:
+            break
+        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    with pytest.raises(ValueError, match="only valid action is None"):
+        e.step(0)

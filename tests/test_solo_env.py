@@ -142,3 +142,18 @@ def test_cloudpickle_round_trip() -> None:
     a = int(np.flatnonzero(info["action_mask"])[0])
     np.testing.assert_array_equal(env.step(a)[0], copy.step(a)[0])
     assert env.get_state() == copy.get_state()
+
+
+def test_stepping_a_finished_episode_asks_for_reset() -> None:
+    env = gym.make("umbrella_env/Solo-v0").unwrapped
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    done = False
+    while not done:
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        done = term or trunc
+    assert not info["action_mask"].any()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    with pytest.raises(RuntimeError, match="reset"):
+        gym.make("umbrella_env/Solo-v0").unwrapped.step(0)
