@@ -77,7 +77,7 @@ def test_losses_reach_every_agent_in_win_mode() -> None:
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
-@pytest.mark.parametrize("plate_level", [1, 4])
+@pytest.mark.parametrize("plate_level", [1, 2, 3, 4])
 def test_pettingzoo_render_test(num_players: int, plate_level: int, capsys: pytest.CaptureFixture[str]) -> None:
     from pettingzoo.test import render_test
 
@@ -235,3 +235,28 @@ def test_dead_agents_only_take_none() -> None:
         e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     with pytest.raises(ValueError, match="only valid action is None"):
         e.step(0)
+
+
+
+def test_dense_rewards_accumulate_for_agents_not_moving() -> None:
+    """Summed over last(), each agent's dense rewards equal its score change, even when
+    another player's fallback slide changed its personal zone."""
+    e = umbrella_env.env(num_players=3, reward_mode="dense", max_turns=200)
+    e.reset(seed=2)
+    start = e.unwrapped.state()["scores"]
+    rng = np.random.default_rng(0)
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, _ = e.last()
+        totals[agent] += reward
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    end = e.unwrapped.state()["scores"]
+    assert [totals[f"player_{i}"] for i in range(3)] == [end[i] - start[i] for i in range(3)]
+
+
+@pytest.mark.parametrize("bad", [1.5, "slide", None, [3], np.array([1, 2])])
+def test_actions_of_the_wrong_type_are_refused(bad) -> None:
+    e = umbrella_env.env(num_players=2)
+    e.reset(seed=0)
+    with pytest.raises((ActionError, ValueError)):
+        e.step(bad)
