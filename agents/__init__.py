@@ -1,5 +1,9 @@
-"""Agents for umbrella-env (random, greedy, heuristic, search, trained policies).
+"""Agents for umbrella-env: random, greedy, heuristic, search and trained policies.
 
-The agent ladder is issue #4; until then ``umbrella_env.core.engine.random_legal_actions``
-plays uniformly random legal moves for a whole batch.
+``make_agent(spec)`` builds one from a name or a checkpoint path; the interface is in
+:mod:`agents.base`.
 """
+
+from agents.base import Agent, RandomAgent
+
+__all__ = ["Agent", "RandomAgent"]

@@ -1,0 +1,55 @@
+"""The agent interface shared by every agent, the evaluator and the play command.
+
+An agent chooses one action for the seat that must decide in a game::
+
+    action = agent.act(observation, action_mask, game)
+
+* ``observation``: the core's egocentric observation of the deciding seat
+  (``umbrella_env.core.observation``, float32 [899]);
+* ``action_mask``: bool or int8 [968], the legal actions;
+* ``game``: a :class:`~umbrella_env.core.single.SingleGame` that the agent may read and
+  clone but must not modify.  It holds hidden information (tiles under the tops of the
+  stacks): agents must base decisions on public information only — search agents
+  resample the hidden tiles (:func:`agents.common.determinize`) before simulating.
+
+Agents that do not need the game declare ``needs_game = False`` so callers can skip
+building it.  ``reset(seed)`` re-seeds an agent's randomness at the start of a game.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from umbrella_env.core.single import SingleGame
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+    needs_game: bool
+
+    def reset(self, seed: int | None = None) -> None: ...
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int: ...
+
+
+class RandomAgent:
+    """Uniformly random legal actions (seeded)."""
+
+    needs_game = False
+
+    def __init__(self, seed: int | None = None, name: str = "random") -> None:
+        self.name = name
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("no legal action: the game is over or the mask is empty")
+        return int(self._rng.choice(legal))

@@ -1,0 +1,464 @@
+"""Train a MaskablePPO agent (sb3-contrib) on the batched core.
+
+    python -m umbrella_env.train --quick                      # ~2 minutes, 2 players
+    python -m umbrella_env.train --players 1 --timesteps 2e6  # solo on the native vector env
+    python -m umbrella_env.train --players 2 --opponents random heuristic self --timesteps 5e6
+
+* Solo trains on :class:`~umbrella_env.envs.sb3.UmbrellaSB3VecEnv` (dense reward: the
+  score). 2-4 players train on :class:`LearnerVecEnv`: every game seats the learner at a
+  random seat and fills the other seats from the opponent pool (``random``, any agent
+  name such as ``greedy`` or ``heuristic``, and ``self``: frozen snapshots of the
+  learner, refreshed every ``--snapshot-every`` steps). Opponents move inside the env
+  step; the learner is rewarded at the end of every game, **losses included** (+1 sole
+  win, +0.5 shared win, -1 loss), plus a small shaping term
+  ``--shaping`` x (its score change - the mean opponent score change).
+* Every ``--eval-every`` steps the policy plays ``--eval-games`` games against
+  ``--eval-opponent`` (default heuristic, falling back to greedy or random if that agent
+  is not available); the best model is kept as ``best.zip``. ``last.zip`` is written at
+  the end; each ``.zip`` has a ``.json`` sidecar with the configuration, so a model
+  trained for one configuration is refused for another.
+* ``--resume PATH`` continues from a checkpoint. TensorBoard logs go to ``OUT/tb`` when
+  tensorboard is installed. A progress bar shows the timesteps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from umbrella_env.core import actions as A
+from umbrella_env.core import engine as E
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import OBS_SIZE, observation_bounds, observe
+
+try:
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+except ImportError:  # pragma: no cover - exercised only without the train extra
+    print("umbrella_env.train needs the train extra: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
+    raise
+
+from gymnasium import spaces
+
+from umbrella_env.core.single import SingleGame
+from umbrella_env.envs.common import LOSS_REWARD, SHARED_WIN_REWARD, WIN_REWARD
+from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
+
+
+# --------------------------------------------------------------------------- opponents
+class OpponentPool:
+    """Opponents for the non-learner seats: per game, one pool entry for all its opponents."""
+
+    def __init__(self, specs: list[str], config: GameConfig, seed: int) -> None:
+        if not specs:
+            raise ValueError("the opponent pool is empty; give e.g. --opponents random self")
+        self.specs = list(specs)
+        self.config = config
+        self.rng = np.random.default_rng(seed)
+        self.snapshot: Any = None  # a PolicyAgent-like object with act_batch, for "self"
+        self.agents: dict[str, Any] = {}
+        for spec in self.specs:
+            if spec not in ("random", "self"):
+                from agents import make_agent
+
+                self.agents[spec] = make_agent(spec, seed=int(self.rng.integers(2**31)))
+
+    def draw(self, n: int) -> np.ndarray:
+        """Pool indices for ``n`` new games ("self" falls back to random until a snapshot exists)."""
+        return self.rng.integers(0, len(self.specs), n)
+
+    def actions(self, state: E.BatchState, games: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+        """Actions of the opponents deciding in ``games`` (all not at the learner's decision)."""
+        out = np.full(games.size, -1, dtype=np.int64)
+        for k, spec in enumerate(self.specs):
+            rows = np.flatnonzero(kinds == k)
+            if not rows.size:
+                continue
+            g = games[rows]
+            if spec == "random" or (spec == "self" and self.snapshot is None):
+                out[rows] = E.random_legal_actions(E.take(state, g), self.rng)
+            elif spec == "self":
+                sub = E.take(state, g)
+                out[rows] = self.snapshot.act_batch(observe(sub), E.legal_action_mask(sub))
+            else:
+                agent = self.agents[spec]
+                from umbrella_env.core.single import SingleGame as _SG
+
+                for r, b in zip(rows, g):
+                    game = _SG.from_batch(state, int(b))
+                    out[r] = agent.act(game.observe(), game.legal_mask(), game.clone() if agent.needs_game else None)
+        return out
+
+
+class LearnerVecEnv(VecEnv):
+    """``num_envs`` multiplayer games in one batch of the core, seen from the learner.
+
+    The learner sits at a random seat of each game; opponents from ``pool`` play the
+    other seats inside :meth:`step_wait`, so every observation is a learner decision.
+    """
+
+    def __init__(self, num_envs: int, config: GameConfig, pool: OpponentPool, shaping: float, seed: int) -> None:
+        self.config = config
+        self.pool = pool
+        self.shaping = float(shaping)
+        self.state = E.allocate(config, num_envs)
+        self.rng = np.random.default_rng(seed)
+        self.seat = np.zeros(num_envs, dtype=np.int64)
+        self.kind = np.zeros(num_envs, dtype=np.int64)
+        self.render_mode = None
+        obs_space = spaces.Box(*observation_bounds(), dtype=np.float32)
+        super().__init__(num_envs, obs_space, spaces.Discrete(A.NUM_ACTIONS))
+        self._actions: np.ndarray | None = None
+        self._returns = np.zeros(num_envs)
+        self._lengths = np.zeros(num_envs, dtype=np.int64)
+        self._edge = np.zeros(num_envs)
+        self.results: list[float] = []  # learner's end-of-game reward of every finished game
+
+    # SB3 API -------------------------------------------------------------------------
+    def reset(self) -> np.ndarray:
+        self._new_games(np.arange(self.num_envs))
+        return observe(self.state, seats=self.seat)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        assert self._actions is not None
+        state = self.state
+        before = self._edge_now()
+        E.step_unchecked(state, self._actions)
+        self._play_opponents()
+        after = self._edge_now()
+        rewards = self.shaping * (after - before)
+        done = state.done.copy()
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if done.any():
+            idx = np.flatnonzero(done)
+            final = self._end_reward(idx)
+            rewards[idx] += final
+            terminal_obs = observe(E.take(state, idx), seats=self.seat[idx])
+            for j, b in enumerate(idx):
+                infos[b]["terminal_observation"] = terminal_obs[j]
+                infos[b]["TimeLimit.truncated"] = bool(state.truncated[b])
+                self.results.append(float(final[j]))
+            self._returns += rewards
+            self._lengths += 1
+            for b in idx:
+                infos[b]["episode"] = {"r": float(self._returns[b]), "l": int(self._lengths[b]), "t": time.time()}
+                self._returns[b] = 0
+                self._lengths[b] = 0
+            self._new_games(idx)
+        else:
+            self._returns += rewards
+            self._lengths += 1
+        self._actions = None
+        return observe(state, seats=self.seat), rewards.astype(np.float32), done, infos
+
+    def action_masks(self) -> np.ndarray:
+        return E.legal_action_mask(self.state)
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        n = len(list(self._get_indices(indices)))
+        if attr_name == "action_masks":
+            return [self.action_masks] * n
+        return [getattr(self, attr_name)] * n
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"cannot set {attr_name!r} on the games of a batched env")
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        if method_name != "action_masks":
+            raise AttributeError(f"no per-env method {method_name!r}; available: 'action_masks'")
+        masks = self.action_masks()
+        return [masks[i] for i in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
+        return [False] * len(list(self._get_indices(indices)))
+
+    # internals -----------------------------------------------------------------------
+    def _new_games(self, idx: np.ndarray) -> None:
+        E.reset(self.state, idx, self.rng)
+        self.seat[idx] = self.rng.integers(0, self.config.num_players, idx.size)
+        self.kind[idx] = self.pool.draw(idx.size)
+        self._play_opponents()
+
+    def _play_opponents(self) -> None:
+        """Let the opponents move until every live game waits for the learner."""
+        state = self.state
+        for _ in range(100_000):
+            waiting = np.flatnonzero(~state.done & (E.actor(state) != self.seat))
+            if not waiting.size:
+                return
+            acts = np.full(self.num_envs, -1, dtype=np.int64)
+            acts[waiting] = self.pool.actions(state, waiting, self.kind[waiting])
+            E.step_unchecked(state, acts)
+        raise RuntimeError("opponents did not hand the move back to the learner")
+
+    def _edge_now(self) -> np.ndarray:
+        scores = E.scores(self.state).astype(np.float64)
+        mine = scores[np.arange(self.num_envs), self.seat]
+        others = (scores.sum(axis=1) - mine) / (self.config.num_players - 1)
+        return mine - others
+
+    def _end_reward(self, idx: np.ndarray) -> np.ndarray:
+        ranks = E.ranks(E.take(self.state, idx))
+        mine = ranks[np.arange(idx.size), self.seat[idx]]
+        winners = (ranks == 0).sum(axis=1)
+        reward = np.where(mine == 0, np.where(winners > 1, SHARED_WIN_REWARD, WIN_REWARD), LOSS_REWARD)
+        return np.where(self.state.terminated[idx], reward, 0.0)
+
+
+# --------------------------------------------------------------------------- evaluation
+@dataclass
+class EvalResult:
+    games: int
+    win_rate: float  # multiplayer: share of wins (shared wins count 1/k); solo: 0
+    mean_score: float
+
+    def metric(self, solo: bool) -> float:
+        return self.mean_score if solo else self.win_rate
+
+
+class _ModelAgent:
+    needs_game = False
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, game: Any = None) -> int:
+        action, _ = self.model.predict(obs, action_masks=mask.astype(bool), deterministic=True)
+        return int(action)
+
+
+def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, seed: int) -> EvalResult:
+    """Play ``games`` games of the model against ``opponent`` (seats rotated)."""
+    rng = np.random.default_rng(seed)
+    learner = _ModelAgent(model)
+    opp = None
+    if config.num_players > 1:
+        from agents.base import RandomAgent
+
+        if opponent == "random":
+            opp = RandomAgent(seed=seed)
+        else:
+            from agents import make_agent
+
+            opp = make_agent(opponent, seed=seed)
+    wins = 0.0
+    scores = []
+    for g in range(games):
+        game = SingleGame.new(config, E.draw_key(rng))
+        seat = g % config.num_players
+        while not game.done:
+            agent = learner if game.actor == seat or opp is None else opp
+            action = agent.act(game.observe(), game.legal_mask(), game.clone() if getattr(agent, "needs_game", False) else None)
+            game.step(int(action))
+        s = game.scores()
+        scores.append(s[seat])
+        if config.num_players > 1 and game.terminated:
+            r = game.ranks()
+            if r[seat] == 0:
+                wins += 1.0 / sum(1 for x in r if x == 0)
+    return EvalResult(games, wins / games if config.num_players > 1 else 0.0, float(np.mean(scores)))
+
+
+def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
+    from agents.policy import metadata_path
+
+    model.save(path)
+    meta = {
+        "num_players": config.num_players,
+        "plate_level": config.plate_level,
+        "max_turns": config.max_turns,
+        "obs_size": OBS_SIZE,
+        "num_actions": A.NUM_ACTIONS,
+        **extra,
+    }
+    metadata_path(path).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+class TrainCallback(BaseCallback):
+    """Periodic evaluation (keeping the best model) and self-play snapshots."""
+
+    def __init__(self, args: argparse.Namespace, config: GameConfig, pool: OpponentPool | None, out: Path) -> None:
+        super().__init__()
+        self.args, self.config, self.pool, self.out = args, config, pool, out
+        self.best = -np.inf
+        self.next_eval = args.eval_every
+        self.next_snapshot = args.snapshot_every
+        self.history: list[dict[str, Any]] = []
+
+    def _on_step(self) -> bool:
+        t = self.num_timesteps
+        if self.pool is not None and "self" in self.pool.specs and t >= self.next_snapshot:
+            self.next_snapshot += self.args.snapshot_every
+            path = self.out / "snapshot.zip"
+            save_checkpoint(self.model, path, self.config, {"timesteps": int(t)})
+            from agents.policy import PolicyAgent
+
+            self.pool.snapshot = PolicyAgent(path, deterministic=False)
+        if t >= self.next_eval:
+            self.next_eval += self.args.eval_every
+            self.evaluate()
+        return True
+
+    def evaluate(self) -> EvalResult:
+        res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=12345)
+        metric = res.metric(self.config.solo)
+        label = "mean score" if self.config.solo else f"win rate vs {self.args.eval_opponent}"
+        self.history.append({"timesteps": int(self.num_timesteps), "metric": metric, "mean_score": res.mean_score})
+        improved = metric > self.best
+        if improved:
+            self.best = metric
+            save_checkpoint(self.model, self.out / "best.zip", self.config,
+                            {"timesteps": int(self.num_timesteps), "eval": {label: metric}})
+        self.logger.record("eval/metric", metric)
+        print(f"[eval @ {self.num_timesteps:,} steps] {label}: {metric:.3f}" + ("  (new best)" if improved else ""),
+              flush=True)
+        return res
+
+
+# --------------------------------------------------------------------------- CLI
+def _pick_eval_opponent(wanted: str) -> str:
+    if wanted == "random":
+        return wanted
+    from agents import make_agent
+
+    for name in (wanted, "greedy"):
+        try:
+            make_agent(name)
+            return name
+        except ValueError:
+            continue
+    return "random"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--players", type=int, default=2, help="1 (solo) to 4")
+    p.add_argument("--level", type=int, default=1, help="plate level 1-4")
+    p.add_argument("--timesteps", type=float, default=1_000_000, help="learner decisions to train for")
+    p.add_argument("--n-envs", type=int, default=64, help="games played side by side")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)")
+    p.add_argument("--opponents", nargs="+", default=["random", "self"],
+                   help="opponent pool for 2-4 players: random, self, or agent names (greedy, heuristic, ...)")
+    p.add_argument("--resume", type=Path, default=None, help="checkpoint .zip to continue training from")
+    p.add_argument("--quick", action="store_true", help="a ~2-minute run on 2 cores (2 players unless --players)")
+    p.add_argument("--eval-every", type=int, default=50_000)
+    p.add_argument("--eval-games", type=int, default=40)
+    p.add_argument("--eval-opponent", default="heuristic")
+    p.add_argument("--snapshot-every", type=int, default=50_000)
+    p.add_argument("--shaping", type=float, default=0.05, help="weight of the score-difference shaping reward")
+    p.add_argument("--max-turns", type=int, default=400, help="turn limit of training games")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+QUICK = {"timesteps": 160_000, "n_envs": 64, "eval_every": 40_000, "eval_games": 40, "snapshot_every": 40_000}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.quick:
+        for key, value in QUICK.items():
+            if getattr(args, key) == parser.get_default(key):
+                setattr(args, key, value)
+    try:
+        config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
+        if args.n_envs < 1 or args.timesteps < 1:
+            raise ValueError("--n-envs and --timesteps must be positive")
+        args.eval_opponent = _pick_eval_opponent(args.eval_opponent) if config.num_players > 1 else "random"
+        out = args.out or Path("runs") / f"train-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
+        out.mkdir(parents=True, exist_ok=True)
+        pool = None
+        if config.solo:
+            env: VecEnv = UmbrellaSB3VecEnv(num_envs=args.n_envs, plate_level=config.plate_level,
+                                            max_turns=config.max_turns)
+            env.seed(args.seed)
+        else:
+            pool = OpponentPool(args.opponents, config, seed=args.seed)
+            env = LearnerVecEnv(args.n_envs, config, pool, args.shaping, seed=args.seed)
+        if args.resume is not None:
+            from agents.policy import read_metadata
+
+            meta = read_metadata(args.resume)
+            if (meta["num_players"], meta["plate_level"]) != (config.num_players, config.plate_level):
+                raise ValueError(
+                    f"--resume {args.resume} was trained for {meta['num_players']} players, level "
+                    f"{meta['plate_level']}; this run is {config.num_players} players, level {config.plate_level}"
+                )
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+    tb = None
+    try:
+        import tensorboard  # noqa: F401
+
+        tb = str(out / "tb")
+    except ImportError:
+        pass
+    n_steps = 64
+    if args.resume is not None:
+        model = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb)
+    else:
+        model = MaskablePPO(
+            "MlpPolicy",
+            env,
+            n_steps=n_steps,
+            batch_size=min(2048, n_steps * args.n_envs),
+            n_epochs=4,
+            learning_rate=3e-4,
+            gamma=0.995 if config.solo else 0.999,
+            ent_coef=0.01,
+            policy_kwargs={"net_arch": [256, 256]},
+            seed=args.seed,
+            device="cpu",
+            tensorboard_log=tb,
+            verbose=0,
+        )
+    callback = TrainCallback(args, config, pool, out)
+    progress = not args.no_progress
+    if progress:
+        try:
+            import rich  # noqa: F401
+            import tqdm  # noqa: F401
+        except ImportError:
+            progress = False
+    print(f"training {config.num_players}-player level {config.plate_level} for {int(args.timesteps):,} steps "
+          f"on {args.n_envs} games -> {out}", flush=True)
+    t0 = time.perf_counter()
+    model.learn(int(args.timesteps), callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
+    elapsed = time.perf_counter() - t0
+    final = callback.evaluate()
+    save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
+    summary = {
+        "players": config.num_players,
+        "level": config.plate_level,
+        "timesteps": int(model.num_timesteps),
+        "seconds": round(elapsed, 1),
+        "env_steps_per_second": round(model.num_timesteps / elapsed, 1),
+        "eval_opponent": args.eval_opponent,
+        "history": callback.history,
+        "best_metric": callback.best,
+        "final_metric": final.metric(config.solo),
+    }
+    (out / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"done: {int(model.num_timesteps):,} steps in {elapsed:.0f} s "
+          f"({model.num_timesteps / elapsed:,.0f} env steps/s); best model: {out / 'best.zip'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
