@@ -1,0 +1,323 @@
+"""The terminal play command (umbrella_env.play), driven with scripted input."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from umbrella_env.core import actions as A
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.single import SingleGame
+from umbrella_env.play import (
+    Console,
+    InputError,
+    Session,
+    Settings,
+    default_opponent,
+    format_legal,
+    main,
+    merit_band,
+    parse_move,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+_ID = re.compile(r"\[(\d+)(?:-(\d+))?\]")
+
+
+class ScriptedStdin:
+    """Fixed lines, then end of input."""
+
+    def __init__(self, lines: list[str], tty: bool = False) -> None:
+        self._lines = [line + "\n" for line in lines]
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def readline(self) -> str:
+        return self._lines.pop(0) if self._lines else ""
+
+
+class FirstLegalStdin:
+    """A player who types ``legal`` and then the first id it lists, decision after decision."""
+
+    def __init__(self, out: io.StringIO, limit: int = 2000) -> None:
+        self.out = out
+        self.limit = limit
+        self.mark: int | None = None
+
+    def isatty(self) -> bool:
+        return False
+
+    def readline(self) -> str:
+        self.limit -= 1
+        if self.limit < 0:
+            return ""
+        if self.mark is None:
+            self.mark = len(self.out.getvalue())
+            return "legal\n"
+        listing = self.out.getvalue()[self.mark :]
+        self.mark = None
+        return _ID.search(listing).group(1) + "\n"
+
+
+def run(argv: list[str], lines: list[str] | None = None) -> tuple[int, str]:
+    out = io.StringIO()
+    stdin = FirstLegalStdin(out) if lines is None else ScriptedStdin(lines)
+    rc = main(argv, stdin=stdin, stdout=out)
+    text = out.getvalue()
+    assert "Traceback" not in text
+    return rc, text
+
+
+def session(players: int = 1, seed: int = 1, level: int = 1, opponents: list[str] | None = None) -> Session:
+    """The session main() builds for these options (same deal, same agent seeds)."""
+    opponents = ["random"] * (players - 1) if opponents is None else opponents
+    settings = Settings(players, level, opponents, seat=0, seed=seed, max_turns=3000)
+    return Session(settings, Console(ScriptedStdin([]), io.StringIO()))
+
+
+# --------------------------------------------------------------------------- whole games
+def test_solo_game_played_to_the_end():
+    rc, out = run(["--players", "1", "--seed", "1"])
+    assert rc == 0
+    assert "Umbrella, solo, plate level 1" in out
+    assert "you: slide " in out
+    assert "=== Game over: ended by the rules" in out
+    assert re.search(r"Final score: -?\d+ \(\d token\(s\) placed\) -- merit: ", out)
+
+
+def test_two_player_game_against_random_prints_opponent_moves():
+    rc, out = run(["--players", "2", "--opponents", "random", "--seed", "3", "--max-turns", "30"])
+    assert rc == 0
+    assert "seat 0 (you): slide " in out
+    assert re.search(r"^seat 1 \(random\): slide [BGRY] from (top|bottom|left|right) (col|row)\d$", out, re.M)
+    assert "=== Game over:" in out
+    assert re.search(r"^  1\. seat [01] \((you|random)\) +-?\d+ points", out, re.M)
+
+
+def test_final_report_names_the_winner():
+    s = session(players=3, seed=2)
+    rng = np.random.default_rng(0)
+    g = s.game
+    while not g.done:
+        g.step(int(rng.choice(g.legal_actions())))
+    report = s.final_report()
+    assert "=== Game over" in report
+    assert report.count(" points  (personal zone: ") == 3
+    assert re.search(r"^(You win!|Winner: seat \d \(random\)\.|Shared victory: .*|No winner by the rules.*)$", report, re.M)
+
+
+@pytest.mark.parametrize(
+    ("score", "band"),
+    [(0, "try again"), (14, "try again"), (15, "a start"), (18, "a start"), (19, "not bad"), (23, "not bad"),
+     (24, "well played"), (26, "well played"), (27, "impressive"), (30, "impressive"), (31, "big respect"),
+     (40, "big respect")],
+)  # fmt: skip
+def test_solo_merit_bands(score, band):
+    assert merit_band(score)[0] == band
+
+
+# --------------------------------------------------------------------------- commands and bad input
+def test_commands_and_bad_input_are_explained_and_the_game_goes_on():
+    g = session(seed=1).game
+    legal = g.legal_actions()
+    illegal_slide = next(a for a in range(A.NUM_SLIDE) if a not in legal)
+    lines = [
+        "help",
+        "legal",
+        "moves",
+        "board",
+        "hint",
+        "slide X from top col0",  # unknown move
+        "validate slot0 space3",  # a move of another phase
+        A.ACTION_STRINGS[illegal_slide],  # the right phase, not possible here
+        "foo bar baz",  # garbage
+        "99999",
+        "",
+        "  " + A.ACTION_STRINGS[legal[0]].upper().replace(" ", "   ") + "  ",
+        "quit",
+    ]
+    rc, out = run(["--players", "1", "--seed", "1"], lines)
+    assert rc == 0
+    assert "Type a move by its name or by its id" in out  # help
+    assert out.count("legal move(s) in the slide decision, each with its id;") == 2  # legal, moves
+    assert out.count("Umbrella, solo, plate level 1") >= 3  # start, board, after the move
+    assert re.search(r"hint \(greedy\): .* \(id \d+\)|no hint available: ", out)
+    assert "unknown move 'slide X from top col0'; did you mean" in out
+    assert "'validate slot0 space3' (id 643) is not legal now: it is a validate move and this is the slide decision" in out
+    side = A.SIDES[A.decode(illegal_slide)[1][0]]
+    assert f"(id {illegal_slide}) is not legal now: your {side} zone has no " in out
+    assert "I don't understand 'foo bar baz'" in out
+    assert "there is no move number 99999" in out
+    assert f"you: {A.ACTION_STRINGS[legal[0]]}\n" in out  # case and spaces tolerated
+    assert "You quit at turn " in out
+
+
+def test_explanations_are_one_line():
+    bad = ["slide Q from top col0", "cover slot1", "blah", "12345", "pass"]
+    rc, out = run(["--players", "1", "--seed", "1"], [*bad, "quit"])
+    lines = out.splitlines()
+    for text in bad:
+        i = next(i for i, line in enumerate(lines) if line.endswith(f"your move> {text}"))
+        assert lines[i + 1].startswith("  ") and len(lines[i + 1]) < 200, lines[i + 1]
+        assert lines[i + 2].startswith("[turn 1, slide] your move> ")
+
+
+def test_parse_move_tolerates_case_spaces_fillers_and_colour_words():
+    g = session(seed=1).game
+    a = g.legal_actions()[0]
+    name = A.ACTION_STRINGS[a]  # e.g. "slide B from top col0"
+    _, (side, colour, line) = A.decode(a)
+    long_colour = ("blue", "green", "red", "yellow")[colour]
+    line_word = "col" if A.SIDES[side] in ("top", "bottom") else "row"
+    for text in (name, name.lower(), f"  {name.upper()}  ", f"slide {long_colour} {A.SIDES[side]} {line_word} {line}", str(a)):
+        assert parse_move(text, g) == a
+    with pytest.raises(InputError, match="there is no pass in the slide decision"):
+        parse_move("pass", g)
+
+
+def test_every_legal_move_is_listed_with_its_id():
+    """In every phase met in random level-4 games, 'legal' shows exactly the legal ids."""
+    rng = np.random.default_rng(5)
+    seen: set[str] = set()
+    for players in (2, 3):
+        for key in range(12):
+            g = SingleGame.new(GameConfig(num_players=players, plate_level=4), key)
+            while not g.done and len(seen) < 7:
+                phase = A.PHASES[g.phase]
+                if phase not in seen:
+                    seen.add(phase)
+                    assert _listed_ids(format_legal(g)) == set(g.legal_actions()), phase
+                    assert parse_move(str(g.legal_actions()[0]), g) == g.legal_actions()[0]
+                g.step(int(rng.choice(g.legal_actions())))
+    assert seen >= {"slide", "validate", "give_face", "cover", "swap_stage", "swap_zone"}
+
+
+def test_fallback_moves_are_listed_by_zone():
+    g = SingleGame.new(GameConfig(num_players=3), 5)
+    d = g.to_dict()
+    z = d["zones"]
+    moved = z["central"] + z["side"][0] + z["side"][2] + z["personal"][0]  # seat 0's four zones
+    z["central"] = z["side"][0] = z["side"][2] = z["personal"][0] = ""
+    z["personal"][1] = "".join(sorted(z["personal"][1] + moved))
+    d["phase"] = "fallback"
+    d.pop("scores")
+    g = SingleGame.from_dict(d)
+    listing = format_legal(g)
+    assert "personal+1 (seat 1)" in listing
+    assert _listed_ids(listing) == set(g.legal_actions())
+    assert parse_move("fallback b of side+1 from left row 2", g) == A.fallback_action(2, 0, A.LEFT, 2)  # zone 2 = side+1
+    with pytest.raises(InputError, match="your personal zone has no B"):
+        parse_move("fallback B of personal+0 from top col0", g)
+    with pytest.raises(InputError, match="zone personal\\+3 does not exist with 3 players"):
+        parse_move("fallback B of personal+3 from top col0", g)
+
+
+def _listed_ids(listing: str) -> set[int]:
+    ids: set[int] = set()
+    for line in listing.splitlines()[2:]:
+        row = re.match(r"^  r\dc\d [BGRY]  (.*)$", line)  # the swap-zone table
+        if row:
+            ids.update(int(x) for x in re.findall(r"\d+", row.group(1)))
+        for first, last in _ID.findall(line):
+            ids.update(range(int(first), int(last or first) + 1))
+    return ids
+
+
+# --------------------------------------------------------------------------- leaving, options
+def test_quit_exits_zero():
+    rc, out = run(["--players", "2", "--seed", "0", "--opponents", "random"], ["quit"])
+    assert rc == 0
+    assert "You quit at turn 1. Scores so far: seat 0 (you) -4, seat 1 (random) -4." in out
+
+
+def test_end_of_input_ends_the_game_gracefully():
+    rc, out = run(["--players", "1", "--seed", "1"], [])
+    assert rc == 0 and "End of input: the game is abandoned at turn 1." in out
+    rc, out = run(["--players", "2", "--seed", "1", "--opponents", "random"], ["0", "legal"])
+    assert rc == 0 and "End of input: the game is abandoned" in out
+
+
+def test_you_can_take_another_seat():
+    rc, out = run(["--players", "3", "--seat", "2", "--opponents", "random", "random", "--seed", "7"], ["quit"])
+    assert rc == 0
+    assert re.search(r"^seat 0 \(random\): ", out, re.M) and re.search(r"^seat 1 \(random\): ", out, re.M)
+    assert "=== seat 2  [you]" in out
+
+
+def test_default_opponent_without_a_terminal():
+    rc, out = run(["--seed", "0"], ["quit"])
+    assert rc == 0
+    assert f"2 players, you are seat 0 (seat 1: {default_opponent()}), plate level 1" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--players", "2", "--seat", "2"], "--seat must be a seat of the game, 0-1"),
+        (["--players", "3", "--opponents", "random", "random", "random"], "expected one spec for each of the 2"),
+        (["--players", "1", "--opponents", "random"], "the solo game has no opponents"),
+        (["--players", "2", "--opponents", "nonsense"], "cannot build an agent: unknown agent 'nonsense'"),
+        (["--players", "5"], "invalid choice: 5"),
+        (["--level", "x"], "invalid int value: 'x'"),
+    ],
+)
+def test_bad_options_exit_2_with_a_message(argv, message):
+    rc, out = run(argv, ["quit"])
+    assert rc == 2
+    assert message in out
+
+
+def test_help_option():
+    rc, out = run(["--help"], [])
+    assert rc == 0 and "--opponents SPEC [SPEC ...]" in out and "--max-turns" in out
+
+
+def test_interactive_setup_on_a_terminal():
+    out = io.StringIO()
+    stdin = ScriptedStdin(["9", "3", "", "random", "", "quit"], tty=True)
+    rc = main(["--seed", "4"], stdin=stdin, stdout=out)
+    text = out.getvalue()
+    assert rc == 0
+    assert "please type a number from 1 to 4" in text
+    assert f"3 players, you are seat 0 (seat 1: random, seat 2: {default_opponent()}), plate level 1" in text
+
+
+def test_a_failing_agent_does_not_end_the_game():
+    class Broken:
+        name = "broken"
+        needs_game = False
+
+        def act(self, observation, action_mask, game=None):
+            raise RuntimeError("boom")
+
+    s = session(players=2, seed=3)
+    s.agents[1] = Broken()
+    g = s.game
+    g.step(g.legal_actions()[0])
+    while g.actor == 0 and not g.done:
+        g.step(g.legal_actions()[0])
+    s.agent_decision()
+    log = s.io.stdout.getvalue()
+    assert "seat 1 (random) failed (RuntimeError: boom); playing " in log
+
+
+def test_module_runs_as_a_command():
+    proc = subprocess.run(
+        [sys.executable, "-m", "umbrella_env.play", "--players", "1", "--seed", "1"],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "You quit at turn 1." in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
