@@ -82,6 +82,9 @@ class PolicyAgent:
             raise ValueError(
                 "loading a trained policy needs the train extra: pip install -c constraints.txt -e '.[train]'"
             ) from None
+        import torch
+
+        torch.set_num_threads(1)  # single decisions: one thread has the lowest latency
         try:
             self.model = MaskablePPO.load(self.path, device="cpu")
         except Exception as exc:  # a corrupt or foreign zip

@@ -1,0 +1,273 @@
+"""The evaluator (umbrella_env.evaluate): schedule, statistics, seeds, report and CLI.
+
+Tiny tournaments between agents defined here, named by ``module:factory`` specs so that
+worker processes can rebuild them: uniform random play, an agent that always takes the
+first legal action, and one that slides into a scorable figure whenever it can.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openskill", reason="needs the eval extra")
+pytest.importorskip("matplotlib", reason="needs the eval extra")
+
+from umbrella_env import evaluate as ev  # noqa: E402
+from umbrella_env.core import actions as A  # noqa: E402
+from umbrella_env.core.config import GameConfig  # noqa: E402
+
+RANDOM = "agents.base:RandomAgent"
+FIRST = "tests.test_evaluate:FirstLegalAgent"
+SCORER = "tests.test_evaluate:ScorerAgent"
+
+
+class FirstLegalAgent:
+    """Always the lowest legal action id."""
+
+    name = "first"
+    needs_game = False
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: object = None) -> int:
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class ScorerAgent:
+    """Slides into a scorable figure when one slide does (one-step look-ahead), else random."""
+
+    name = "scorer"
+    needs_game = True
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game=None) -> int:
+        legal = np.flatnonzero(action_mask)
+        if game.phase in (A.PHASE_SLIDE, A.PHASE_FALLBACK):
+            scoring = []
+            for a in legal:
+                g = game.clone()
+                g.step(int(a))
+                if g.phase == A.PHASE_VALIDATE:
+                    scoring.append(a)
+            if scoring:
+                legal = np.asarray(scoring)
+        return int(self._rng.choice(legal))
+
+
+# --------------------------------------------------------------------------- statistics
+def test_wilson_interval_contains_the_rate_and_matches_known_values():
+    lo, hi = ev.wilson_interval(10, 20)
+    assert lo == pytest.approx(0.2993, abs=1e-4) and hi == pytest.approx(0.7007, abs=1e-4)
+    for wins, n in [(0, 10), (10, 10), (3.5, 7), (1, 100)]:
+        lo, hi = ev.wilson_interval(wins, n)
+        assert 0 <= lo <= wins / n <= hi <= 1
+    assert ev.wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_mean_interval_and_win_credits():
+    mean, lo, hi = ev.mean_interval([1, 2, 3, 4])
+    assert mean == 2.5 and lo < 2.5 < hi
+    assert hi - 2.5 == pytest.approx(1.96 * np.std([1, 2, 3, 4], ddof=1) / 2, rel=1e-3)
+    assert math.isnan(ev.mean_interval([7])[1])
+    assert ev.win_credits([0, 1, 0]) == [0.5, 0.0, 0.5]
+    assert ev.win_credits([1, 0, 2, 3]) == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_merit_bands_follow_the_rulebook():
+    assert [ev.merit_band(s) for s in (0, 14, 15, 18, 19, 23, 24, 26, 27, 30, 31, 40)] == [
+        "try again", "try again", "a start", "a start", "not bad", "not bad",
+        "well played", "well played", "impressive", "impressive", "big respect", "big respect",
+    ]  # fmt: skip
+
+
+def test_tables_are_combinations_or_symmetric_multisets():
+    assert ev.plan_tables(3, 1) == [(0,), (1,), (2,)]
+    assert ev.plan_tables(3, 2) == [(0, 1), (0, 2), (1, 2)]
+    assert ev.plan_tables(4, 3) == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
+    assert ev.plan_tables(2, 4) == [(0, 0, 0, 1), (0, 0, 1, 1), (0, 1, 1, 1)]
+    assert ev.plan_tables(3, 4) == [(0, 0, 1, 2), (0, 1, 1, 2), (0, 1, 2, 2)]
+
+
+def test_seeds_depend_on_base_seed_and_index_only():
+    assert ev.game_seed(0, 5) == ev.game_seed(0, 5) != ev.game_seed(0, 6) != ev.game_seed(1, 6)
+    assert ev.deal_key(3, 0) == ev.deal_key(3, 0) != ev.deal_key(3, 1)
+    assert 0 <= ev.deal_key(3, 1) < 2**63
+
+
+# --------------------------------------------------------------------------- games
+def test_play_game_is_reproducible_and_replays_a_record():
+    config = GameConfig(num_players=2)
+    a = ev.play_game([RANDOM, FIRST], config, seed=11)
+    b = ev.play_game([RANDOM, FIRST], config, seed=11)
+    assert a == b
+    assert a.turns > 0 and not a.truncated and sorted(a.ranks)[0] == 0 and len(a.scores) == 2
+    assert ev.play_game([RANDOM, FIRST], config, seed=a.seed, key=a.key) == a
+
+
+def test_an_illegal_action_is_reported_with_the_agent():
+    class Bad(FirstLegalAgent):
+        def act(self, observation, action_mask, game=None):
+            return A.NUM_ACTIONS
+
+    config = GameConfig(num_players=2)
+    ev._AGENTS[("bad-agent", 1, 2, 1)] = Bad()
+    try:
+        with pytest.raises(ev.AgentError, match="bad-agent.*seat 1.*not a legal action"):
+            ev.play_game([FIRST, "bad-agent"], config, seed=0)
+    finally:
+        del ev._AGENTS[("bad-agent", 1, 2, 1)]
+
+
+# --------------------------------------------------------------------------- tournaments
+@pytest.fixture(scope="module")
+def small_2p() -> ev.TournamentResult:
+    return ev.run_tournament([RANDOM, FIRST], 2, plate_level=1, games=7, seed=3, workers=1)
+
+
+def test_games_round_up_to_whole_rotations_on_shared_deals(small_2p):
+    r = small_2p
+    assert r.games_per_table == 8 and len(r.records) == 8
+    assert [rec.index for rec in r.records] == list(range(8))
+    for first, second in zip(r.records[::2], r.records[1::2]):
+        assert first.key == second.key and first.seed != second.seed  # one deal, both rotations
+        assert first.seats == second.seats[::-1]
+        assert first.agents == tuple(r.labels[a] for a in first.seats)
+
+
+def test_seat_rotation_is_balanced():
+    r = ev.run_tournament([RANDOM, FIRST, "second=" + RANDOM], 3, games=3, seed=1, workers=1)
+    assert len(r.tables) == 1 and r.labels == ["RandomAgent", "FirstLegalAgent", "second"]
+    seats = Counter((a, s) for rec in r.records for s, a in enumerate(rec.seats))
+    assert set(seats.values()) == {1} and len(seats) == 9
+    # Fewer agents than seats: every agent still sits in every seat equally often.
+    r = ev.run_tournament([RANDOM, FIRST], 3, games=3, seed=1, workers=1)
+    assert r.tables == [(0, 0, 1), (0, 1, 1)]
+    seats = Counter((a, s) for rec in r.records for s, a in enumerate(rec.seats))
+    assert set(seats.values()) == {3} and len(seats) == 6
+    summary = ev.summarise(r)
+    assert [e["seat_games"] for e in summary["agents"]] == [[3, 3, 3], [3, 3, 3]]
+    assert all(np.isfinite(e["mu"]) for e in summary["agents"])
+
+
+def test_results_are_reproducible_and_independent_of_workers(small_2p):
+    again = ev.run_tournament([RANDOM, FIRST], 2, plate_level=1, games=7, seed=3, workers=2)
+    assert again.records == small_2p.records
+    assert ev.summarise(again)["agents"] == ev.summarise(small_2p)["agents"]
+    other = ev.run_tournament([RANDOM, FIRST], 2, plate_level=1, games=7, seed=4, workers=1)
+    assert other.records != small_2p.records
+
+
+def test_summary_intervals_contain_the_observed_rates(small_2p):
+    s = ev.summarise(small_2p)
+    assert s["games"] == 8 and s["mode"] == "multiplayer"
+    total = 0.0
+    for e in s["agents"]:
+        lo, hi = e["win_ci"]
+        assert e["games"] == 8 and lo <= e["win_rate"] <= hi
+        slo, shi = e["score_ci"]
+        assert slo <= e["mean_score"] <= shi
+        assert e["ordinal"] == pytest.approx(e["mu"] - 3 * e["sigma"])
+        total += e["wins"]
+    assert total == pytest.approx(8)  # one win per game, shared wins split
+    h = s["head_to_head"]
+    assert h["rate"][0][1] + h["rate"][1][0] == pytest.approx(1) and h["n"][0][1] == 8
+    assert h["rate"][0][1] == pytest.approx(s["agents"][0]["win_rate"])  # 2 players: the win rate
+    assert sum(seat["games"] for seat in s["seats"]) == 16
+
+
+def test_a_stronger_agent_gets_the_higher_rating():
+    r = ev.run_tournament([RANDOM, SCORER], 2, games=8, seed=0, workers=1)
+    s = {e["label"]: e for e in ev.summarise(r)["agents"]}
+    assert s["ScorerAgent"]["win_rate"] > 0.75
+    assert s["ScorerAgent"]["ordinal"] > s["RandomAgent"]["ordinal"]
+    assert s["ScorerAgent"]["mu"] > 25 > s["RandomAgent"]["mu"]
+
+
+def test_solo_scores_bands_and_paired_head_to_head():
+    r = ev.run_tournament([RANDOM, SCORER], 1, games=30, seed=0, workers=1)
+    assert len(r.records) == 60
+    keys = [rec.key for rec in r.records]
+    assert keys[:30] == keys[30:]  # both agents play the same deals
+    s = ev.summarise(r)
+    assert s["mode"] == "solo" and "seats" not in s
+    by = {e["label"]: e for e in s["agents"]}
+    for e in by.values():
+        assert sum(e["merit_bands"].values()) == e["games"] == 30
+        assert sum(e["histogram"].values()) == 30
+        lo, hi = e["score_ci"]
+        assert lo <= e["mean_score"] <= hi
+    assert by["ScorerAgent"]["mean_score"] > by["RandomAgent"]["mean_score"]
+    assert s["head_to_head"]["rate"][1][0] > 0.5
+
+
+# --------------------------------------------------------------------------- report and CLI
+def test_report_and_plots_are_written(small_2p, tmp_path):
+    report = ev.write_report(small_2p, tmp_path / "out")
+    text = report.read_text()
+    assert "## Standings" in text and "## Head to head" in text and "--seed 3" in text
+    assert small_2p.command() in text
+    for name in ("winrates.png", "ratings.png", "summary.json", "games.jsonl"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+    assert (tmp_path / "out" / "winrates.png").read_bytes()[:4] == b"\x89PNG"
+    assert len((tmp_path / "out" / "games.jsonl").read_text().splitlines()) == 8
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["seed"] == 3
+
+
+def test_cli_runs_a_solo_evaluation(tmp_path, capsys):
+    out = tmp_path / "solo"
+    argv = ["--agents", RANDOM, "--players", "1", "--games", "5", "--workers", "1", "--out", str(out)]
+    code = ev.main([*argv, "--no-progress"])
+    assert code == 0
+    text = (out / "report.md").read_text()
+    assert "Merit bands" in text and "--players 1" in text
+    assert (out / "scores.png").exists() and (out / "merit.png").exists()
+    assert "RandomAgent" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--agents", "nosuchagent", RANDOM], ["nosuchagent", "greedy", "heuristic", ".zip"]),
+        (["--agents", RANDOM, "missing/model.zip"], ["missing/model.zip"]),
+        (["--agents", RANDOM, FIRST, "--players", "5"], ["--players", "1 (solo), 2, 3 or 4", "5"]),
+        (["--agents", RANDOM, "--players", "2"], ["at least 2 agents", "--players 1"]),
+        (["--agents", RANDOM, FIRST, "--level", "0"], ["--level", "1, 2, 3 or 4"]),
+        (["--agents", RANDOM, FIRST, "--games", "0"], ["--games"]),
+        (["--agents", "tests.test_evaluate:NoSuchAgent", RANDOM], ["NoSuchAgent"]),
+        (["--agents", RANDOM, FIRST, "--players", "two"], ["--players", "invalid int"]),
+        (["--agents", RANDOM, FIRST, "--workers", "0"], ["--workers"]),
+    ],
+)
+def test_cli_bad_input_exits_2_with_a_message(argv, expected, tmp_path, capsys):
+    code = ev.main([*argv, "--out", str(tmp_path / "never"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err
+    for part in expected:
+        assert part in err
+    assert not (tmp_path / "never").exists()
+
+
+def test_cli_refuses_a_checkpoint_trained_for_another_game(tmp_path, capsys):
+    from umbrella_env.core.observation import OBS_SIZE
+
+    model = tmp_path / "ppo3.zip"
+    model.write_bytes(b"PK")
+    meta = {"num_players": 3, "plate_level": 1, "obs_size": OBS_SIZE, "num_actions": A.NUM_ACTIONS}
+    model.with_suffix(".json").write_text(json.dumps(meta))
+    argv = ["--agents", RANDOM, str(model), "--players", "2", "--out", str(tmp_path / "never")]
+    code = ev.main([*argv, "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "ppo3.zip" in err and "num_players=3" in err
