@@ -227,7 +227,8 @@ class EvalResult:
     mean_score: float
 
     def metric(self, solo: bool) -> float:
-        return self.mean_score if solo else self.win_rate
+        """Solo: mean score.  2-4 players: win rate, ties broken by the mean score."""
+        return self.mean_score if solo else self.win_rate + 1e-3 * self.mean_score
 
 
 def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, seed: int) -> EvalResult:
@@ -368,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-QUICK = {"timesteps": 160_000, "n_envs": 64, "eval_every": 40_000, "eval_games": 40, "snapshot_every": 40_000}
+QUICK = {"timesteps": 250_000, "n_envs": 64, "eval_every": 50_000, "eval_games": 60, "snapshot_every": 50_000}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,91 @@
+"""train.py: a short run saves checkpoints that reload and act legally; the learner env
+hands every decision to the learner and pays its losses.  Marked ``train`` (needs torch)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from umbrella_env.core import engine as E
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.single import SingleGame
+
+pytestmark = pytest.mark.train
+
+from agents.policy import PolicyAgent  # noqa: E402
+from umbrella_env import train  # noqa: E402
+
+
+def test_learner_env_gives_the_learner_every_decision_and_its_losses() -> None:
+    from umbrella_env.tools.differential import policy_actions
+
+    config = GameConfig(num_players=3, plate_level=1, max_turns=150)
+    pool = train.OpponentPool(["self", "random"], config, seed=0)
+    greedy_rng = np.random.default_rng(1)
+    original = pool.actions
+
+    def actions(state, games, kinds):
+        out = original(state, games, kinds)
+        mine = kinds == pool.specs.index("self")
+        if mine.any():
+            sub = E.take(state, games[mine])
+            out[mine] = policy_actions(sub, greedy_rng, greedy=0.9)
+        return out
+
+    pool.actions = actions
+    env = train.LearnerVecEnv(16, config, pool, shaping=0.0, seed=0)
+    obs = env.reset()
+    rng = np.random.default_rng(0)
+
+    for _ in range(400):
+        live = ~env.state.done
+        assert (E.actor(env.state)[live] == env.seat[live]).all()
+        masks = np.stack(env.env_method("action_masks"))
+        actions = policy_actions(env.state, rng, greedy=0.5)
+        assert masks[np.arange(16), actions].all()
+        env.step_async(actions)
+        obs, rewards, dones, infos = env.step_wait()
+        assert obs.shape == (16, 899)
+        for i in np.flatnonzero(dones):
+            assert "terminal_observation" in infos[i] and "episode" in infos[i]
+    assert -1.0 in env.results and (1.0 in env.results or 0.5 in env.results)
+
+
+@pytest.mark.parametrize("players", [1, 2])
+def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, players: int) -> None:
+    out = tmp_path / "run"
+    code = train.main([
+        "--players", str(players), "--timesteps", "512", "--n-envs", "8", "--eval-every", "256",
+        "--eval-games", "2", "--eval-opponent", "random", "--snapshot-every", "256", "--out", str(out),
+        "--no-progress", "--max-turns", "60",
+    ])
+    assert code == 0
+    for name in ("best.zip", "last.zip", "best.json", "last.json", "train_summary.json"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["timesteps"] >= 512 and summary["env_steps_per_second"] > 0
+    agent = PolicyAgent(out / "last.zip", num_players=players, plate_level=1)
+    game = SingleGame.new(GameConfig(num_players=players), key=7)
+    for _ in range(30):
+        if game.done:
+            break
+        mask = game.legal_mask()
+        action = agent.act(game.observe(), mask)
+        assert mask[action]
+        game.step(action)
+    with pytest.raises(ValueError, match="num_players"):
+        PolicyAgent(out / "last.zip", num_players=4)
+    # Resuming into another configuration is refused with a clear message.
+    with pytest.raises(SystemExit) as info:
+        train.main(["--players", "3", "--resume", str(out / "last.zip"), "--out", str(tmp_path / "x"), "--timesteps", "64"])
+    assert info.value.code == 2
+
+
+def test_missing_or_foreign_checkpoints_are_refused(tmp_path) -> None:
+    with pytest.raises(ValueError, match="does not exist"):
+        PolicyAgent(tmp_path / "nope.zip")
+    (tmp_path / "foreign.zip").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="metadata"):
+        PolicyAgent(tmp_path / "foreign.zip")
