@@ -5,5 +5,6 @@
 """
 
 from agents.base import Agent, RandomAgent
+from agents.registry import AGENT_NAMES, make_agent
 
-__all__ = ["Agent", "RandomAgent"]
+__all__ = ["AGENT_NAMES", "Agent", "RandomAgent", "make_agent"]

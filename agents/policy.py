@@ -95,7 +95,7 @@ class PolicyAgent:
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self.model.set_random_seed(seed)
+            self.model.set_random_seed(int(seed) % 2**32)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
         action, _ = self.model.predict(

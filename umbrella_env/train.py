@@ -317,7 +317,7 @@ class TrainCallback(BaseCallback):
     def evaluate(self) -> EvalResult:
         res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=12345)
         metric = res.metric(self.config.solo)
-        label = "mean score" if self.config.solo else f"win rate vs {self.args.eval_opponent}"
+        label = "mean score" if self.config.solo else f"win rate vs {self.args.eval_opponent} (+ mean score / 1000)"
         self.history.append({"timesteps": int(self.num_timesteps), "metric": metric, "mean_score": res.mean_score})
         improved = metric > self.best
         if improved:
@@ -325,7 +325,9 @@ class TrainCallback(BaseCallback):
             save_checkpoint(self.model, self.out / "best.zip", self.config,
                             {"timesteps": int(self.num_timesteps), "eval": {label: metric}})
         self.logger.record("eval/metric", metric)
-        print(f"[eval @ {self.num_timesteps:,} steps] {label}: {metric:.3f}" + ("  (new best)" if improved else ""),
+        detail = (f"mean score {res.mean_score:.2f}" if self.config.solo
+                  else f"win rate vs {self.args.eval_opponent} {res.win_rate:.3f}, mean score {res.mean_score:.2f}")
+        print(f"[eval @ {self.num_timesteps:,} steps, {res.games} games] {detail}" + ("  (new best)" if improved else ""),
               flush=True)
         return res
 

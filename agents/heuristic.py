@@ -1,0 +1,363 @@
+"""The heuristic agent: short plans over its own slides, plate- and endgame-aware.
+
+Only a seat's own slides (and level-4 swaps) change its stage, so a plan of own slides
+stays valid while the opponents play; only the zones it takes from may change.  The
+agent therefore ignores the opponents when planning and values a stage by its visible
+figures:
+
+    F(stage) = sum over visible figures of max over colours c of W[cells of c] * m(slot, c)
+
+where ``m(slot, c)`` is what a token of colour ``c`` from that slot is worth to the plate
+(0 when no free space accepts it, so such a figure is worth nothing): 1 plus ``kappa``
+times the change of the expected final plate bonus, :func:`agents.common.plate_expectation`.
+A slide ``a1`` that makes a figure scorable is worth a completion bonus plus the value of
+its best validation; any other slide is valued by a short plan of own slides,
+
+    V1(s) = alpha * F(s) + (1 - alpha) * gamma * max over legal next slides of F
+    V2(s) = alpha * F(s) + (1 - alpha) * gamma * max over legal next slides of V1
+
+(``depth=2`` uses V1 after every legal first slide; ``depth=3`` V2 for the ``top_k`` best
+of them; a stage with a complete figure, scored at that slide, keeps F).  All 64 x 64
+two-slide stages are one NumPy gather (:mod:`agents.common`).  On top of that:
+
+* **personal zone** (2-4 players): the score change of the slide's effect on the personal
+  zone, weighted up as the supply runs low; once the end is triggered it is the seat's
+  last turn and only the immediate score counts;
+* **solo discard**: a penalty for discarding the umbrella that makes a still-useful colour
+  impossible to complete (more than 5 of its 9 umbrellas discarded).
+
+Validations maximise the token plus the change of the expected final bonus, plus the
+value of the figures left (solo: the flipped tile on its new slot; the tile revealed
+under the validated one is hidden information and left out), minus how complete the
+passed tile would be for the receiver.  At 2 players the face given is the one least
+complete for the receiver; a cover keeps the better figure; swaps are taken when they
+raise the planning value of the stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.common import (
+    COLOUR_COUNTS,
+    SLIDE_EJECT,
+    SLIDE_EJECT_SIDE,
+    SLIDE_ENTRY_SIDE,
+    Figures,
+    after,
+    argmax_random,
+    expected_tokens_left,
+    figures,
+    gift_progress,
+    legal_ids,
+    own_zone_counts,
+    personal_count,
+    personal_score,
+    plate_expectation,
+    slide_legal,
+    slide_stages,
+    slide_stages2,
+    space_flexibility,
+    stage_array,
+    tile_figures,
+    zones_after_slides,
+)
+from umbrella_env.core import actions as A
+from umbrella_env.core.single import SingleGame
+
+_PASSES = (A.SWAP_STAGE_PASS, A.SWAP_ZONE_PASS)
+
+
+@dataclass(frozen=True)
+class HeuristicWeights:
+    """Tunable constants of :class:`HeuristicAgent`."""
+
+    #: value of a visible figure with 0..4 cells of one colour
+    figure: tuple[float, ...] = (0.0, 0.0, 0.6, 2.5, 8.0)
+    #: weight of the position after a slide vs the best position after the next one
+    alpha: float = 0.35
+    gamma: float = 0.9
+    #: bonus of a slide that makes a figure scorable now (on top of the validation value)
+    completion: float = 12.0
+    #: colour multiplier slope per point of expected plate bonus
+    kappa: float = 0.25
+    #: colours the seat is assumed to choose from per token (plate_expectation's ``choice``)
+    choice: int = 2
+    #: penalty per figure-value unit of the tile passed to the receiver
+    gift: float = 0.5
+    #: personal-zone weight at the start and once the supply is spent
+    personal_early: float = 0.3
+    personal_late: float = 1.2
+    #: solo: penalty for discarding the umbrella that kills a still-scorable colour
+    dead_colour: float = 4.0
+
+
+#: Marker added to a figure's value table for a scorable complete figure (values stay far below).
+_SCORABLE = 1e6
+
+
+class Evaluator:
+    """F of one seat's figures (see the module doc), for float32 stages of any batch shape.
+
+    Each figure's value is a lookup in a 256-entry table indexed by the base-4 code of its
+    four cells; scorable complete figures carry a large marker, so one sum gives both F and
+    whether some figure is scorable.
+    """
+
+    def __init__(self, agent: "HeuristicAgent", game: SingleGame, seat: int, figs: Figures) -> None:
+        self.n = len(figs)
+        mult = agent.colour_multipliers(game, seat, figs)  # [nf, 4], 0 = not allowed
+        self.matrix = figs.matrix
+        self.tables = [agent.value_table(mult[i]) for i in range(self.n)]
+
+    def __call__(self, stages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(F, some figure scorable) of float32 stages [..., 16]."""
+        if not self.n:
+            shape = stages.shape[:-1]
+            return np.zeros(shape), np.zeros(shape, bool)
+        codes = (stages @ self.matrix).astype(np.intp)
+        total = self.tables[0][codes[..., 0]]
+        for i in range(1, self.n):
+            total = total + self.tables[i][codes[..., i]]
+        marks = np.floor(total / _SCORABLE)
+        return total - marks * _SCORABLE, marks > 0
+
+
+class HeuristicAgent:
+    """Plans two or three own slides ahead toward its visible figures (see the module doc)."""
+
+    needs_game = True
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        name: str = "heuristic",
+        weights: HeuristicWeights | None = None,
+        depth: int = 3,
+        top_k: int = 8,
+    ) -> None:
+        if depth not in (2, 3):
+            raise ValueError(f"depth must be 2 or 3 own slides, got {depth!r}")
+        self.name = name
+        self.w = weights or HeuristicWeights()
+        self.W = np.array(self.w.figure, dtype=np.float64)
+        self.depth = depth
+        self.top_k = top_k
+        self._multipliers: dict[tuple, np.ndarray] = {}
+        self._tables: dict[bytes, np.ndarray] = {}
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
+        if game is None:
+            raise ValueError(f"{self.name} needs the game (needs_game=True)")
+        legal = legal_ids(action_mask)
+        if legal.size == 1:
+            return int(legal[0])
+        values = self.action_values(game, legal)
+        return int(legal[argmax_random(values, self._rng)])
+
+    # ------------------------------------------------------------------- values
+    def action_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
+        """float [len(legal)]: the agent's value of each legal action (higher is better)."""
+        phase = game.phase
+        if phase == A.PHASE_SLIDE:
+            return self._slide_values(game, legal)
+        if phase == A.PHASE_VALIDATE:
+            return np.array([self.validation_value(game, int(a)) for a in legal])
+        if phase == A.PHASE_GIVE_FACE:
+            receiver = (game.current + 1) % game.T.P
+            tile = game.passing & ~1
+            return np.array([-self._gift(game, receiver, tile | (int(a) - A.GIVE_FACE_START)) for a in legal])
+        if phase == A.PHASE_COVER:
+            return self._cover_values(game, legal)
+        if phase in (A.PHASE_SWAP_STAGE, A.PHASE_SWAP_ZONE):
+            return self._swap_values(game, legal)
+        return self._fallback_values(game, legal)
+
+    # ------------------------------------------------------------------- plate
+    def tokens_left(self, game: SingleGame, seat: int) -> int:
+        return expected_tokens_left(game, seat)
+
+    def plate_gain(self, game: SingleGame, seat: int, space: int) -> float:
+        """Change of the expected final plate bonus from a token on ``space``."""
+        E = plate_expectation(game, self.w.choice)
+        bits = game.bits[seat]
+        r = self.tokens_left(game, seat)
+        return E[bits | 1 << space][max(0, r - 1)] - E[bits][r]
+
+    def colour_multipliers(self, game: SingleGame, seat: int, figs: Figures) -> np.ndarray:
+        """float [nf, 4]: the worth of each figure's colours (0: no free space accepts it)."""
+        bits = game.bits[seat]
+        r = self.tokens_left(game, seat)
+        key = (game.T, bits, r)
+        table = self._multipliers.get(key)
+        if table is None:
+            acc = game.T.acc
+            free = ~bits & 0x3FF
+            gains = [self.plate_gain(game, seat, s) if free >> s & 1 else 0.0 for s in range(10)]
+            table = np.zeros((4, 4))
+            for k in range(4):
+                for c in range(4):
+                    spaces = acc[k][c] & free
+                    if spaces:
+                        best = max(gains[s] for s in range(10) if spaces >> s & 1)
+                        table[k, c] = max(0.05, 1.0 + self.w.kappa * best)
+            self._multipliers[key] = table
+        return table[list(figs.slots)]
+
+    def value_table(self, mult: np.ndarray) -> np.ndarray:
+        """float [256]: a figure's value for each colour code of its cells, given its colour
+        multipliers [4]; plus the scorable marker when a colour it may take fills all four."""
+        key = mult.tobytes()
+        table = self._tables.get(key)
+        if table is None:
+            counts = COLOUR_COUNTS  # [256, 4]
+            table = (self.W[counts] * mult).max(1) + _SCORABLE * ((counts == 4) & (mult > 0)).any(1)
+            self._tables[key] = table
+        return table
+
+    # ------------------------------------------------------------------- slides
+    def _final_turn(self, game: SingleGame) -> bool:
+        """Whether this is the seat's last turn: only the immediate score counts."""
+        return not game.T.solo and game.end_by >= 0
+
+    def _personal_weight(self, game: SingleGame) -> float:
+        if self._final_turn(game):
+            return 1.0
+        spent = 1.0 - game.supply / game.config.initial_supply
+        late = max(spent, max(game.ntok) / 10.0) ** 2
+        return self.w.personal_early + (self.w.personal_late - self.w.personal_early) * late
+
+    def _level(self, f: np.ndarray, done: np.ndarray, nxt_value: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+        """alpha * f + (1 - alpha) * gamma * (best legal next value, [..., 64]); a stage with a
+        scorable figure (scored at that slide) or no legal next slide keeps f."""
+        w = self.w
+        best = np.where(nxt, nxt_value, -np.inf).max(-1)
+        ok = np.isfinite(best)
+        blended = w.alpha * f + (1 - w.alpha) * w.gamma * np.where(ok, best, 0.0)
+        return np.where(done | ~ok, f, blended)
+
+    def plan_values(self, ev: Evaluator, s1: np.ndarray, z1: np.ndarray, solo: bool) -> np.ndarray:
+        """Planning value of stages s1 [n, 16] with own-zone counts z1 [n, 16]."""
+        f1, c1 = ev(s1)
+        s2 = slide_stages2(s1)  # [n, 64, 16]
+        f2, c2 = ev(s2)
+        v1 = self._level(f1, c1, f2, slide_legal(z1))
+        if self.depth < 3 or len(s1) == 0:
+            return v1
+        out = np.full(len(s1), -np.inf)
+        for i in np.argsort(-v1, kind="stable")[: self.top_k]:
+            z2 = zones_after_slides(z1[i], s1[i].astype(np.int64), solo)  # [64, 16]
+            f3, _ = ev(slide_stages2(s2[i]))  # [64, 64]
+            v2 = self._level(f2[i], c2[i], f3, slide_legal(z2))  # [64]
+            out[i] = self._level(f1[i : i + 1], c1[i : i + 1], v2[None], slide_legal(z1[i])[None])[0]
+        return out
+
+    def _slide_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
+        w = self.w
+        p = game.current
+        solo = game.T.solo
+        s0 = stage_array(game, p)
+        figs = figures(game, p)
+        ev = Evaluator(self, game, p, figs)
+        s1 = slide_stages(s0.astype(np.float32))[legal]
+        _, complete = ev(s1)
+        values = np.zeros(legal.size)
+        rest = np.flatnonzero(~complete)
+        if rest.size and not self._final_turn(game):
+            z1 = zones_after_slides(own_zone_counts(game, p), s0, solo)[legal[rest]]
+            values[rest] = self.plan_values(ev, s1[rest], z1, solo)
+        for i in np.flatnonzero(complete):
+            g1 = after(game, int(legal[i]))
+            values[i] = w.completion + max(self.validation_value(g1, v) for v in g1.legal_actions())
+        if solo:
+            values -= self._discard_penalty(game, s0, legal, figs)
+        else:
+            n = personal_count(game, p)
+            delta = (SLIDE_EJECT_SIDE[legal] == A.BOTTOM).astype(int) - (SLIDE_ENTRY_SIDE[legal] == A.BOTTOM)
+            change = np.array([personal_score(n + d) for d in delta]) - personal_score(n)
+            values += self._personal_weight(game) * change
+        return values
+
+    def _discard_penalty(self, game: SingleGame, s0: np.ndarray, legal: np.ndarray, figs: Figures) -> np.ndarray:
+        """Solo: a colour with more than 5 of its 9 umbrellas discarded cannot be completed."""
+        wanted = int(np.bitwise_or.reduce(figs.masks)) if len(figs) else 0
+        ejected = s0[SLIDE_EJECT[legal]]
+        dead = np.array([game.dis[c] == 5 and wanted >> c & 1 for c in ejected], dtype=bool)
+        return self.w.dead_colour * dead
+
+    # ------------------------------------------------------------------- validation and passing
+    def _gift(self, game: SingleGame, receiver: int, code: int) -> float:
+        return float(self.W[gift_progress(game, receiver, code)])
+
+    def validation_value(self, game: SingleGame, action: int) -> float:
+        """Value of validate ``action`` for the current player (public information only)."""
+        T = game.T
+        p = game.current
+        slot, space = divmod(action - A.VALIDATE_START, 10)
+        value = 2.0 + self.plate_gain(game, p, space) - 0.01 * space_flexibility(game)[space]
+        if T.solo and game.ntok[0] + 1 == T.solo_tokens:
+            return value  # the last token: the game ends now
+        if self._final_turn(game):
+            return value
+        code = game.top[p * 4 + slot]
+        revealed = len(game.stk[p * 4 + slot]) >= 2  # the tile under it is hidden: leave it out
+        g = after(game, action)
+        if g.phase == A.PHASE_COVER and g.actor == p:  # solo: the flipped tile covers a slot
+            covers = np.arange(A.COVER_START, A.NUM_ACTIONS)
+            g.step(int(covers[argmax_random(self._cover_values(g, covers), self._rng)]))
+        figs = figures(g, p, ignore=(1 << slot) if revealed else 0)
+        value += float(Evaluator(self, g, p, figs)(stage_array(g, p, np.float32))[0])
+        if not T.solo:
+            receiver = (p + 1) % T.P
+            if T.P == 2:
+                gift = min(self._gift(game, receiver, code & ~1), self._gift(game, receiver, code | 1))
+            else:
+                gift = self._gift(game, receiver, code ^ 1)
+            value -= self.w.gift * gift
+        return value
+
+    # ------------------------------------------------------------------- other decisions
+    def _stage_values(self, game: SingleGame, seat: int, ev: Evaluator, stages: np.ndarray) -> np.ndarray:
+        """Planning value of stages [n, 16] of ``seat`` before its next slide."""
+        zones = np.tile(own_zone_counts(game, seat), (len(stages), 1))
+        f, done = ev(stages)
+        nxt, _ = ev(slide_stages2(stages))
+        return self._level(f, np.zeros_like(done), nxt, slide_legal(zones))
+
+    def _cover_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
+        r = game.actor
+        stage = stage_array(game, r, np.float32)
+        values = []
+        for a in legal:
+            k = int(a) - A.COVER_START
+            figs = figures(game, r, ignore=1 << k) + tile_figures(game, r, [game.passing], [k])
+            values.append(self._stage_values(game, r, Evaluator(self, game, r, figs), stage[None])[0])
+        return np.array(values)
+
+    def _swap_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
+        p = game.current
+        ev = Evaluator(self, game, p, figures(game, p))
+        stages = np.array([game.st[p] if a in _PASSES else after(game, int(a)).st[p] for a in legal], dtype=np.float32)
+        return self._stage_values(game, p, ev, stages) + 1e-6 * np.isin(legal, _PASSES)  # pass unless it helps
+
+    def _fallback_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
+        p = game.current
+        ev = Evaluator(self, game, p, figures(game, p))
+        base = game.scores()[p]
+        final = self._final_turn(game)
+        values = []
+        for a in legal:
+            g = after(game, int(a))
+            if g.phase == A.PHASE_VALIDATE and g.current == p:
+                values.append(self.w.completion + max(self.validation_value(g, v) for v in g.legal_actions()))
+                continue
+            v = 0.0 if final else float(ev(stage_array(g, p, np.float32))[0])
+            values.append(v + self._personal_weight(game) * (g.scores()[p] - base))
+        return np.array(values)

@@ -1,0 +1,76 @@
+"""Build an agent from a name or a checkpoint path.
+
+    make_agent("random")                      # uniformly random legal actions
+    make_agent("greedy", seed=1)              # best immediate outcome
+    make_agent("heuristic", seed=1)           # short plans, plate and endgame aware
+    make_agent("search", simulations=400)     # Monte Carlo search (or seconds=0.5)
+    make_agent("runs/ppo/model.zip")          # a trained policy (agents.policy.PolicyAgent)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from agents.base import Agent
+
+#: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` paths).
+AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search")
+
+
+def _random(seed: int | None, **kwargs: Any) -> Agent:
+    from agents.base import RandomAgent
+
+    return RandomAgent(seed=seed, **kwargs)
+
+
+def _greedy(seed: int | None, **kwargs: Any) -> Agent:
+    from agents.greedy import GreedyAgent
+
+    return GreedyAgent(seed=seed, **kwargs)
+
+
+def _heuristic(seed: int | None, **kwargs: Any) -> Agent:
+    from agents.heuristic import HeuristicAgent
+
+    return HeuristicAgent(seed=seed, **kwargs)
+
+
+def _search(seed: int | None, **kwargs: Any) -> Agent:
+    from agents.search import SearchAgent
+
+    return SearchAgent(seed=seed, **kwargs)
+
+
+_BUILDERS: dict[str, Callable[..., Agent]] = {
+    "random": _random,
+    "greedy": _greedy,
+    "heuristic": _heuristic,
+    "search": _search,
+}
+
+
+def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
+    """The agent named by ``spec``: one of :data:`AGENT_NAMES`, or a path ending in
+    ``.zip`` (a trained checkpoint, loaded by ``agents.policy.PolicyAgent``).
+
+    ``seed`` seeds the agent's randomness; other keyword arguments go to the agent's
+    constructor (e.g. ``simulations=`` / ``seconds=`` for ``"search"``).  Raises
+    :class:`ValueError` for an unknown name and :class:`TypeError` for an argument the
+    agent does not take.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"agent spec must be a string, got {type(spec).__name__}: {spec!r}")
+    if spec.lower().endswith(".zip"):
+        from agents.policy import PolicyAgent
+
+        return PolicyAgent(spec, **({"seed": seed} if seed is not None else {}), **kwargs)
+    builder = _BUILDERS.get(spec.strip().lower())
+    if builder is None:
+        raise ValueError(
+            f"unknown agent {spec!r}: expected one of {', '.join(repr(n) for n in AGENT_NAMES)} "
+            "or the path of a trained checkpoint ending in '.zip'"
+        )
+    try:
+        return builder(seed, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"agent {spec!r}: {exc}") from None

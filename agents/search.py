@@ -1,0 +1,168 @@
+"""The search agent: Monte Carlo search over determinized clones of the game.
+
+At a decision with several legal actions the agent
+
+1. ranks them with the heuristic agent's values and keeps the ``candidates`` best
+   (every legal action in phases with few choices; every slide that scores now is kept);
+2. runs simulations: each picks a candidate by UCB1, resamples the hidden tiles
+   (:func:`agents.common.determinize`, a fresh sample per simulation), applies the
+   candidate to that copy and plays on with a fast default policy — the heuristic agent
+   at depth 2 for every seat — up to a horizon: the end of the game in solo, ``horizon``
+   more whole turns at 2-4 players;
+3. plays the candidate with the best mean value.
+
+The value of a finished simulation is the acting seat's score in solo, and at 2-4
+players its score minus the best opponent score, plus ``potential`` times the same
+difference of the heuristic figure values (progress the horizon cut off).  The budget
+is ``simulations`` per decision, or ``seconds`` of wall time when given (at least one
+simulation per candidate either way).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from agents.common import argmax_random, determinize, figures, legal_ids, slide_stages, stage_array
+from agents.heuristic import Evaluator, HeuristicAgent
+from umbrella_env.core import actions as A
+from umbrella_env.core.single import SingleGame
+
+
+class SearchAgent:
+    """Flat Monte Carlo search with UCB1 at the root and heuristic rollouts (module doc).
+
+    Args:
+        simulations: simulations per decision (ignored when ``seconds`` is given).
+        seconds: wall-time budget per decision instead of a simulation count.
+        seed: seeds determinization, UCB ties and the rollout policy.
+        candidates: root actions kept after the heuristic ranking.
+        horizon: whole turns simulated after the decision at 2-4 players.
+        exploration: the UCB1 constant, in points of score.
+        potential: weight of the heuristic figure values at a 2-4 player horizon.
+    """
+
+    needs_game = True
+
+    def __init__(
+        self,
+        simulations: int = 200,
+        seconds: float | None = None,
+        seed: int | None = None,
+        name: str = "search",
+        candidates: int = 8,
+        horizon: int = 6,
+        exploration: float = 3.0,
+        potential: float = 0.3,
+    ) -> None:
+        if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
+            raise ValueError(f"simulations must be a positive int, got {simulations!r}")
+        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
+            raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
+        if candidates < 1 or horizon < 1:
+            raise ValueError(f"candidates and horizon must be >= 1, got {candidates!r} and {horizon!r}")
+        self.name = name
+        self.simulations = simulations
+        self.seconds = seconds
+        self.candidates = candidates
+        self.horizon = horizon
+        self.exploration = exploration
+        self.potential = potential
+        self._seed(seed)
+
+    def _seed(self, seed: int | None) -> None:
+        self._rng = np.random.default_rng(seed)
+        child = None if seed is None else int(self._rng.integers(2**63))
+        self.policy = HeuristicAgent(seed=child, depth=2)  # the fast default policy of the playouts
+        self.ranker = HeuristicAgent(seed=child, depth=3)  # ranks the root actions
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._seed(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
+        if game is None:
+            raise ValueError(f"{self.name} needs the game (needs_game=True)")
+        legal = legal_ids(action_mask)
+        if legal.size == 1:
+            return int(legal[0])
+        prior = self.ranker.action_values(game, legal)
+        cands = self._candidates(game, legal, prior)
+        if cands.size == 1:
+            return int(legal[cands[0]])
+        means = self.search(game, legal[cands])
+        # ties (e.g. identical outcomes) go to the heuristic's favourite
+        return int(legal[cands[argmax_random(means + 1e-6 * (prior[cands] == prior[cands].max()), self._rng)]])
+
+    def _candidates(self, game: SingleGame, legal: np.ndarray, prior: np.ndarray) -> np.ndarray:
+        """Indices into ``legal`` of the root actions to simulate."""
+        order = np.argsort(-prior, kind="stable")
+        keep = list(order[: self.candidates])
+        if game.phase == A.PHASE_SLIDE:  # every slide that scores now
+            p = game.current
+            figs = figures(game, p)
+            if len(figs):
+                ev = Evaluator(self.ranker, game, p, figs)
+                _, complete = ev(slide_stages(stage_array(game, p, np.float32))[legal])
+                keep += [i for i in np.flatnonzero(complete) if i not in keep]
+        return np.array(keep, dtype=np.intp)
+
+    # ------------------------------------------------------------------- simulations
+    def search(self, game: SingleGame, actions: np.ndarray) -> np.ndarray:
+        """Mean simulated value of each of ``actions`` (legal in ``game``)."""
+        n = len(actions)
+        seat = game.actor
+        visits = np.zeros(n)
+        totals = np.zeros(n)
+        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        budget = max(self.simulations, n)
+        done = 0
+        while True:
+            if deadline is None:
+                if done >= budget:
+                    break
+            elif done >= n and time.perf_counter() >= deadline:
+                break
+            if done < n:
+                i = done
+            else:
+                means = totals / visits
+                ucb = means + self.exploration * np.sqrt(math.log(done) / visits)
+                i = argmax_random(ucb, self._rng)
+            totals[i] += self.simulate(game, int(actions[i]), seat)
+            visits[i] += 1
+            done += 1
+        return totals / np.maximum(visits, 1)
+
+    def simulate(self, game: SingleGame, action: int, seat: int) -> float:
+        """One determinized playout of ``action`` from ``seat``'s point of view."""
+        g = determinize(game, seat, self._rng)
+        g.step(action)
+        solo = g.T.solo
+        stop = None if solo else g.turn + self.horizon
+        policy = self.policy
+        while not g.done and (stop is None or g.turn < stop):
+            legal = g.legal_actions()
+            if len(legal) == 1:
+                g.step(legal[0])
+                continue
+            legal_arr = np.array(legal)
+            g.step(int(legal_arr[argmax_random(policy.action_values(g, legal_arr), self._rng)]))
+        return self.evaluate(g, seat)
+
+    def evaluate(self, g: SingleGame, seat: int) -> float:
+        scores = g.scores()
+        if g.T.solo:
+            return float(scores[0])
+        P = g.T.P
+        best_other = max(range(P), key=lambda q: (scores[q], -q) if q != seat else (-(10**9), 0))
+        value = float(scores[seat] - scores[best_other])
+        if self.potential and not g.done:
+            value += self.potential * (self._figure_value(g, seat) - self._figure_value(g, best_other))
+        return value
+
+    def _figure_value(self, g: SingleGame, seat: int) -> float:
+        figs = figures(g, seat)
+        return float(Evaluator(self.policy, g, seat, figs)(stage_array(g, seat, np.float32))[0])

@@ -1,0 +1,238 @@
+"""Measure the strength of the hand-written agents (not a test).
+
+Solo: the mean final score of each agent over the same seeded deals.  2 players: for
+each pair of agents, seeded deals each played twice with the seats swapped; the win
+rate counts a shared victory (or a truncated game) as half a win.
+
+    python -m umbrella_env.tools.agent_ladder --solo-games 500 --agents random greedy heuristic
+    python -m umbrella_env.tools.agent_ladder --solo-games 100 --agents "search:simulations=100" --jobs 2
+    python -m umbrella_env.tools.agent_ladder --pair-games 100 --agents random greedy heuristic
+
+An agent is a :func:`agents.registry.make_agent` spec, optionally followed by
+``:key=value,key=value`` keyword arguments (numbers are parsed), e.g.
+``search:simulations=200`` or ``heuristic:depth=2``.  Games are played on
+:class:`~umbrella_env.core.single.SingleGame` exactly as an environment drives agents —
+``act(game.observe(actor), game.legal_mask(), game)`` — and every action is checked for
+legality.  Game ``g`` uses the deal ``seed * 100000 + g`` and resets every agent with a
+seed derived from ``g``, so results do not depend on ``--jobs``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.single import SingleGame
+
+
+def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
+    """``"search:simulations=100,seconds=0.5"`` -> ("search", {"simulations": 100, "seconds": 0.5})."""
+    name, _, rest = text.partition(":")
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        for cast in (int, float):
+            try:
+                kwargs[key] = cast(value)
+                break
+            except ValueError:
+                continue
+        else:
+            kwargs[key] = value
+    return name, kwargs
+
+
+def build(text: str, seed: int | None = None) -> Any:
+    from agents.registry import make_agent
+
+    name, kwargs = parse_spec(text)
+    return make_agent(name, seed=seed, **kwargs)
+
+
+def play(
+    config: GameConfig, agents: Sequence[Any], key: int, seed: int = 0
+) -> tuple[SingleGame, list[float], list[int]]:
+    """Play one game (seat ``i`` is ``agents[i]``, reset with seed ``seed * 1000 + i``);
+    returns the final game, each seat's thinking time in seconds and its decisions."""
+    game = SingleGame.new(config, key)
+    for i, agent in enumerate(agents):
+        agent.reset(seed * 1000 + i)
+    times: list[float] = [0.0] * len(agents)
+    counts: list[int] = [0] * len(agents)
+    while not game.done:
+        seat = game.actor
+        mask = game.legal_mask()
+        t0 = time.perf_counter()
+        a = agents[seat].act(game.observe(seat), mask, game)
+        times[seat] += time.perf_counter() - t0
+        counts[seat] += 1
+        if not mask[a]:
+            raise AssertionError(f"{agents[seat].name} chose illegal action {a} in phase {game.phase}")
+        game.step(a)
+    return game, times, counts
+
+
+# --------------------------------------------------------------------------- solo
+@dataclass
+class SoloResult:
+    spec: str
+    scores: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    bonus: list[int] = field(default_factory=list)
+    all_tokens: list[bool] = field(default_factory=list)
+    decisions: int = 0
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        s = self.scores
+        mean = statistics.fmean(s)
+        sem = statistics.stdev(s) / len(s) ** 0.5 if len(s) > 1 else 0.0
+        six = sum(self.all_tokens) / len(s)
+        return (
+            f"{self.spec:<26} games {len(s):4d}  mean {mean:6.2f} ± {sem:4.2f}  median {statistics.median(s):4.1f}  "
+            f"min {min(s):3d} max {max(s):3d}  ≥27 {sum(x >= 27 for x in s) / len(s):5.1%}  "
+            f"all tokens {six:5.1%}  bonus {statistics.fmean(self.bonus):4.2f}  "
+            f"{1000 * self.seconds / max(1, self.decisions):8.2f} ms/decision"
+        )
+
+
+def _solo_chunk(spec: str, level: int, seed: int, games: Sequence[int]) -> SoloResult:
+    config = GameConfig(num_players=1, plate_level=level)
+    agent = build(spec, seed)
+    res = SoloResult(spec)
+    for g in games:
+        game, times, counts = play(config, [agent], key=seed * 100_000 + g, seed=g)
+        res.scores.append(game.scores()[0])
+        res.tokens.append(game.ntok[0])
+        res.all_tokens.append(game.ntok[0] >= game.T.solo_tokens)
+        res.bonus.append(game.T.bonus[game.bits[0]])
+        res.seconds += times[0]
+        res.decisions += counts[0]
+    return res
+
+
+def _chunks(n: int, jobs: int) -> list[list[int]]:
+    return [list(range(j, n, jobs)) for j in range(min(jobs, n))]
+
+
+def solo_ladder(
+    specs: Sequence[str], games: int, level: int = 1, seed: int = 0, jobs: int = 1, log: Any = None
+) -> list[SoloResult]:
+    """Solo results of each agent over deals ``seed * 100000 + g``, g < ``games``."""
+    results = []
+    for spec in specs:
+        if jobs > 1:
+            with ProcessPoolExecutor(jobs) as pool:
+                parts = list(pool.map(_solo_chunk, *zip(*[(spec, level, seed, c) for c in _chunks(games, jobs)])))
+        else:
+            parts = [_solo_chunk(spec, level, seed, range(games))]
+        res = SoloResult(spec)
+        for part in parts:
+            res.scores += part.scores
+            res.tokens += part.tokens
+            res.all_tokens += part.all_tokens
+            res.bonus += part.bonus
+            res.seconds += part.seconds
+            res.decisions += part.decisions
+        if log:
+            print(res.line(), file=log, flush=True)
+        results.append(res)
+    return results
+
+
+# --------------------------------------------------------------------------- 2 players
+@dataclass
+class PairResult:
+    a: str
+    b: str
+    points: float = 0.0  # wins of a (shared victories and truncations count half)
+    games: int = 0
+    score_a: float = 0.0
+    score_b: float = 0.0
+    turns: int = 0
+    seconds_a: float = 0.0
+    decisions_a: int = 0
+
+    def merge(self, other: "PairResult") -> None:
+        for name in ("points", "games", "score_a", "score_b", "turns", "seconds_a", "decisions_a"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def line(self) -> str:
+        n = max(1, self.games)
+        rate = self.points / n
+        sem = (rate * (1 - rate) / n) ** 0.5
+        return (
+            f"{self.a:>26} vs {self.b:<26} win rate {rate:6.1%} ± {sem:4.1%} over {self.games} games; "
+            f"mean score {self.score_a / n:5.2f} vs {self.score_b / n:5.2f}; {self.turns / n:5.1f} turns/game; "
+            f"{1000 * self.seconds_a / max(1, self.decisions_a):.1f} ms/decision ({self.a})"
+        )
+
+
+def _pair_chunk(spec_a: str, spec_b: str, level: int, seed: int, games: Sequence[int]) -> PairResult:
+    config = GameConfig(num_players=2, plate_level=level)
+    a, b = build(spec_a, seed), build(spec_b, seed + 1)
+    res = PairResult(spec_a, spec_b)
+    for g in games:
+        for seats in ((a, b), (b, a)):
+            game, times, counts = play(config, list(seats), key=seed * 100_000 + g, seed=g)
+            i = seats.index(a)
+            ranks, scores = game.ranks(), game.scores()
+            if game.terminated:
+                res.points += 1.0 if ranks[i] == 0 and ranks[1 - i] > 0 else 0.5 if ranks[i] == 0 else 0.0
+            else:
+                res.points += 0.5
+            res.games += 1
+            res.score_a += scores[i]
+            res.score_b += scores[1 - i]
+            res.turns += game.turn
+            res.seconds_a += times[i]
+            res.decisions_a += counts[i]
+    return res
+
+
+def pair_match(spec_a: str, spec_b: str, games: int, level: int = 1, seed: int = 0, jobs: int = 1) -> PairResult:
+    """``spec_a`` against ``spec_b`` over ``games`` deals, each with both seatings."""
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            args = [(spec_a, spec_b, level, seed, c) for c in _chunks(games, jobs)]
+            parts = list(pool.map(_pair_chunk, *zip(*args)))
+    else:
+        parts = [_pair_chunk(spec_a, spec_b, level, seed, range(games))]
+    res = PairResult(spec_a, spec_b)
+    for part in parts:
+        res.merge(part)
+    return res
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--agents", nargs="+", default=["random", "greedy", "heuristic"])
+    ap.add_argument("--level", type=int, default=1)
+    ap.add_argument("--solo-games", type=int, default=0, help="solo deals per agent")
+    ap.add_argument("--pair-games", type=int, default=0, help="2-player deals per pair (each with both seatings)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    args = ap.parse_args(argv)
+    if not (args.solo_games or args.pair_games):
+        ap.error("give --solo-games and/or --pair-games")
+    if args.solo_games:
+        print(f"solo, level {args.level}, {args.solo_games} seeded deals per agent", flush=True)
+        solo_ladder(args.agents, args.solo_games, args.level, seed=args.seed, jobs=args.jobs, log=sys.stdout)
+    if args.pair_games:
+        print(f"2 players, level {args.level}, {args.pair_games} deals x 2 seatings per pair", flush=True)
+        for x, y in itertools.combinations(args.agents, 2):
+            t0 = time.perf_counter()
+            res = pair_match(x, y, args.pair_games, args.level, seed=args.seed, jobs=args.jobs)
+            print(f"{res.line()}  [{time.perf_counter() - t0:.0f} s]", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
