@@ -94,8 +94,9 @@ class GreedyAgent:
         p = game.current
         figs = figures(game, p)
         best = figs.best(slide_stages(stage_array(game, p))[legal])
-        if (best == 4).any():
-            return self._completing(game, legal[(best == 4).any(1)])  # type: ignore[return-value]
+        scoring = self._completing(game, legal[(best == 4).any(1)]) if (best == 4).any() else None
+        if scoring is not None:
+            return scoring
         extra = np.zeros(legal.size)
         if not game.T.solo:  # the personal zone's share of the immediate score
             n = personal_count(game, p)
