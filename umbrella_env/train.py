@@ -90,10 +90,8 @@ class OpponentPool:
                 out[rows] = self.snapshot.act_batch(observe(sub), E.legal_action_mask(sub))
             else:
                 agent = self.agents[spec]
-                from umbrella_env.core.single import SingleGame as _SG
-
                 for r, b in zip(rows, g):
-                    game = _SG.from_batch(state, int(b))
+                    game = SingleGame.from_batch(state, int(b))
                     out[r] = agent.act(game.observe(), game.legal_mask(), game.clone() if agent.needs_game else None)
         return out
 
