@@ -364,6 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shaping", type=float, default=0.1, help="weight of the score-difference shaping reward")
     p.add_argument("--max-turns", type=int, default=400, help="turn limit of training games")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--n-epochs", type=int, default=3, help="PPO epochs per rollout")
+    p.add_argument("--batch-size", type=int, default=1024, help="PPO minibatch size")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads (1 is fastest here: small batches, env and learner alternate)")
     return p
@@ -423,8 +425,8 @@ def main(argv: list[str] | None = None) -> int:
             "MlpPolicy",
             env,
             n_steps=n_steps,
-            batch_size=min(1024, n_steps * args.n_envs),
-            n_epochs=3,
+            batch_size=min(args.batch_size, n_steps * args.n_envs),
+            n_epochs=args.n_epochs,
             learning_rate=5e-4,
             gamma=0.99,
             ent_coef=0.01,
