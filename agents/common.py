@@ -1,5 +1,5 @@
 """Pieces shared by the hand-written agents: determinization, figure arithmetic on
-stage arrays, plate outlooks and small lookahead helpers.
+stage arrays, the expected plate bonus and small lookahead helpers.
 
 Everything here reads a :class:`~umbrella_env.core.single.SingleGame` through its
 documented plain-Python state (``st``, ``z``, ``stk``, ``top``, ``pl``, ``bits``,
@@ -21,8 +21,10 @@ constants (``ext = stage + [0, 1, 2, 3]``)::
     after[a] = ext[SLIDE_SRC[a]]          a = side * 16 + colour * 4 + line
 
 and the stages after two slides are a second gather of the same table.  A figure's
-four cells read as a base-4 number index ``BEST_COUNT[code, colour mask]``: the most
-cells of one allowed colour.
+four cells read as a base-4 number, ``code = stages @ Figures.matrix`` (one matrix
+product for every figure and stage), which indexes small tables: ``COLOUR_COUNTS[code]``
+(cells of each colour) and ``BEST_COUNT[code, colour mask]`` (the most cells of one
+allowed colour).
 """
 
 from __future__ import annotations
@@ -70,15 +72,6 @@ BEST_COUNT = np.array(
     [[max([_counts[code, c] for c in range(4) if m >> c & 1], default=0) for m in range(16)] for code in range(256)],
     dtype=np.int64,
 )
-#: [256, 16] that colour (the lowest on ties), -1 when the mask allows none.
-BEST_COLOUR = np.array(
-    [
-        [max((c for c in range(4) if m >> c & 1), key=lambda c: (_counts[code, c], -c), default=-1) for m in range(16)]
-        for code in range(256)
-    ],
-    dtype=np.int64,
-)
-
 
 # --------------------------------------------------------------------------- small helpers
 def argmax_random(values: Sequence[float] | np.ndarray, rng: np.random.Generator, tol: float = 1e-9) -> int:
@@ -273,8 +266,8 @@ def plate_expectation(game: SingleGame, choice: int = 2) -> list[list[float]]:
     space that maximises the expectation (white spaces count as accepting any colour).
 
     ``choice=1`` models no control over the colours completed; a large ``choice``
-    approaches the best bonus reachable with ``r`` tokens.  A plan that needs one specific colour is worth
-    less than one that several colours serve.
+    approaches the best bonus reachable with ``r`` tokens.  A plan that needs one
+    specific colour is worth less than one that several colours serve.
     """
     T = game.T
     key = (T, choice)
