@@ -13,10 +13,30 @@ import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
 
 pytestmark = pytest.mark.train
 
-from sb3_contrib import MaskablePPO  # noqa: E402
-from stable_baselines3.common.env_checker import check_env  # noqa: E402
 
-from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv  # noqa: E402
+
+def MaskablePPO(*args, **kwargs):  # noqa: N802 - imported lazily so "-m 'not train'" needs no torch
+    from sb3_contrib import MaskablePPO as cls
+
+    return cls(*args, **kwargs)
+
+
+def _load_maskable(path, **kwargs):
+    from sb3_contrib import MaskablePPO as cls
+
+    return cls.load(path, **kwargs)
+
+
+def check_env(*args, **kwargs):
+    from stable_baselines3.common.env_checker import check_env as fn
+
+    return fn(*args, **kwargs)
+
+
+def UmbrellaSB3VecEnv(*args, **kwargs):  # noqa: N802
+    from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv as cls
+
+    return cls(*args, **kwargs)
 
 
 def test_sb3_check_env_on_the_solo_env() -> None:
@@ -49,7 +69,7 @@ def test_maskable_ppo_smoke_on_the_vector_env_and_the_single_env(tmp_path) -> No
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(256)
     model.save(tmp_path / "model.zip")
-    loaded = MaskablePPO.load(tmp_path / "model.zip", device="cpu")
+    loaded = _load_maskable(tmp_path / "model.zip", device="cpu")
     single = gym.make("umbrella_env/Solo-v0")
     obs, info = single.reset(seed=0)
     for _ in range(20):
