@@ -305,10 +305,11 @@ def test_strength_ladder_solo() -> None:
 
 
 def test_heuristic_beats_greedy_at_two_players() -> None:
+    """20 seeded deals, both seatings (measured over 400 games: ~77% wins)."""
     cfg = GameConfig(num_players=2, plate_level=1)
     points = 0.0
     n = 0
-    for k in range(8):
+    for k in range(20):
         for seats in ((0, 1), (1, 0)):
             pair = [HeuristicAgent(seed=k), GreedyAgent(seed=k)]
             game, _, _ = play(cfg, [pair[s] for s in seats], key=90_000 + k, seed=k)
