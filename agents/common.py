@@ -88,6 +88,13 @@ def legal_ids(action_mask: np.ndarray) -> np.ndarray:
     return legal
 
 
+def game_and_legal(agent_name: str, action_mask: np.ndarray, game: SingleGame | None) -> np.ndarray:
+    """The legal ids for an agent that needs the game (raises if the caller gave none)."""
+    if game is None:
+        raise ValueError(f"{agent_name} needs the game (needs_game=True)")
+    return legal_ids(action_mask)
+
+
 def after(game: SingleGame, action: int) -> SingleGame:
     """A clone of ``game`` with ``action`` applied."""
     g = game.clone()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.common import (
+    game_and_legal,
     SLIDE_EJECT_SIDE,
     SLIDE_ENTRY_SIDE,
     after,
@@ -27,7 +28,6 @@ from agents.common import (
     figure_progress,
     figures,
     gift_progress,
-    legal_ids,
     personal_count,
     personal_score,
     slide_stages,
@@ -53,9 +53,7 @@ class GreedyAgent:
             self._rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
-        if game is None:
-            raise ValueError(f"{self.name} needs the game (needs_game=True)")
-        legal = legal_ids(action_mask)
+        legal = game_and_legal(self.name, action_mask, game)
         if legal.size == 1:
             return int(legal[0])
         phase = game.phase

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.common import (
+    game_and_legal,
     COLOUR_COUNTS,
     SLIDE_EJECT,
     SLIDE_EJECT_SIDE,
@@ -51,7 +52,6 @@ from agents.common import (
     expected_tokens_left,
     figures,
     gift_progress,
-    legal_ids,
     own_zone_counts,
     personal_count,
     personal_score,
@@ -154,9 +154,7 @@ class HeuristicAgent:
             self._rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
-        if game is None:
-            raise ValueError(f"{self.name} needs the game (needs_game=True)")
-        legal = legal_ids(action_mask)
+        legal = game_and_legal(self.name, action_mask, game)
         if legal.size == 1:
             return int(legal[0])
         values = self.action_values(game, legal)

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from agents.common import argmax_random, determinize, figures, legal_ids, slide_stages, stage_array
+from agents.common import argmax_random, determinize, figures, game_and_legal, slide_stages, stage_array
 from agents.heuristic import Evaluator, HeuristicAgent
 from umbrella_env.core import actions as A
 from umbrella_env.core.single import SingleGame
@@ -83,9 +83,7 @@ class SearchAgent:
             self._seed(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
-        if game is None:
-            raise ValueError(f"{self.name} needs the game (needs_game=True)")
-        legal = legal_ids(action_mask)
+        legal = game_and_legal(self.name, action_mask, game)
         if legal.size == 1:
             return int(legal[0])
         prior = self.ranker.action_values(game, legal)
