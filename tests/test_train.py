@@ -100,3 +100,68 @@ def test_missing_or_foreign_checkpoints_are_refused(tmp_path) -> None:
     (tmp_path / "foreign.zip").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="metadata"):
         PolicyAgent(tmp_path / "foreign.zip")
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
+def test_figure_features_match_the_agents_figure_progress(level: int) -> None:
+    """The torch features equal ``agents.common.Figures.best`` after every slide (accepted colours only)."""
+    import torch
+    from gymnasium import spaces
+
+    from agents.common import figures, slide_stages, stage_array
+    from umbrella_env.core.observation import observation_bounds
+    from umbrella_env.policy_features import NUM_FEATURES, FigureFeatures
+
+    extractor = FigureFeatures(spaces.Box(*observation_bounds(), dtype=np.float32))
+    assert extractor.features_dim == 899 + NUM_FEATURES
+    rng = np.random.default_rng(level)
+    config = GameConfig(num_players=2, plate_level=level)
+    checked = complete = 0
+    for key in range(1, 9):
+        game = SingleGame.new(config, key)
+        while not game.done:
+            if game.phase == 0:
+                p = game.current
+                feats = extractor(torch.as_tensor(game.observe(p)[None]))[0].numpy()
+                assert np.array_equal(feats[:899], game.observe(p))
+                extra = feats[899:]
+                per_slot = extra[32:288].reshape(64, 4) * 4
+                figs = figures(game, p)
+                best = figs.best(slide_stages(stage_array(game, p)))
+                expected = np.zeros((64, 4))
+                for i, k in enumerate(figs.slots):
+                    expected[:, k] = best[:, i]
+                np.testing.assert_allclose(per_slot, expected)
+                np.testing.assert_allclose(extra[288:352] * 4, expected.max(1))
+                np.testing.assert_array_equal(extra[352:416], (expected.max(1) == 4).astype(np.float32))
+                checked += 1
+                complete += int((expected == 4).any())
+            game.step(int(rng.choice(game.legal_actions())))
+    assert checked > 100 and complete > 0
+
+
+def test_pretraining_clones_the_teacher(tmp_path) -> None:
+    """A few hundred greedy decisions, fitted for a few epochs, are reproduced far above chance."""
+    from umbrella_env import imitation
+
+    config = GameConfig(num_players=2, plate_level=1)
+    demos = imitation.collect(config, "greedy", ["random"], games=40, seed=3, shaping=0.1, gamma=0.99,
+                              workers=1, progress=False)
+    assert len(demos) > 300 and demos.obs.shape == (len(demos), 899)
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()  # the teacher only played legal moves
+    assert demos.wins / demos.games > 0.7  # greedy beats random
+    again = imitation.collect(config, "greedy", ["random"], games=40, seed=3, shaping=0.1, gamma=0.99,
+                              workers=2, progress=False)
+    np.testing.assert_array_equal(demos.actions, again.actions)  # independent of the worker count
+    np.testing.assert_array_equal(demos.returns, again.returns)
+
+    from sb3_contrib import MaskablePPO
+
+    env = train.LearnerVecEnv(4, config, train.OpponentPool(["random"], config, seed=0), shaping=0.1, seed=0)
+    args = train.resolve_defaults(train.build_parser().parse_args(["--net", "64", "64"]))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, policy_kwargs=train.policy_kwargs(args),
+                        seed=0, device="cpu")
+    history = imitation.pretrain(model, demos, epochs=12, batch_size=64, seed=0)
+    assert history[-1]["loss"] < history[0]["loss"]
+    chance = float(np.mean(1.0 / demos.masks.sum(1)))
+    assert history[-1]["train_accuracy"] > chance + 0.15

@@ -1,0 +1,234 @@
+"""Behaviour cloning: start a MaskablePPO policy from a teacher agent's games.
+
+``python -m umbrella_env.train --pretrain heuristic`` plays ``--pretrain-games`` games in
+which the teacher takes the learner's seat (opponents drawn from the opponent pool as in
+training; ``self`` is the teacher itself), records every learner decision (observation,
+mask, teacher action) and the learner's discounted return under the training reward,
+then fits the policy by maximum likelihood of the teacher's actions (masked) and the
+value head to those returns.  PPO then continues from there.
+
+Games are played over processes (``workers``); every game has its own seed, so the data
+set does not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.single import SingleGame
+from umbrella_env.envs.common import LOSS_REWARD, SHARED_WIN_REWARD, WIN_REWARD
+
+
+@dataclass
+class Demonstrations:
+    obs: np.ndarray  # float32 [n, 899]
+    masks: np.ndarray  # bool [n, 968]
+    actions: np.ndarray  # int64 [n]
+    returns: np.ndarray  # float32 [n], discounted return of the learner from that decision
+    games: int
+    wins: float  # teacher's wins (shared wins count 1/k) over the games; solo: 0
+    mean_score: float
+
+    def __len__(self) -> int:
+        return int(self.actions.size)
+
+    def save(self, path: Any) -> None:
+        """Write the decisions to an ``.npz`` file (masks bit-packed)."""
+        np.savez_compressed(path, obs=self.obs, masks=np.packbits(self.masks, axis=1), actions=self.actions,
+                            returns=self.returns, games=self.games, wins=self.wins, mean_score=self.mean_score,
+                            num_actions=self.masks.shape[1])
+
+    @classmethod
+    def load(cls, path: Any) -> "Demonstrations":
+        with np.load(path) as f:
+            n = int(f["num_actions"])
+            return cls(obs=f["obs"], masks=np.unpackbits(f["masks"], axis=1)[:, :n].astype(bool),
+                       actions=f["actions"], returns=f["returns"], games=int(f["games"]), wins=float(f["wins"]),
+                       mean_score=float(f["mean_score"]))
+
+
+def _edge(game: SingleGame, seat: int) -> float:
+    scores = game.scores()
+    if len(scores) == 1:
+        return float(scores[0])
+    return scores[seat] - (sum(scores) - scores[seat]) / (len(scores) - 1)
+
+
+def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float]) -> dict[str, Any]:
+    config, teacher_name, opponents, seeds, shaping, gamma = job
+    from agents import make_agent
+
+    obs, masks, actions, returns = [], [], [], []
+    wins = 0.0
+    total_score = 0.0
+    solo = config.num_players == 1
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        teacher = make_agent(teacher_name, seed=int(rng.integers(2**31)))
+        spec = opponents[int(rng.integers(len(opponents)))]
+        opp = teacher if spec == "self" else make_agent(spec, seed=int(rng.integers(2**31)))
+        game = SingleGame.new(config, int(rng.integers(2**63)))
+        seat = int(rng.integers(config.num_players))
+        rewards: list[float] = []
+        edge = _edge(game, seat)
+        while not game.done:
+            if game.actor == seat:
+                o, m = game.observe(seat), game.legal_mask()
+                a = teacher.act(o, m, game.clone() if teacher.needs_game else None)
+                obs.append(o)
+                masks.append(m.astype(bool))
+                actions.append(a)
+                game.step(a)
+                while not game.done and game.actor != seat:
+                    game.step(opp.act(game.observe(game.actor), game.legal_mask(),
+                                      game.clone() if opp.needs_game else None))
+                new_edge = _edge(game, seat)
+                rewards.append(shaping * (new_edge - edge) if not solo else new_edge - edge)
+                edge = new_edge
+            else:
+                game.step(opp.act(game.observe(game.actor), game.legal_mask(), game.clone() if opp.needs_game else None))
+        total_score += game.scores()[seat]
+        if not solo and game.terminated and rewards:
+            ranks = game.ranks()
+            winners = sum(1 for r in ranks if r == 0)
+            if ranks[seat] == 0:
+                wins += 1.0 / winners
+                rewards[-1] += SHARED_WIN_REWARD if winners > 1 else WIN_REWARD
+            else:
+                rewards[-1] += LOSS_REWARD
+        g = 0.0
+        out = []
+        for r in reversed(rewards):
+            g = r + gamma * g
+            out.append(g)
+        returns.extend(reversed(out))
+    return {
+        "obs": np.array(obs, dtype=np.float32).reshape(-1, obs[0].size if obs else 0),
+        "masks": np.array(masks, dtype=bool),
+        "actions": np.array(actions, dtype=np.int64),
+        "returns": np.array(returns, dtype=np.float32),
+        "wins": wins,
+        "score": total_score,
+    }
+
+
+def collect(
+    config: GameConfig,
+    teacher: str,
+    opponents: list[str],
+    games: int,
+    seed: int,
+    shaping: float,
+    gamma: float,
+    workers: int = 2,
+    progress: bool = True,
+) -> Demonstrations:
+    """Play ``games`` teacher games (see the module doc) and return the learner's decisions."""
+    from agents import make_agent
+
+    make_agent(teacher)  # fail early on an unknown name
+    opponents = [o for o in opponents] or ["random"]
+    for o in opponents:
+        if o != "self":
+            make_agent(o)
+    seeds = np.random.SeedSequence(seed).generate_state(games, dtype=np.uint64).tolist()
+    chunk = 25
+    jobs = [(config, teacher, opponents, seeds[i:i + chunk], shaping, gamma) for i in range(0, games, chunk)]
+    parts: list[dict[str, Any]] = []
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=games, desc=f"{teacher} games", unit="game", file=sys.stdout)
+        except ImportError:
+            bar = None
+    t0 = time.perf_counter()
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for job, part in zip(jobs, pool.map(_play_chunk, jobs)):
+                parts.append(part)
+                if bar is not None:
+                    bar.update(len(job[3]))
+    else:
+        for job in jobs:
+            parts.append(_play_chunk(job))
+            if bar is not None:
+                bar.update(len(job[3]))
+    if bar is not None:
+        bar.close()
+    parts = [p for p in parts if p["actions"].size]
+    demos = Demonstrations(
+        obs=np.concatenate([p["obs"] for p in parts]),
+        masks=np.concatenate([p["masks"] for p in parts]),
+        actions=np.concatenate([p["actions"] for p in parts]),
+        returns=np.concatenate([p["returns"] for p in parts]),
+        games=games,
+        wins=sum(p["wins"] for p in parts),
+        mean_score=sum(p["score"] for p in parts) / games,
+    )
+    print(f"{teacher}: {games:,} games, {len(demos):,} decisions in {time.perf_counter() - t0:.0f} s"
+          + ("" if config.num_players == 1 else f", teacher win rate {demos.wins / games:.3f}")
+          + f", mean score {demos.mean_score:.2f}", flush=True)
+    return demos
+
+
+def pretrain(model: Any, demos: Demonstrations, epochs: int, batch_size: int = 256, seed: int = 0,
+             value_weight: float = 0.5, learning_rate: float = 1e-3) -> list[dict[str, float]]:
+    """Fit ``model.policy`` to the demonstrations; returns per-epoch loss and held-out accuracy."""
+    import torch
+
+    policy = model.policy
+    rng = np.random.default_rng(seed)
+    n = len(demos)
+    order = rng.permutation(n)
+    held = order[: max(1, n // 20)]
+    train = order[held.size:]
+    t = {
+        "obs": torch.as_tensor(demos.obs),
+        "masks": torch.as_tensor(demos.masks),
+        "actions": torch.as_tensor(demos.actions),
+        "returns": torch.as_tensor(demos.returns),
+    }
+    history = []
+    policy.set_training_mode(True)
+    opt = torch.optim.Adam(policy.parameters(), lr=learning_rate, eps=1e-5)  # SB3's Adam settings
+    for epoch in range(epochs):
+        rng.shuffle(train)
+        total = 0.0
+        for i in range(0, train.size, batch_size):
+            idx = torch.as_tensor(train[i:i + batch_size])
+            values, log_prob, _ = policy.evaluate_actions(t["obs"][idx], t["actions"][idx],
+                                                          action_masks=t["masks"][idx].numpy())
+            loss = -log_prob.mean() + value_weight * torch.nn.functional.mse_loss(values.flatten(), t["returns"][idx])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            opt.step()
+            total += float(loss.detach()) * idx.numel()
+        fit = _accuracy(policy, t, train[: held.size * 4])
+        acc = _accuracy(policy, t, held)
+        history.append({"epoch": epoch + 1, "loss": total / train.size, "train_accuracy": fit,
+                        "held_out_accuracy": acc})
+        print(f"[pretrain epoch {epoch + 1}/{epochs}] loss {total / train.size:.3f}, "
+              f"accuracy {fit:.3f} (held out: {acc:.3f})", flush=True)
+    policy.set_training_mode(False)
+    return history
+
+
+def _accuracy(policy: Any, t: dict[str, Any], rows: np.ndarray) -> float:
+    """Share of ``rows`` where the policy's most likely legal action is the teacher's."""
+    import torch
+
+    with torch.no_grad():
+        idx = torch.as_tensor(rows)
+        dist = policy.get_distribution(t["obs"][idx], action_masks=t["masks"][idx].numpy())
+        pred = dist.distribution.probs.argmax(dim=1)
+        return float((pred == t["actions"][idx]).float().mean())
