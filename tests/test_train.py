@@ -155,6 +155,14 @@ def test_pretraining_clones_the_teacher(tmp_path) -> None:
     np.testing.assert_array_equal(demos.actions, again.actions)  # independent of the worker count
     np.testing.assert_array_equal(demos.returns, again.returns)
 
+    demos.save(tmp_path / "demos.npz")  # the cache round-trips and knows what it was made from
+    loaded = imitation.Demonstrations.load(tmp_path / "demos.npz")
+    np.testing.assert_array_equal(loaded.masks, demos.masks)
+    np.testing.assert_array_equal(loaded.obs, demos.obs)
+    loaded.check_source(imitation.source(config, "greedy", ["random"], 40, 3, 0.1, 0.99), "demos.npz")
+    with pytest.raises(ValueError, match="teacher='greedy' .this run: 'heuristic'."):
+        loaded.check_source(imitation.source(config, "heuristic", ["random"], 40, 3, 0.1, 0.99), "demos.npz")
+
     from sb3_contrib import MaskablePPO
 
     env = train.LearnerVecEnv(4, config, train.OpponentPool(["random"], config, seed=0), shaping=0.1, seed=0)
@@ -165,3 +173,23 @@ def test_pretraining_clones_the_teacher(tmp_path) -> None:
     assert history[-1]["loss"] < history[0]["loss"]
     chance = float(np.mean(1.0 / demos.masks.sum(1)))
     assert history[-1]["train_accuracy"] > chance + 0.15
+
+
+def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
+    for argv, message in [
+        (["--pretrain", "bogus"], "unknown agent 'bogus'"),
+        (["--pretrain", "greedy", "--pretrain-games", "0"], "must be positive"),
+        (["--pretrain-cache", str(tmp_path / "d.npz")], "needs --pretrain"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            train.main(argv + ["--timesteps", "64", "--out", str(tmp_path / "run")])
+        assert info.value.code == 2
+        assert message in capsys.readouterr().err
+
+
+def test_bench_train_runs_both_envs(capsys) -> None:
+    from umbrella_env.tools import bench_train
+
+    assert bench_train.main(["--n-envs", "4", "--bench-timesteps", "256", "--net", "32", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "native vector env" in out and "DummyVecEnv" in out and "ratio native / peer" in out

@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ class Demonstrations:
     games: int
     wins: float  # teacher's wins (shared wins count 1/k) over the games; solo: 0
     mean_score: float
+    source: dict[str, Any] = field(default_factory=dict)  # teacher, players, level, opponents, games, seed
 
     def __len__(self) -> int:
         return int(self.actions.size)
@@ -43,7 +45,7 @@ class Demonstrations:
         """Write the decisions to an ``.npz`` file (masks bit-packed)."""
         np.savez_compressed(path, obs=self.obs, masks=np.packbits(self.masks, axis=1), actions=self.actions,
                             returns=self.returns, games=self.games, wins=self.wins, mean_score=self.mean_score,
-                            num_actions=self.masks.shape[1])
+                            num_actions=self.masks.shape[1], source=json.dumps(self.source))
 
     @classmethod
     def load(cls, path: Any) -> "Demonstrations":
@@ -51,7 +53,15 @@ class Demonstrations:
             n = int(f["num_actions"])
             return cls(obs=f["obs"], masks=np.unpackbits(f["masks"], axis=1)[:, :n].astype(bool),
                        actions=f["actions"], returns=f["returns"], games=int(f["games"]), wins=float(f["wins"]),
-                       mean_score=float(f["mean_score"]))
+                       mean_score=float(f["mean_score"]),
+                       source=json.loads(str(f["source"])) if "source" in f.files else {})
+
+    def check_source(self, expected: dict[str, Any], path: Any) -> None:
+        """Refuse a cache made for another teacher, configuration or seed, naming the difference."""
+        wrong = [f"{k}={self.source.get(k)!r} (this run: {v!r})" for k, v in expected.items() if self.source.get(k) != v]
+        if wrong:
+            raise ValueError(f"{path} holds other teacher games: " + ", ".join(wrong)
+                             + "; delete it or give another --pretrain-cache")
 
 
 def _edge(game: SingleGame, seat: int) -> float:
@@ -119,6 +129,13 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
     }
 
 
+def source(config: GameConfig, teacher: str, opponents: list[str], games: int, seed: int, shaping: float,
+           gamma: float) -> dict[str, Any]:
+    """What a set of teacher games was made from (checked when a cache is reused)."""
+    return {"teacher": teacher, "players": config.num_players, "level": config.plate_level,
+            "opponents": list(opponents), "games": games, "seed": seed, "shaping": shaping, "gamma": gamma}
+
+
 def collect(
     config: GameConfig,
     teacher: str,
@@ -173,6 +190,7 @@ def collect(
         games=games,
         wins=sum(p["wins"] for p in parts),
         mean_score=sum(p["score"] for p in parts) / games,
+        source=source(config, teacher, opponents, games, seed, shaping, gamma),
     )
     print(f"{teacher}: {games:,} games, {len(demos):,} decisions in {time.perf_counter() - t0:.0f} s"
           + ("" if config.num_players == 1 else f", teacher win rate {demos.wins / games:.3f}")
