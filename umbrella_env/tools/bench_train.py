@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = train.resolve_defaults(parser.parse_args(argv))
     if args.players != 1:
         parser.error("bench_train measures solo training (the native vector env is solo); use --players 1")
+    args.torch_threads = args.torch_threads or train.default_threads()
     torch.set_num_threads(max(1, args.torch_threads))
     print(f"MaskablePPO, solo level {args.level}, {args.n_envs} games, {train.N_STEPS} steps per rollout, "
           f"{args.n_epochs} epochs, minibatch {args.batch_size}, net {args.net}, features {args.features}, "
