@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = train.build_parser()
     parser.description = __doc__
     parser.set_defaults(players=1)
-    parser.add_argument("--bench-timesteps", type=int, default=40_000, help="decisions timed per env")
+    parser.add_argument("--bench-timesteps", type=int, default=60_000, help="decisions timed per env")
     parser.add_argument("--skip-peer", action="store_true", help="time the native vector env only")
     args = train.resolve_defaults(parser.parse_args(argv))
     if args.players != 1:
