@@ -35,18 +35,27 @@ class Agent(Protocol):
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int: ...
 
 
-class RandomAgent:
-    """Uniformly random legal actions (seeded)."""
+class SeededAgent:
+    """Base of the agents whose only state between decisions is a seeded generator ``_rng``."""
 
-    needs_game = False
+    needs_game = True
 
-    def __init__(self, seed: int | None = None, name: str = "random") -> None:
+    def __init__(self, seed: int | None = None, name: str = "agent") -> None:
         self.name = name
         self._rng = np.random.default_rng(seed)
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+
+
+class RandomAgent(SeededAgent):
+    """Uniformly random legal actions (seeded)."""
+
+    needs_game = False
+
+    def __init__(self, seed: int | None = None, name: str = "random") -> None:
+        super().__init__(seed, name)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
         legal = np.flatnonzero(action_mask)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import SeededAgent
 from agents.common import (
     game_and_legal,
     SLIDE_EJECT_SIDE,
@@ -39,18 +40,11 @@ from umbrella_env.core import actions as A
 from umbrella_env.core.single import SingleGame
 
 
-class GreedyAgent:
+class GreedyAgent(SeededAgent):
     """One-decision greedy play (see the module doc); ties broken by a seeded generator."""
 
-    needs_game = True
-
     def __init__(self, seed: int | None = None, name: str = "greedy") -> None:
-        self.name = name
-        self._rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+        super().__init__(seed, name)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
         legal = game_and_legal(self.name, action_mask, game)

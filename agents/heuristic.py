@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.base import SeededAgent
 from agents.common import (
     game_and_legal,
     COLOUR_COUNTS,
@@ -125,10 +126,8 @@ class Evaluator:
         return total - marks * _SCORABLE, marks > 0
 
 
-class HeuristicAgent:
+class HeuristicAgent(SeededAgent):
     """Plans two or three own slides ahead toward its visible figures (see the module doc)."""
-
-    needs_game = True
 
     def __init__(
         self,
@@ -140,18 +139,13 @@ class HeuristicAgent:
     ) -> None:
         if depth not in (2, 3):
             raise ValueError(f"depth must be 2 or 3 own slides, got {depth!r}")
-        self.name = name
+        super().__init__(seed, name)
         self.w = weights or HeuristicWeights()
         self.W = np.array(self.w.figure, dtype=np.float64)
         self.depth = depth
         self.top_k = top_k
         self._multipliers: dict[tuple, np.ndarray] = {}
         self._tables: dict[bytes, np.ndarray] = {}
-        self._rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
         legal = game_and_legal(self.name, action_mask, game)

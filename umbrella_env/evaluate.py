@@ -59,7 +59,7 @@ import shlex
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -70,6 +70,7 @@ import numpy as np
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.core.single import SingleGame
+from umbrella_env.parallel import Progress, process_pool
 
 #: Agent names of the registry, quoted in error messages.
 KNOWN_AGENTS: tuple[str, ...] = ("random", "greedy", "heuristic", "search")
@@ -359,56 +360,6 @@ def _play_chunk(tasks: list[_Task], specs: list[str], labels: list[str], config:
     return out
 
 
-def _init_worker() -> None:
-    # One thread per worker process: the workers already use every core.
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-
-
-def _mp_context() -> Any:
-    import multiprocessing as mp
-
-    # Not fork: a parent that loaded torch (checkpoint agents) may not fork safely.
-    return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-
-
-class _Progress:
-    """tqdm, else rich, else nothing; on stderr, only when asked."""
-
-    def __init__(self, total: int, enabled: bool, desc: str) -> None:
-        self._bar: Any = None
-        self._rich: Any = None
-        if not enabled:
-            return
-        try:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, desc=desc, unit="game", file=sys.stderr, disable=None)
-            return
-        except ImportError:
-            pass
-        try:
-            from rich.progress import Progress
-
-            self._rich = Progress(transient=True)
-            self._rich.start()
-            self._task = self._rich.add_task(desc, total=total)
-        except ImportError:
-            pass
-
-    def update(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.update(n)
-        elif self._rich is not None:
-            self._rich.update(self._task, advance=n)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-        elif self._rich is not None:
-            self._rich.stop()
-
-
 # --------------------------------------------------------------------------- tournament
 def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, games: int, max_turns: int) -> None:
     """Raise :class:`EvaluationError` for an impossible tournament (before any agent is built)."""
@@ -467,7 +418,7 @@ def run_tournament(
         tables=plan_tables(len(specs), num_players),
     )
     tasks = _schedule(result)
-    bar = _Progress(len(tasks), progress, f"{len(result.tables)} table(s)")
+    bar = Progress(len(tasks), progress, f"{len(result.tables)} table(s)")
     t0 = time.perf_counter()
     records: list[GameRecord] = []
     try:
@@ -478,9 +429,7 @@ def run_tournament(
         else:
             chunk = max(1, min(32, len(tasks) // (workers * 8)))
             chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
-            with ProcessPoolExecutor(
-                max_workers=min(workers, len(chunks)), mp_context=_mp_context(), initializer=_init_worker
-            ) as pool:
+            with process_pool(min(workers, len(chunks))) as pool:
                 futures = [pool.submit(_play_chunk, c, specs, labels, config) for c in chunks]
                 for fut in as_completed(futures):
                     done = fut.result()

@@ -13,10 +13,8 @@ set does not depend on the number of workers.
 
 from __future__ import annotations
 
-import sys
-import time
-from concurrent.futures import ProcessPoolExecutor
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +22,8 @@ import numpy as np
 
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
-from umbrella_env.envs.common import LOSS_REWARD, SHARED_WIN_REWARD, WIN_REWARD
+from umbrella_env.envs.common import end_rewards, score_edge
+from umbrella_env.parallel import Progress, process_pool
 
 
 @dataclass
@@ -64,11 +63,10 @@ class Demonstrations:
                              + "; delete it or give another --pretrain-cache")
 
 
-def _edge(game: SingleGame, seat: int) -> float:
-    scores = game.scores()
-    if len(scores) == 1:
-        return float(scores[0])
-    return scores[seat] - (sum(scores) - scores[seat]) / (len(scores) - 1)
+def _opponents_move(game: SingleGame, seat: int, opp: Any) -> None:
+    """Let ``opp`` play every other seat until ``seat`` must decide or the game is over."""
+    while not game.done and game.actor != seat:
+        game.step(opp.act(game.observe(game.actor), game.legal_mask(), game.clone() if opp.needs_game else None))
 
 
 def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float]) -> dict[str, Any]:
@@ -79,6 +77,7 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
     wins = 0.0
     total_score = 0.0
     solo = config.num_players == 1
+    weight = 1.0 if solo else shaping  # solo: the score itself is the reward
     for seed in seeds:
         rng = np.random.default_rng(seed)
         teacher = make_agent(teacher_name, seed=int(rng.integers(2**31)))
@@ -87,32 +86,26 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
         game = SingleGame.new(config, int(rng.integers(2**63)))
         seat = int(rng.integers(config.num_players))
         rewards: list[float] = []
-        edge = _edge(game, seat)
+        edge = float(score_edge(game.scores(), seat))
+        _opponents_move(game, seat, opp)
         while not game.done:
-            if game.actor == seat:
-                o, m = game.observe(seat), game.legal_mask()
-                a = teacher.act(o, m, game.clone() if teacher.needs_game else None)
-                obs.append(o)
-                masks.append(m.astype(bool))
-                actions.append(a)
-                game.step(a)
-                while not game.done and game.actor != seat:
-                    game.step(opp.act(game.observe(game.actor), game.legal_mask(),
-                                      game.clone() if opp.needs_game else None))
-                new_edge = _edge(game, seat)
-                rewards.append(shaping * (new_edge - edge) if not solo else new_edge - edge)
-                edge = new_edge
-            else:
-                game.step(opp.act(game.observe(game.actor), game.legal_mask(), game.clone() if opp.needs_game else None))
-        total_score += game.scores()[seat]
-        if not solo and game.terminated and rewards:
+            o, m = game.observe(seat), game.legal_mask()
+            a = teacher.act(o, m, game.clone() if teacher.needs_game else None)
+            obs.append(o)
+            masks.append(m.astype(bool))
+            actions.append(a)
+            game.step(a)
+            _opponents_move(game, seat, opp)
+            new_edge = float(score_edge(game.scores(), seat))
+            rewards.append(weight * (new_edge - edge))
+            edge = new_edge
+        scores = game.scores()
+        total_score += scores[seat]
+        if not solo and rewards:
             ranks = game.ranks()
-            winners = sum(1 for r in ranks if r == 0)
-            if ranks[seat] == 0:
-                wins += 1.0 / winners
-                rewards[-1] += SHARED_WIN_REWARD if winners > 1 else WIN_REWARD
-            else:
-                rewards[-1] += LOSS_REWARD
+            rewards[-1] += float(end_rewards(scores, ranks, game.terminated, "win")[seat])
+            if game.terminated and ranks[seat] == 0:
+                wins += 1.0 / sum(1 for r in ranks if r == 0)
         g = 0.0
         out = []
         for r in reversed(rewards):
@@ -120,7 +113,7 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
             out.append(g)
         returns.extend(reversed(out))
     return {
-        "obs": np.array(obs, dtype=np.float32).reshape(-1, obs[0].size if obs else 0),
+        "obs": np.array(obs, dtype=np.float32),
         "masks": np.array(masks, dtype=bool),
         "actions": np.array(actions, dtype=np.int64),
         "returns": np.array(returns, dtype=np.float32),
@@ -151,7 +144,7 @@ def collect(
     from agents import make_agent
 
     make_agent(teacher)  # fail early on an unknown name
-    opponents = [o for o in opponents] or ["random"]
+    opponents = list(opponents) or ["random"]
     for o in opponents:
         if o != "self":
             make_agent(o)
@@ -159,27 +152,19 @@ def collect(
     chunk = 25
     jobs = [(config, teacher, opponents, seeds[i:i + chunk], shaping, gamma) for i in range(0, games, chunk)]
     parts: list[dict[str, Any]] = []
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
-
-            bar = tqdm(total=games, desc=f"{teacher} games", unit="game", file=sys.stdout)
-        except ImportError:
-            bar = None
+    bar = Progress(games, progress, f"{teacher} games")
     t0 = time.perf_counter()
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for job, part in zip(jobs, pool.map(_play_chunk, jobs)):
-                parts.append(part)
-                if bar is not None:
+    try:
+        if workers > 1:
+            with process_pool(min(workers, len(jobs))) as pool:
+                for job, part in zip(jobs, pool.map(_play_chunk, jobs)):
+                    parts.append(part)
                     bar.update(len(job[3]))
-    else:
-        for job in jobs:
-            parts.append(_play_chunk(job))
-            if bar is not None:
+        else:
+            for job in jobs:
+                parts.append(_play_chunk(job))
                 bar.update(len(job[3]))
-    if bar is not None:
+    finally:
         bar.close()
     parts = [p for p in parts if p["actions"].size]
     demos = Demonstrations(

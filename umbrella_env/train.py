@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ except ImportError:  # pragma: no cover - exercised only without the train extra
 from gymnasium import spaces
 
 from umbrella_env.core.single import SingleGame
-from umbrella_env.envs.common import LOSS_REWARD, SHARED_WIN_REWARD, WIN_REWARD
+from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
 
 
@@ -213,17 +214,11 @@ class LearnerVecEnv(VecEnv):
         raise RuntimeError("opponents did not hand the move back to the learner")
 
     def _edge_now(self) -> np.ndarray:
-        scores = E.scores(self.state).astype(np.float64)
-        mine = scores[np.arange(self.num_envs), self.seat]
-        others = (scores.sum(axis=1) - mine) / (self.config.num_players - 1)
-        return mine - others
+        return score_edge(E.scores(self.state), self.seat)
 
     def _end_reward(self, idx: np.ndarray) -> np.ndarray:
-        ranks = E.ranks(E.take(self.state, idx))
-        mine = ranks[np.arange(idx.size), self.seat[idx]]
-        winners = (ranks == 0).sum(axis=1)
-        reward = np.where(mine == 0, np.where(winners > 1, SHARED_WIN_REWARD, WIN_REWARD), LOSS_REWARD)
-        return np.where(self.state.terminated[idx], reward, 0.0)
+        sub = E.take(self.state, idx)
+        return end_rewards(E.scores(sub), E.ranks(sub), sub.terminated, "win")[np.arange(idx.size), self.seat[idx]]
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -236,6 +231,11 @@ class EvalResult:
     def metric(self, solo: bool) -> float:
         """Solo: mean score.  2-4 players: win rate, ties broken by the mean score."""
         return self.mean_score if solo else self.win_rate + 1e-3 * self.mean_score
+
+    def describe(self, solo: bool, opponent: str) -> str:
+        if solo:
+            return f"mean score {self.mean_score:.2f}"
+        return f"win rate vs {opponent} {self.win_rate:.3f}, mean score {self.mean_score:.2f}"
 
 
 def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, seed: int) -> EvalResult:
@@ -332,9 +332,8 @@ class TrainCallback(BaseCallback):
             save_checkpoint(self.model, self.out / "best.zip", self.config,
                             {"timesteps": int(self.num_timesteps), "eval": {label: metric}})
         self.logger.record("eval/metric", metric)
-        detail = (f"mean score {res.mean_score:.2f}" if self.config.solo
-                  else f"win rate vs {self.args.eval_opponent} {res.win_rate:.3f}, mean score {res.mean_score:.2f}")
-        print(f"[eval @ {self.num_timesteps:,} steps, {res.games} games] {detail}" + ("  (new best)" if improved else ""),
+        print(f"[eval @ {self.num_timesteps:,} steps, {res.games} games] "
+              f"{res.describe(self.config.solo, self.args.eval_opponent)}" + ("  (new best)" if improved else ""),
               flush=True)
         return res
 
@@ -365,8 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponents", nargs="+", default=["random", "self"],
                    help="opponent pool for 2-4 players: random, self, or agent names (greedy, heuristic, ...)")
     p.add_argument("--resume", type=Path, default=None, help="checkpoint .zip to continue training from")
-    p.add_argument("--quick", action="store_true", help="a ~2-minute run on 2 cores (2 players unless --players): clone the heuristic from 1,000 "
-                        "games, then 100k PPO steps against random, greedy and self-play")
+    p.add_argument("--quick", action="store_true",
+                   help="a ~2-minute run on 2 cores (2 players unless --players): clone the heuristic from "
+                        "1,000 games, then 100k PPO steps against random, greedy and self-play")
     p.add_argument("--eval-every", type=int, default=50_000, help="steps between evaluations (best.zip kept)")
     p.add_argument("--eval-games", type=int, default=40, help="games per evaluation")
     p.add_argument("--eval-opponent", default="heuristic", help="opponent of the evaluation games (2-4 players)")
@@ -439,8 +439,6 @@ MODE_DEFAULTS = {"n_epochs": (2, 3), "batch_size": (2048, 1024), "net": ([128, 1
 
 def default_threads() -> int:
     """The cores this process may run on."""
-    import os
-
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -461,6 +459,30 @@ QUICK = {
     "pretrain": "heuristic", "pretrain_games": 1000, "pretrain_epochs": 8,
     "opponents": ["random", "greedy", "self"], "learning_rate": 2e-4, "ent_coef": 0.001,
 }
+
+
+def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> list[dict[str, float]]:
+    """``--pretrain``: the teacher's games (from ``--pretrain-cache`` when it holds them),
+    behaviour cloning, and one evaluation of the cloned policy; returns the cloning history."""
+    from umbrella_env.imitation import Demonstrations, collect, pretrain, source
+
+    opponents = ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
+    cache = args.pretrain_cache
+    if cache is not None and cache.is_file():
+        demos = Demonstrations.load(cache)
+        demos.check_source(source(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA),
+                           cache)
+        print(f"loaded {len(demos):,} teacher decisions from {cache}", flush=True)
+    else:
+        demos = collect(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA,
+                        workers=args.workers, progress=not args.no_progress)
+        if cache is not None:
+            demos.save(cache)
+    history = pretrain(model, demos, args.pretrain_epochs, batch_size=args.pretrain_batch, seed=args.seed,
+                       learning_rate=args.pretrain_lr)
+    res = evaluate_model(model, config, args.eval_opponent, args.eval_games, seed=12345)
+    print(f"[eval after pretraining, {res.games} games] {res.describe(config.solo, args.eval_opponent)}", flush=True)
+    return history
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -521,29 +543,10 @@ def main(argv: list[str] | None = None) -> int:
         model = build_model(args, env, tb)
     pretrain_history = None
     if args.pretrain is not None:
-        from umbrella_env.imitation import Demonstrations, collect, pretrain, source
-
-        opponents = ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
-        cache = args.pretrain_cache
-        if cache is not None and cache.is_file():
-            demos = Demonstrations.load(cache)
-            try:
-                demos.check_source(source(config, args.pretrain, opponents, args.pretrain_games, args.seed,
-                                          args.shaping, GAMMA), cache)
-            except ValueError as exc:
-                parser.error(str(exc))
-            print(f"loaded {len(demos):,} teacher decisions from {cache}", flush=True)
-        else:
-            demos = collect(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA,
-                            workers=args.workers, progress=not args.no_progress)
-            if cache is not None:
-                demos.save(cache)
-        pretrain_history = pretrain(model, demos, args.pretrain_epochs, batch_size=args.pretrain_batch,
-                                    seed=args.seed, learning_rate=args.pretrain_lr)
-        res = evaluate_model(model, config, args.eval_opponent, args.eval_games, seed=12345)
-        print(f"[eval after pretraining, {res.games} games] "
-              + (f"mean score {res.mean_score:.2f}" if config.solo
-                 else f"win rate vs {args.eval_opponent} {res.win_rate:.3f}, mean score {res.mean_score:.2f}"), flush=True)
+        try:
+            pretrain_history = clone_teacher(model, args, config)
+        except ValueError as exc:  # a cache made for another run
+            parser.error(str(exc))
     callback = TrainCallback(args, config, pool, out)
     progress = not args.no_progress
     if progress:

@@ -54,6 +54,20 @@ def end_rewards(scores: Any, ranks: Any, terminated: Any, reward_mode: str) -> n
     return np.where(np.asarray(terminated)[..., None] if out.ndim > 1 else terminated, out, 0.0)
 
 
+def score_edge(scores: Any, seats: Any) -> np.ndarray:
+    """Score of ``seats`` minus the mean score of the other seats (solo: the score).
+
+    One game (``scores`` [P], an int seat) or a batch (``scores`` [B, P], ``seats`` [B]);
+    the shaping signal of training (``umbrella_env.train``, ``umbrella_env.imitation``).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    mine = np.take_along_axis(scores, np.asarray(seats, dtype=np.intp)[..., None], axis=-1)[..., 0]
+    players = scores.shape[-1]
+    if players == 1:
+        return mine
+    return mine - (scores.sum(axis=-1) - mine) / (players - 1)
+
+
 def load_single(d: Any, config: GameConfig) -> Any:
     """A :class:`SingleGame` from a state dict, refused unless it fits ``config``."""
     from umbrella_env.core.errors import StateError

@@ -24,12 +24,12 @@ import itertools
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
+from umbrella_env.parallel import process_pool
 
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
@@ -129,7 +129,7 @@ def solo_ladder(
     results = []
     for spec in specs:
         if jobs > 1:
-            with ProcessPoolExecutor(jobs) as pool:
+            with process_pool(jobs) as pool:
                 parts = list(pool.map(_solo_chunk, *zip(*[(spec, level, seed, c) for c in _chunks(games, jobs)])))
         else:
             parts = [_solo_chunk(spec, level, seed, range(games))]
@@ -200,7 +200,7 @@ def _pair_chunk(spec_a: str, spec_b: str, level: int, seed: int, games: Sequence
 def pair_match(spec_a: str, spec_b: str, games: int, level: int = 1, seed: int = 0, jobs: int = 1) -> PairResult:
     """``spec_a`` against ``spec_b`` over ``games`` deals, each with both seatings."""
     if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
+        with process_pool(jobs) as pool:
             args = [(spec_a, spec_b, level, seed, c) for c in _chunks(games, jobs)]
             parts = list(pool.map(_pair_chunk, *zip(*args)))
     else:

@@ -1,0 +1,64 @@
+"""Process pools and progress bars shared by the long-running commands (evaluate, the
+teacher games of train --pretrain, the agent ladder)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+
+def _init_worker() -> None:
+    # One thread per worker process: the workers already use every core.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+def _mp_context() -> Any:
+    import multiprocessing as mp
+
+    # Not fork: a parent that loaded torch (checkpoint agents, a model being trained) may not fork safely.
+    return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` single-threaded processes that is safe to start after torch."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker)
+
+
+class Progress:
+    """tqdm, else rich, else nothing; on stderr, only when asked."""
+
+    def __init__(self, total: int, enabled: bool, desc: str) -> None:
+        self._bar: Any = None
+        self._rich: Any = None
+        if not enabled:
+            return
+        try:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=desc, unit="game", file=sys.stderr, disable=None)
+            return
+        except ImportError:
+            pass
+        try:
+            from rich.progress import Progress as RichProgress
+
+            self._rich = RichProgress(transient=True)
+            self._rich.start()
+            self._task = self._rich.add_task(desc, total=total)
+        except ImportError:
+            pass
+
+    def update(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+        elif self._rich is not None:
+            self._rich.update(self._task, advance=n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self._rich is not None:
+            self._rich.stop()
