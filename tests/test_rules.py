@@ -810,9 +810,8 @@ def _expected_stage_swaps(d: dict) -> list[int]:
     )
 
 
-def test_level4_power_swap_stage(engine):
-    # Token on space 4; the blue figure goes on space 3 and completes the pair 3-4.
-    rows = "BBBG/GGYR/RGGY/YRGB"
+def _swap_stage_position(engine, rows: str, slots: str):
+    """Token on space 4; the blue figure goes on space 3 and completes the pair 3-4."""
     g = engine.load(
         make_state(
             2,
@@ -820,11 +819,15 @@ def test_level4_power_swap_stage(engine):
             stages=[rows],
             zones={"central": "B"},
             fill="personal1",
-            slots=["15w|8w||"],
+            slots=[slots],
             plates=["....Y....."],
         )
     )
-    d = play(engine, g, "slide B from top col3", "validate slot0 space3")
+    return g, play(engine, g, "slide B from top col3", "validate slot0 space3")
+
+
+def test_level4_power_swap_stage(engine):
+    g, d = _swap_stage_position(engine, "BBBG/GGYR/RGGY/YRGB", "15w|8w||")
     assert stage(d, 0) == "BBBB/GGYG/RGGR/YRGY"
     assert d["phase"] == "swap_stage" and d["passing"] == {"tile": 15, "face": "white"}
     legal = engine.legal(g)
@@ -838,25 +841,14 @@ def test_level4_power_swap_stage(engine):
 
 
 def test_level4_power_swap_stage_pass(engine):
-    g = engine.load(
-        make_state(
-            2,
-            level=4,
-            stages=[row0_stage("B")],
-            zones={"central": "B"},
-            fill="personal1",
-            slots=["15w|3w||"],
-            plates=["....Y....."],
-        )
-    )
-    d = play(engine, g, "slide B from top col3", "validate slot0 space3")
+    g, d = _swap_stage_position(engine, row0_stage("B"), "15w|3w||")
     before = stage(d, 0)
     d = play(engine, g, "swap-stage pass")
     assert stage(d, 0) == before and d["phase"] == "give_face"
 
 
-def test_level4_power_swap_zone(engine):
-    # Token on space 6; the yellow figure goes on space 5 and completes the pair 5-6.
+def _swap_zone_position(engine):
+    """Token on space 6; the yellow figure goes on space 5 and completes the pair 5-6."""
     g = engine.load(
         make_state(
             2,
@@ -868,7 +860,11 @@ def test_level4_power_swap_zone(engine):
             plates=["......B..."],
         )
     )
-    d = play(engine, g, "slide Y from top col3", "validate slot0 space5")
+    return g, play(engine, g, "slide Y from top col3", "validate slot0 space5")
+
+
+def test_level4_power_swap_zone(engine):
+    g, d = _swap_zone_position(engine)
     assert stage(d, 0) == "YYYY/RGYB/GYRR/YRGY"
     assert (zone(d, "central"), zone(d, "side0"), zone(d, "side1"), zone(d, "personal0")) == ("", "R", "", "B")
     assert d["phase"] == "swap_zone"
@@ -887,18 +883,7 @@ def test_level4_power_swap_zone(engine):
 
 
 def test_level4_power_swap_zone_pass(engine):
-    g = engine.load(
-        make_state(
-            2,
-            level=4,
-            stages=[row0_stage("Y")],
-            zones={"central": "Y", "side0": "R"},
-            fill="personal1",
-            slots=["15w|3w||"],
-            plates=["......B..."],
-        )
-    )
-    d = play(engine, g, "slide Y from top col3", "validate slot0 space5")
+    g, d = _swap_zone_position(engine)
     zones_before, stage_before = d["zones"], stage(d, 0)
     d = play(engine, g, "swap-zone pass")
     assert d["zones"] == zones_before and stage(d, 0) == stage_before and d["phase"] == "give_face"
