@@ -127,7 +127,7 @@ class LearnerVecEnv(VecEnv):
         self._actions: np.ndarray | None = None
         self._returns = np.zeros(num_envs)
         self._lengths = np.zeros(num_envs, dtype=np.int64)
-        self._edge = np.zeros(num_envs)
+        self._edge = np.zeros(num_envs)  # score edge at the learner's pending decision (shaping)
         self.results: list[float] = []  # learner's end-of-game reward of every finished game
 
     # SB3 API -------------------------------------------------------------------------
@@ -141,32 +141,29 @@ class LearnerVecEnv(VecEnv):
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         assert self._actions is not None
         state = self.state
-        before = self._edge_now()
         E.step_unchecked(state, self._actions)
         self._play_opponents()
         after = self._edge_now()
-        rewards = self.shaping * (after - before)
+        rewards = self.shaping * (after - self._edge)
+        self._edge = after
         done = state.done.copy()
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if done.any():
-            idx = np.flatnonzero(done)
-            final = self._end_reward(idx)
+        idx = np.flatnonzero(done)
+        final = self._end_reward(idx) if idx.size else None
+        if final is not None:
             rewards[idx] += final
+        self._returns += rewards
+        self._lengths += 1
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if final is not None:
             terminal_obs = observe(E.take(state, idx), seats=self.seat[idx])
             for j, b in enumerate(idx):
                 infos[b]["terminal_observation"] = terminal_obs[j]
                 infos[b]["TimeLimit.truncated"] = bool(state.truncated[b])
-                self.results.append(float(final[j]))
-            self._returns += rewards
-            self._lengths += 1
-            for b in idx:
                 infos[b]["episode"] = {"r": float(self._returns[b]), "l": int(self._lengths[b]), "t": time.time()}
-                self._returns[b] = 0
-                self._lengths[b] = 0
+                self.results.append(float(final[j]))
+            self._returns[idx] = 0
+            self._lengths[idx] = 0
             self._new_games(idx)
-        else:
-            self._returns += rewards
-            self._lengths += 1
         self._actions = None
         return observe(state, seats=self.seat), rewards.astype(np.float32), done, infos
 
@@ -200,6 +197,7 @@ class LearnerVecEnv(VecEnv):
         self.seat[idx] = self.rng.integers(0, self.config.num_players, idx.size)
         self.kind[idx] = self.pool.draw(idx.size)
         self._play_opponents()
+        self._edge[idx] = self._edge_now()[idx]  # the shaping reward counts from the learner's first decision
 
     def _play_opponents(self) -> None:
         """Let the opponents move until every live game waits for the learner."""
