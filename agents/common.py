@@ -2,9 +2,11 @@
 stage arrays, the expected plate bonus and small lookahead helpers.
 
 Everything here reads a :class:`~umbrella_env.core.single.SingleGame` through its
-documented plain-Python state (``st``, ``z``, ``stk``, ``top``, ``pl``, ``bits``,
-``ntok``, ``T``; see the module doc of :mod:`umbrella_env.core.single`) and never
-modifies the game it is given: lookahead works on :meth:`~SingleGame.clone` copies.
+documented read API (``game.stage(seat)``, ``game.zone(z)``, ``game.top_tile(seat, slot)``,
+``game.plate_bits(seat)``, ``game.tables``, ...; see the module doc of
+:mod:`umbrella_env.core.single`) and never modifies the game it is given: lookahead works
+on :meth:`~SingleGame.clone` copies.  The score formula is
+:func:`umbrella_env.core.facts.score`.
 
 Public information only
 -----------------------
@@ -30,12 +32,13 @@ allowed colour).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
 from umbrella_env.core.single import SingleGame
 from umbrella_env.core.tables import LINE_CELLS
 
@@ -73,6 +76,7 @@ BEST_COUNT = np.array(
     dtype=np.int64,
 )
 
+
 # --------------------------------------------------------------------------- small helpers
 def argmax_random(values: Sequence[float] | np.ndarray, rng: np.random.Generator, tol: float = 1e-9) -> int:
     """Index of a maximum of ``values``, ties (within ``tol``) broken uniformly by ``rng``."""
@@ -104,24 +108,22 @@ def after(game: SingleGame, action: int) -> SingleGame:
 
 def stage_array(game: SingleGame, seat: int, dtype: type = np.int64) -> np.ndarray:
     """[16]: the colours of a seat's stage (int64 by default; float32 for matrix products)."""
-    return np.array(game.st[seat], dtype=dtype)
+    return np.array(game.stage(seat), dtype=dtype)
 
 
 def own_zone_counts(game: SingleGame, seat: int) -> np.ndarray:
     """int64 [16]: umbrellas per colour in the seat's top / bottom / left / right zone, index side*4+colour."""
-    z = game.z
-    return np.array([z[4 * zone + c] for zone in game.T.sz[seat] for c in range(4)], dtype=np.int64)
+    return np.array([n for zone in game.seat_zones(seat) for n in game.zone(zone)], dtype=np.int64)
 
 
 def personal_count(game: SingleGame, seat: int) -> int:
     """Umbrellas in the seat's personal (bottom) zone."""
-    zone = game.T.sz[seat][A.BOTTOM]
-    return sum(game.z[4 * zone : 4 * zone + 4])
+    return game.personal_umbrellas(seat)
 
 
 def personal_score(n: int) -> int:
-    """The personal-zone part of a 2-4 player score (RULES.md §5)."""
-    return 2 if n == 0 else -n
+    """The personal-zone part of a 2-4 player score (facts.personal_points, docs/rules.md §5.2)."""
+    return F.personal_points(n)
 
 
 # --------------------------------------------------------------------------- figures
@@ -141,7 +143,7 @@ class Figures:
     def __len__(self) -> int:
         return len(self.slots)
 
-    def __add__(self, other: "Figures") -> "Figures":
+    def __add__(self, other: Figures) -> Figures:
         return Figures(
             self.slots + other.slots,
             self.codes + other.codes,
@@ -153,10 +155,6 @@ class Figures:
     def codes_of(self, stages: np.ndarray) -> np.ndarray:
         """[..., nf] base-4 colour codes of each figure's cells on stages [..., 16]."""
         return (np.asarray(stages, dtype=np.float32) @ self.matrix).astype(np.intp)
-
-    def colour_counts(self, stages: np.ndarray) -> np.ndarray:
-        """[..., nf, 4] cells of each colour of each figure on ``stages`` [..., 16] (any colour)."""
-        return COLOUR_COUNTS[self.codes_of(stages)]
 
     def best(self, stages: np.ndarray) -> np.ndarray:
         """[..., nf] the most cells of one allowed colour of each figure on ``stages`` [..., 16]."""
@@ -170,30 +168,30 @@ _COLUMNS: dict[object, np.ndarray] = {}
 
 def _code_columns(game: SingleGame) -> np.ndarray:
     """float32 [48, 4, 16]: the ``Figures.matrix`` column of tile code ``code`` on slot ``k``."""
-    hit = _COLUMNS.get(game.T)
+    hit = _COLUMNS.get(game.tables)
     if hit is None:
-        figc = game.T.figc
+        figc = game.tables.figure_cells
         hit = np.zeros((len(figc), 4, 16), dtype=np.float32)
         for code in range(len(figc)):
             for k in range(4):
                 for j, cell in enumerate(figc[code][k]):
                     hit[code, k, cell] += POW4[j]
-        _COLUMNS[game.T] = hit
+        _COLUMNS[game.tables] = hit
     return hit
 
 
 def colour_mask(game: SingleGame, seat: int, slot: int, free: int | None = None) -> int:
     """Bit ``c``: a free space of the seat's plate accepts a colour-``c`` figure from ``slot``."""
-    acc = game.T.acc[slot]
+    acc = game.tables.accepting[slot]
     if free is None:
-        free = ~game.bits[seat] & 0x3FF
+        free = ~game.plate_bits(seat) & 0x3FF
     return (acc[0] & free != 0) | (acc[1] & free != 0) << 1 | (acc[2] & free != 0) << 2 | (acc[3] & free != 0) << 3
 
 
 def tile_figures(game: SingleGame, seat: int, codes: Sequence[int], slots: Sequence[int]) -> Figures:
     """Tiles ``codes`` shown on ``slots`` of ``seat``'s board (one figure per pair)."""
-    figc = game.T.figc
-    free = ~game.bits[seat] & 0x3FF
+    figc = game.tables.figure_cells
+    free = ~game.plate_bits(seat) & 0x3FF
     return Figures(
         tuple(slots),
         tuple(codes),
@@ -205,15 +203,15 @@ def tile_figures(game: SingleGame, seat: int, codes: Sequence[int], slots: Seque
 
 def figures(game: SingleGame, seat: int, ignore: int = 0) -> Figures:
     """The visible figures of ``seat`` (slots in the bit mask ``ignore`` left out)."""
-    top = game.top
-    slots = [k for k in range(4) if top[seat * 4 + k] >= 0 and not ignore >> k & 1]
-    return tile_figures(game, seat, [top[seat * 4 + k] for k in slots], slots)
+    tops = [game.top_tile(seat, k) for k in range(4)]
+    slots = [k for k in range(4) if tops[k] >= 0 and not ignore >> k & 1]
+    return tile_figures(game, seat, [tops[k] for k in slots], slots)
 
 
 def figure_progress(game: SingleGame, seat: int, code: int, slot: int) -> int:
     """Cells of the best allowed colour of tile ``code`` shown on ``seat``'s ``slot`` (0-4)."""
-    s = game.st[seat]
-    a, b, c, d = game.T.figc[code][slot]
+    s = game.stage(seat)
+    a, b, c, d = game.tables.figure_cells[code][slot]
     mask = colour_mask(game, seat, slot)
     return int(BEST_COUNT[((s[a] * 4 + s[b]) * 4 + s[c]) * 4 + s[d], mask])
 
@@ -221,9 +219,8 @@ def figure_progress(game: SingleGame, seat: int, code: int, slot: int) -> int:
 def receiver_slots(game: SingleGame, receiver: int) -> list[int]:
     """Where a passed tile can land on ``receiver``'s board: the first empty slot, or
     every slot (the receiver then chooses which one to cover)."""
-    top = game.top
     for k in range(4):
-        if top[receiver * 4 + k] < 0:
+        if game.top_tile(receiver, k) < 0:
             return [k]
     return [0, 1, 2, 3]
 
@@ -276,7 +273,7 @@ def plate_expectation(game: SingleGame, choice: int = 2) -> list[list[float]]:
     approaches the best bonus reachable with ``r`` tokens.  A plan that needs one
     specific colour is worth less than one that several colours serve.
     """
-    T = game.T
+    T = game.tables
     key = (T, choice)
     hit = _EXPECT.get(key)
     if hit is not None:
@@ -284,7 +281,7 @@ def plate_expectation(game: SingleGame, choice: int = 2) -> list[list[float]]:
     accept = [0] * 4
     for k in range(4):
         for c in range(4):
-            accept[c] |= T.acc[k][c]
+            accept[c] |= T.accepting[k][c]
     out = [[0.0] * 11 for _ in range(1024)]
     for bits in range(1023, -1, -1):
         row = out[bits]
@@ -307,35 +304,34 @@ _FLEX: dict[object, list[int]] = {}
 
 def space_flexibility(game: SingleGame) -> list[int]:
     """Per plate space: how many (slot, colour) figures it accepts (white spaces: 4)."""
-    hit = _FLEX.get(game.T)
+    hit = _FLEX.get(game.tables)
     if hit is None:
-        acc = game.T.acc
-        hit = _FLEX[game.T] = [sum(1 for k in range(4) for c in range(4) if acc[k][c] >> s & 1) for s in range(10)]
+        acc = game.tables.accepting
+        hit = _FLEX[game.tables] = [sum(1 for k in range(4) for c in range(4) if acc[k][c] >> s & 1) for s in range(10)]
     return hit
 
 
 def expected_tokens_left(game: SingleGame, seat: int) -> int:
     """A rough count of the tokens ``seat`` may still place (this one included)."""
-    T = game.T
-    left = 10 - game.ntok[seat]
+    T = game.tables
+    left = 10 - game.tokens(seat)
     if T.solo:
-        return min(left, T.solo_tokens - game.ntok[seat])
-    if game.end_by >= 0:
+        return min(left, T.solo_tokens - game.tokens(seat))
+    if game.end_triggered_by >= 0:
         return min(left, 1)
-    return max(1, min(left, math.ceil(game.supply / T.P) + 1))
+    return max(1, min(left, math.ceil(game.supply / T.num_players) + 1))
 
 
 def validate_score_gain(game: SingleGame, action: int) -> int:
     """Immediate score change of the actor from validate ``action`` (token + bonus; solo:
     the remaining-umbrella bonus when it is the last token).  Public information only."""
-    T = game.T
+    T = game.tables
     p = game.current
     space = (action - A.VALIDATE_START) % 10
-    bits = game.bits[p]
-    gain = 2 + T.bonus[bits | 1 << space] - T.bonus[bits]
-    if T.solo and game.ntok[0] + 1 == T.solo_tokens:
-        gain += sum(game.z)
-    return gain
+    bits, tokens = game.plate_bits(p), game.tokens(p)
+    umbrellas = game.zone_umbrellas() if T.solo else game.personal_umbrellas(p)
+    after = F.score(T.num_players, tokens + 1, T.bonus[bits | 1 << space], umbrellas, T.solo_tokens)
+    return after - game.score(p)
 
 
 # --------------------------------------------------------------------------- determinization
@@ -351,7 +347,7 @@ def determinize(
     replacement, uniformly, from the tiles ``observer`` cannot see: those hidden tiles
     plus the ones in the box (every tile neither on top of a stack nor in transit).  The
     faces are drawn at random, except in solo, where by default (``keep_faces=None``)
-    they are kept: the solo setup deals every tile black face up (RULES.md §8) and any
+    they are kept: the solo setup deals every tile black face up (docs/rules.md §8) and any
     tile covered later was visible, so the faces under the tops are public there.
     Everything public — stages, zones, plates, tops, stack heights, the tile in transit —
     is unchanged, so ``observe(seat)`` is identical for every seat.
@@ -362,17 +358,18 @@ def determinize(
     """
     g = game.clone()
     if keep_faces is None:
-        keep_faces = g.T.solo
-    hidden = [(i, j) for i, stack in enumerate(g.stk) for j in range(len(stack) - 1)]
+        keep_faces = g.tables.solo
+    hidden = g.hidden_tiles()
     if not hidden:
         return g
-    seen = {code >> 1 for code in g.top if code >= 0}
+    tops = [g.top_tile(p, k) for p in range(g.tables.num_players) for k in range(4)]
+    seen = {code >> 1 for code in tops if code >= 0}
     if g.passing >= 0:
         seen.add(g.passing >> 1)
     pool = [t for t in range(len(g.config.components.tiles)) if t not in seen]
     drawn = rng.permutation(pool)[: len(hidden)]
     faces = rng.integers(0, 2, len(hidden)) if not keep_faces else None
-    for n, ((i, j), tile) in enumerate(zip(hidden, drawn)):
-        face = g.stk[i][j] & 1 if faces is None else int(faces[n])
-        g.stk[i][j] = 2 * int(tile) + face
+    for n, ((seat, slot, depth, code), tile) in enumerate(zip(hidden, drawn)):
+        face = code & 1 if faces is None else int(faces[n])
+        g.set_hidden_tile(seat, slot, depth, 2 * int(tile) + face)
     return g

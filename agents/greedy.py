@@ -21,13 +21,13 @@ import numpy as np
 
 from agents.base import SeededAgent
 from agents.common import (
-    game_and_legal,
     SLIDE_EJECT_SIDE,
     SLIDE_ENTRY_SIDE,
     after,
     argmax_random,
     figure_progress,
     figures,
+    game_and_legal,
     gift_progress,
     personal_count,
     personal_score,
@@ -37,6 +37,7 @@ from agents.common import (
     validate_score_gain,
 )
 from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
 from umbrella_env.core.single import SingleGame
 
 
@@ -90,7 +91,7 @@ class GreedyAgent(SeededAgent):
         if scoring is not None:
             return scoring
         extra = np.zeros(legal.size)
-        if not game.T.solo:  # the personal zone's share of the immediate score
+        if not game.tables.solo:  # the personal zone's share of the immediate score
             n = personal_count(game, p)
             delta = (SLIDE_EJECT_SIDE[legal] == A.BOTTOM).astype(int) - (SLIDE_ENTRY_SIDE[legal] == A.BOTTOM)
             extra = np.array([personal_score(n + d) for d in delta]) * 0.1
@@ -104,7 +105,7 @@ class GreedyAgent(SeededAgent):
             return done
         figs = figures(game, p)
         clones = [after(game, int(a)) for a in legal]
-        best = figs.best(np.array([g.st[p] for g in clones], dtype=np.int64))
+        best = figs.best(np.array([g.stage(p) for g in clones], dtype=np.int64))
         extra = np.array([g.scores()[p] for g in clones]) * 0.1
         return int(legal[argmax_random(self._rank(best, extra), self._rng)])
 
@@ -116,7 +117,9 @@ class GreedyAgent(SeededAgent):
     def _swap(self, game: SingleGame, legal: np.ndarray) -> int:
         p = game.current
         figs = figures(game, p)
-        stages = np.array([game.st[p] if a in _PASSES else after(game, int(a)).st[p] for a in legal], dtype=np.int64)
+        stages = np.array(
+            [game.stage(p) if a in _PASSES else after(game, int(a)).stage(p) for a in legal], dtype=np.int64
+        )
         key = self._rank(figs.best(stages), np.zeros(legal.size))
         pass_id = next(int(a) for a in legal if a in _PASSES)
         pass_key = key[list(legal).index(pass_id)]
@@ -125,7 +128,7 @@ class GreedyAgent(SeededAgent):
         return int(legal[argmax_random(key, self._rng)])
 
     def _give_face(self, game: SingleGame, legal: np.ndarray) -> int:
-        receiver = (game.current + 1) % game.T.P
+        receiver = F.receiver(game.current, game.tables.num_players)
         tile = game.passing & ~1
         progress = [-gift_progress(game, receiver, tile | (int(a) - A.GIVE_FACE_START)) for a in legal]
         return int(legal[argmax_random(progress, self._rng)])
@@ -135,7 +138,7 @@ class GreedyAgent(SeededAgent):
         progress = []
         for a in legal:
             k = int(a) - A.COVER_START
-            progress.append(-figure_progress(game, r, game.top[r * 4 + k], k))
+            progress.append(-figure_progress(game, r, game.top_tile(r, k), k))
         return int(legal[argmax_random(progress, self._rng)])
 
 

@@ -42,7 +42,6 @@ import numpy as np
 
 from agents.base import SeededAgent
 from agents.common import (
-    game_and_legal,
     COLOUR_COUNTS,
     SLIDE_EJECT,
     SLIDE_EJECT_SIDE,
@@ -52,6 +51,7 @@ from agents.common import (
     argmax_random,
     expected_tokens_left,
     figures,
+    game_and_legal,
     gift_progress,
     own_zone_counts,
     personal_count,
@@ -66,6 +66,7 @@ from agents.common import (
     zones_after_slides,
 )
 from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
 from umbrella_env.core.single import SingleGame
 
 _PASSES = (A.SWAP_STAGE_PASS, A.SWAP_ZONE_PASS)
@@ -107,7 +108,7 @@ class Evaluator:
     whether some figure is scorable.
     """
 
-    def __init__(self, agent: "HeuristicAgent", game: SingleGame, seat: int, figs: Figures) -> None:
+    def __init__(self, agent: HeuristicAgent, game: SingleGame, seat: int, figs: Figures) -> None:
         self.n = len(figs)
         mult = agent.colour_multipliers(game, seat, figs)  # [nf, 4], 0 = not allowed
         self.matrix = figs.matrix
@@ -163,7 +164,7 @@ class HeuristicAgent(SeededAgent):
         if phase == A.PHASE_VALIDATE:
             return np.array([self.validation_value(game, int(a)) for a in legal])
         if phase == A.PHASE_GIVE_FACE:
-            receiver = (game.current + 1) % game.T.P
+            receiver = F.receiver(game.current, game.tables.num_players)
             tile = game.passing & ~1
             return np.array([-self._gift(game, receiver, tile | (int(a) - A.GIVE_FACE_START)) for a in legal])
         if phase == A.PHASE_COVER:
@@ -179,18 +180,18 @@ class HeuristicAgent(SeededAgent):
     def plate_gain(self, game: SingleGame, seat: int, space: int) -> float:
         """Change of the expected final plate bonus from a token on ``space``."""
         E = plate_expectation(game, self.w.choice)
-        bits = game.bits[seat]
+        bits = game.plate_bits(seat)
         r = self.tokens_left(game, seat)
         return E[bits | 1 << space][max(0, r - 1)] - E[bits][r]
 
     def colour_multipliers(self, game: SingleGame, seat: int, figs: Figures) -> np.ndarray:
         """float [nf, 4]: the worth of each figure's colours (0: no free space accepts it)."""
-        bits = game.bits[seat]
+        bits = game.plate_bits(seat)
         r = self.tokens_left(game, seat)
-        key = (game.T, bits, r)
+        key = (game.tables, bits, r)
         table = self._multipliers.get(key)
         if table is None:
-            acc = game.T.acc
+            acc = game.tables.accepting
             free = ~bits & 0x3FF
             gains = [self.plate_gain(game, seat, s) if free >> s & 1 else 0.0 for s in range(10)]
             table = np.zeros((4, 4))
@@ -217,13 +218,13 @@ class HeuristicAgent(SeededAgent):
     # ------------------------------------------------------------------- slides
     def _final_turn(self, game: SingleGame) -> bool:
         """Whether this is the seat's last turn: only the immediate score counts."""
-        return not game.T.solo and game.end_by >= 0
+        return not game.tables.solo and game.end_triggered_by >= 0
 
     def _personal_weight(self, game: SingleGame) -> float:
         if self._final_turn(game):
             return 1.0
         spent = 1.0 - game.supply / game.config.initial_supply
-        late = max(spent, max(game.ntok) / 10.0) ** 2
+        late = max(spent, max(game.tokens(q) for q in range(game.tables.num_players)) / 10.0) ** 2
         return self.w.personal_early + (self.w.personal_late - self.w.personal_early) * late
 
     def _level(self, f: np.ndarray, done: np.ndarray, nxt_value: np.ndarray, nxt: np.ndarray) -> np.ndarray:
@@ -254,7 +255,7 @@ class HeuristicAgent(SeededAgent):
     def _slide_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
         w = self.w
         p = game.current
-        solo = game.T.solo
+        solo = game.tables.solo
         s0 = stage_array(game, p)
         figs = figures(game, p)
         ev = Evaluator(self, game, p, figs)
@@ -281,7 +282,7 @@ class HeuristicAgent(SeededAgent):
         """Solo: a colour with more than 5 of its 9 umbrellas discarded cannot be completed."""
         wanted = int(np.bitwise_or.reduce(figs.masks)) if len(figs) else 0
         ejected = s0[SLIDE_EJECT[legal]]
-        dead = np.array([game.dis[c] == 5 and wanted >> c & 1 for c in ejected], dtype=bool)
+        dead = np.array([game.discarded(c) == 5 and wanted >> c & 1 for c in ejected], dtype=bool)
         return self.w.dead_colour * dead
 
     # ------------------------------------------------------------------- validation and passing
@@ -290,16 +291,16 @@ class HeuristicAgent(SeededAgent):
 
     def validation_value(self, game: SingleGame, action: int) -> float:
         """Value of validate ``action`` for the current player (public information only)."""
-        T = game.T
+        T = game.tables
         p = game.current
         slot, space = divmod(action - A.VALIDATE_START, 10)
         value = 2.0 + self.plate_gain(game, p, space) - 0.01 * space_flexibility(game)[space]
-        if T.solo and game.ntok[0] + 1 == T.solo_tokens:
+        if T.solo and game.tokens(0) + 1 == T.solo_tokens:
             return value  # the last token: the game ends now
         if self._final_turn(game):
             return value
-        code = game.top[p * 4 + slot]
-        revealed = len(game.stk[p * 4 + slot]) >= 2  # the tile under it is hidden: leave it out
+        code = game.top_tile(p, slot)
+        revealed = game.stack_height(p, slot) >= 2  # the tile under it is hidden: leave it out
         g = after(game, action)
         if g.phase == A.PHASE_COVER and g.actor == p:  # solo: the flipped tile covers a slot
             covers = np.arange(A.COVER_START, A.NUM_ACTIONS)
@@ -307,8 +308,8 @@ class HeuristicAgent(SeededAgent):
         figs = figures(g, p, ignore=(1 << slot) if revealed else 0)
         value += float(Evaluator(self, g, p, figs)(stage_array(g, p, np.float32))[0])
         if not T.solo:
-            receiver = (p + 1) % T.P
-            if T.P == 2:
+            receiver = F.receiver(p, T.num_players)
+            if T.num_players == 2:
                 gift = min(self._gift(game, receiver, code & ~1), self._gift(game, receiver, code | 1))
             else:
                 gift = self._gift(game, receiver, code ^ 1)
@@ -336,7 +337,9 @@ class HeuristicAgent(SeededAgent):
     def _swap_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
         p = game.current
         ev = Evaluator(self, game, p, figures(game, p))
-        stages = np.array([game.st[p] if a in _PASSES else after(game, int(a)).st[p] for a in legal], dtype=np.float32)
+        stages = np.array(
+            [game.stage(p) if a in _PASSES else after(game, int(a)).stage(p) for a in legal], dtype=np.float32
+        )
         return self._stage_values(game, p, ev, stages) + 1e-6 * np.isin(legal, _PASSES)  # pass unless it helps
 
     def _fallback_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """A trained MaskablePPO checkpoint as an agent (needs the ``train`` extra).
 
-A checkpoint is the ``.zip`` written by ``umbrella_env.train`` plus its sidecar
+A checkpoint is the ``.zip`` written by ``train.py`` plus its sidecar
 ``<name>.json`` (players, level, observation size, action count, timesteps), so a model
 trained for one configuration is refused for another with a clear message.
 """
@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.core.actions import NUM_ACTIONS
-from umbrella_env.core.observation import OBS_SIZE
+from agents.checkpoint import check_configuration, check_metadata
 
 
 def metadata_path(path: str | Path) -> Path:
@@ -25,26 +24,18 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     """The sidecar metadata of a checkpoint, or a ``ValueError`` saying what is wrong."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"checkpoint {str(path)!r} does not exist (expected a .zip written by umbrella_env.train)")
+        raise ValueError(f"checkpoint {str(path)!r} does not exist (expected a .zip written by train.py)")
     meta_file = metadata_path(path)
     if not meta_file.is_file():
         raise ValueError(
             f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; "
-            "it was not written by umbrella_env.train"
+            "it was not written by train.py"
         )
     try:
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
-    for key in ("num_players", "plate_level", "obs_size", "num_actions"):
-        if key not in meta:
-            raise ValueError(f"metadata {str(meta_file)!r} lacks {key!r}")
-    if meta["obs_size"] != OBS_SIZE or meta["num_actions"] != NUM_ACTIONS:
-        raise ValueError(
-            f"checkpoint {str(path)!r} was trained with observation size {meta['obs_size']} and "
-            f"{meta['num_actions']} actions; this umbrella-env has {OBS_SIZE} and {NUM_ACTIONS}"
-        )
-    return meta
+    return check_metadata(meta, path, f"metadata {str(meta_file)!r}")
 
 
 class PolicyAgent:
@@ -70,21 +61,15 @@ class PolicyAgent:
     ) -> None:
         self.path = Path(path)
         self.meta = read_metadata(self.path)
-        for key, want in (("num_players", num_players), ("plate_level", plate_level)):
-            if want is not None and self.meta[key] != want:
-                raise ValueError(
-                    f"checkpoint {str(self.path)!r} was trained for {key}={self.meta[key]}, "
-                    f"but this game has {key}={want}"
-                )
+        check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)
         try:
             from sb3_contrib import MaskablePPO
         except ImportError:
             raise ValueError(
                 "loading a trained policy needs the train extra: pip install -c constraints.txt -e '.[train]'"
             ) from None
-        import torch
-
-        torch.set_num_threads(1)  # single decisions: one thread has the lowest latency
+        # No torch.set_num_threads here: an agent never changes process-wide settings (the
+        # commands that play many single decisions choose their thread count themselves).
         try:
             self.model = MaskablePPO.load(self.path, device="cpu")
         except Exception as exc:  # a corrupt or foreign zip
@@ -92,6 +77,17 @@ class PolicyAgent:
         self.deterministic = deterministic
         self.name = name or self.path.stem
         self.reset(seed)
+
+    @classmethod
+    def from_model(cls, model: Any, *, deterministic: bool = True, name: str = "policy") -> PolicyAgent:
+        """An agent over an in-memory MaskablePPO model (e.g. the one being trained)."""
+        agent = cls.__new__(cls)
+        agent.path = Path(name)
+        agent.meta = {}
+        agent.model = model
+        agent.deterministic = deterministic
+        agent.name = name
+        return agent
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:

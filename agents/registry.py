@@ -5,6 +5,11 @@
     make_agent("heuristic", seed=1)           # short plans, plate and endgame aware
     make_agent("search", simulations=400)     # Monte Carlo search (or seconds=0.5)
     make_agent("runs/ppo/model.zip")          # a trained policy (agents.policy.PolicyAgent)
+    make_agent("runs/ppo/model.onnx")         # the same, exported to ONNX (agents.onnx_agent, no torch)
+    make_agent("az-2p")                       # shipped Gumbel AlphaZero network + search (agents.az, torch)
+    make_agent("az-2p-net")                   # the same network alone; also "az-solo", "az-solo-net"
+    make_agent("runs/az/best.pt", search=False)   # an alphazero checkpoint (agents.az.agent.AZAgent)
+    make_agent("rllib:runs/rllib/best")       # an RLlib checkpoint folder (agents.rllib_agent, the ray extra)
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from typing import Any, Callable
 
 from agents.base import Agent
 
-#: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` paths).
+#: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` and ``*.onnx`` paths).
 AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search")
+#: The shipped Gumbel AlphaZero models accepted by :func:`make_agent` (need torch; docs/alphazero.md).
+AZ_NAMES: tuple[str, ...] = ("az-2p", "az-2p-net", "az-solo", "az-solo-net")
 
 
 def _random(seed: int | None, **kwargs: Any) -> Agent:
@@ -50,8 +57,10 @@ _BUILDERS: dict[str, Callable[..., Agent]] = {
 
 
 def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
-    """The agent named by ``spec``: one of :data:`AGENT_NAMES`, or a path ending in
-    ``.zip`` (a trained checkpoint, loaded by ``agents.policy.PolicyAgent``).
+    """The agent named by ``spec``: one of :data:`AGENT_NAMES` or :data:`AZ_NAMES`, or a
+    path ending in ``.zip`` (a trained checkpoint, loaded by ``agents.policy.PolicyAgent``),
+    ``.onnx`` (an exported one, loaded by ``agents.onnx_agent.OnnxAgent``) or ``.pt`` (a
+    Gumbel AlphaZero network, loaded by ``agents.az.agent.AZAgent``).
 
     ``seed`` seeds the agent's randomness; other keyword arguments go to the agent's
     constructor (e.g. ``simulations=`` / ``seconds=`` for ``"search"``).  Raises
@@ -60,15 +69,34 @@ def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
     """
     if not isinstance(spec, str):
         raise ValueError(f"agent spec must be a string, got {type(spec).__name__}: {spec!r}")
+    if spec.startswith("rllib:"):  # an RLlib checkpoint folder (python -m umbrella_env.rllib_train)
+        from agents.rllib_agent import RLlibAgent
+
+        return RLlibAgent(spec, seed=seed, **kwargs)
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent
 
         return PolicyAgent(spec, **({"seed": seed} if seed is not None else {}), **kwargs)
+    if spec.lower().endswith(".onnx"):
+        from agents.onnx_agent import OnnxAgent
+
+        return OnnxAgent(spec, seed=seed, **kwargs)
+    if spec.lower().endswith(".pt"):
+        from agents.az.agent import AZAgent
+
+        return AZAgent(spec, seed=seed, **kwargs)
+    if spec.strip().lower() in AZ_NAMES:
+        from agents.az.agent import shipped_agent
+
+        try:
+            return shipped_agent(spec.strip().lower(), seed=seed, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"agent {spec!r}: {exc}") from None
     builder = _BUILDERS.get(spec.strip().lower())
     if builder is None:
         raise ValueError(
-            f"unknown agent {spec!r}: expected one of {', '.join(repr(n) for n in AGENT_NAMES)} "
-            "or the path of a trained checkpoint ending in '.zip'"
+            f"unknown agent {spec!r}: expected one of {', '.join(repr(n) for n in AGENT_NAMES + AZ_NAMES)} "
+            "or the path of a trained checkpoint ending in '.zip', '.onnx' or '.pt'"
         )
     try:
         return builder(seed, **kwargs)

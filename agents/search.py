@@ -138,7 +138,7 @@ class SearchAgent:
         """One determinized playout of ``action`` from ``seat``'s point of view."""
         g = determinize(game, seat, self._rng)
         g.step(action)
-        solo = g.T.solo
+        solo = g.tables.solo
         stop = None if solo else g.turn + self.horizon
         policy = self.policy
         while not g.done and (stop is None or g.turn < stop):
@@ -152,9 +152,9 @@ class SearchAgent:
 
     def evaluate(self, g: SingleGame, seat: int) -> float:
         scores = g.scores()
-        if g.T.solo:
+        if g.tables.solo:
             return float(scores[0])
-        P = g.T.P
+        P = g.tables.num_players
         best_other = max(range(P), key=lambda q: (scores[q], -q) if q != seat else (-(10**9), 0))
         value = float(scores[seat] - scores[best_other])
         if self.potential and not g.done:

@@ -1,4 +1,4 @@
-"""The flat action codec (RULES.md §9, umbrella_env/core/actions.py): id ranges, encode/decode,
+"""The flat action codec (docs/rules.md §9, umbrella_env/core/actions.py): id ranges, encode/decode,
 readable strings and the errors on bad input."""
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def test_auto_forced_option() -> None:
     e = umbrella_env.env(num_players=2, plate_level=4, max_turns=300, auto_forced=True)
     e.reset(seed=0)
     rng = np.random.default_rng(0)
-    for agent in e.agent_iter():
+    for _ in e.agent_iter():
         obs, reward, term, trunc, _ = e.last()
         if term or trunc:
             e.step(None)
@@ -166,6 +166,7 @@ def test_registered_in_pettingzoos_registry() -> None:
         assert not hasattr(pettingzoo, "aec_registry")
         return
     assert "umbrella_env/Umbrella-v0" in pettingzoo.aec_registry
+    assert umbrella_env.raw_env.metadata["name"] == "umbrella_env/Umbrella-v0"  # one name for the env
     e = pettingzoo.make("aec", "umbrella_env/Umbrella-v0", num_players=3, plate_level=2)
     e.reset(seed=0)
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
@@ -214,7 +215,7 @@ def test_turn_limit_is_a_truncation() -> None:
     e = umbrella_env.env(num_players=2, max_turns=6)
     e.reset(seed=0)
     rng = np.random.default_rng(0)
-    for agent in e.agent_iter():
+    for _ in e.agent_iter():
         obs, reward, term, trunc, info = e.last()
         if term or trunc:
             assert trunc and not term

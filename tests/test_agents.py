@@ -27,7 +27,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
 from umbrella_env.tools import differential
-from umbrella_env.tools.agent_ladder import play
+from umbrella_env.evaluation.ladder import play
 
 CONFIGS = [(p, level) for p in (1, 2, 3, 4) for level in (1, 2, 3, 4)]
 STATES_PER_CONFIG = 36
@@ -190,7 +190,15 @@ def test_same_seed_same_search_decision() -> None:
 
 # --------------------------------------------------------------------------- determinize
 def _hidden(g: SingleGame) -> list[int]:
-    return [code for stack in g.stk for code in stack[:-1]]
+    return [code for _, _, _, code in g.hidden_tiles()]
+
+
+def _tops(g: SingleGame) -> list[int]:
+    return [g.top_tile(p, k) for p in range(g.config.num_players) for k in range(4)]
+
+
+def _heights(g: SingleGame) -> list[int]:
+    return [g.stack_height(p, k) for p in range(g.config.num_players) for k in range(4)]
 
 
 @pytest.mark.parametrize(("num_players", "level"), CONFIGS)
@@ -213,10 +221,10 @@ def test_determinize_keeps_public_information(num_players: int, level: int) -> N
         for key in gd:
             if key != "slots":
                 assert dd[key] == gd[key], key
-        assert d.top == g.top
-        assert [len(s) for s in d.stk] == [len(s) for s in g.stk]
+        assert _tops(d) == _tops(g)
+        assert _heights(d) == _heights(g)
         # hidden tiles come from the unseen ones only
-        visible = {c >> 1 for c in g.top if c >= 0} | ({g.passing >> 1} if g.passing >= 0 else set())
+        visible = {c >> 1 for c in _tops(g) if c >= 0} | ({g.passing >> 1} if g.passing >= 0 else set())
         assert not {c >> 1 for c in _hidden(d)} & visible
         if num_players == 1:  # solo faces are public (all black at setup)
             assert [c & 1 for c in _hidden(d)] == [c & 1 for c in _hidden(g)]
@@ -233,7 +241,7 @@ def test_determinize_draws_every_unseen_tile() -> None:
     seen = set()
     for _ in range(300):
         seen |= {c >> 1 for c in _hidden(determinize(g, 0, rng))}
-    visible = {c >> 1 for c in g.top if c >= 0} | ({g.passing >> 1} if g.passing >= 0 else set())
+    visible = {c >> 1 for c in _tops(g) if c >= 0} | ({g.passing >> 1} if g.passing >= 0 else set())
     assert seen == set(range(24)) - visible
 
 

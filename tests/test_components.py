@@ -1,4 +1,4 @@
-"""Component data (RULES.md §1, §6, §7): the default set, every validator invariant, file
+"""Component data (docs/rules.md §1, §6, §7): the default set, every validator invariant, file
 loading (JSON and TOML), rotation helpers and plate bonuses."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_default_set_validates() -> None:
 
 
 def test_default_set_matches_rules_tables() -> None:
-    # RULES.md §6 / §7, spot checks against the printed tables.
+    # docs/rules.md §6 / §7, spot checks against the printed tables.
     assert DEFAULT.layouts["A"] == ("BGRY", "RYBG", "GBYR", "YRGB")
     assert DEFAULT.tiles[0] == ("..../..../.X../.XXX", "X.X./...X/.X../....")
     assert DEFAULT.tiles[23] == ("..X./.XX./.X../....", ".X.X/X.../..../..X.")
@@ -289,7 +289,7 @@ def test_load_json_that_is_not_an_object(tmp_path: Path) -> None:
 def test_load_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ComponentError, match="does not exist"):
         load_components(tmp_path / "nope.json")
-    with pytest.raises(ComponentError, match="does not exist"):
+    with pytest.raises(ComponentError, match="is a directory"):
         load_components(tmp_path)  # a directory is not a component file
 
 
@@ -309,7 +309,7 @@ def test_parse_face() -> None:
 
 
 def test_rotate_cell_is_a_clockwise_quarter_turn() -> None:
-    # RULES.md §6: one step is (r, c) -> (c, 3 - r): corners go round clockwise.
+    # docs/rules.md §6: one step is (r, c) -> (c, 3 - r): corners go round clockwise.
     assert [rotate_cell(0, k) for k in range(4)] == [0, 3, 15, 12]
     assert rotate_cell(1, 1) == 7  # r0c1 -> r1c3
     assert rotate_cell(5, 1) == 6  # r1c1 -> r1c2 (the centre 2x2 turns too)

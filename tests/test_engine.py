@@ -3,7 +3,7 @@ of random play in every configuration, the random legal-action sampler, the chec
 and its errors, batch independence, and moving games in and out of a batch.
 
 Scores and ranks are recomputed here from the state dict, independently of the engine,
-by the formula of RULES.md §5/§8 (and docs/rules-decisions.md decision 13).
+by the formula of docs/rules.md §5/§8 (and its decision 13).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def expected_umbrellas(num_players: int) -> int:
 
 
 def expected_scores(d: dict[str, Any]) -> list[int]:
-    """RULES.md §5 (2-4 players) and §8 (solo), applied to the position of a state dict."""
+    """docs/rules.md §5 (2-4 players) and §8 (solo), applied to the position of a state dict."""
     plate = CS.plates[d["plate_level"]]
     P = d["num_players"]
     out = []
@@ -100,7 +100,7 @@ def expected_ranks(d: dict[str, Any]) -> list[int]:
 
 
 def is_complete(cs: ComponentSet, stage: str, tile: int, face: int, slot: int) -> bool:
-    """RULES.md §4.2/§6: the face's cells, rotated by the slot, all hold one colour."""
+    """docs/rules.md §4.2/§6: the face's cells, rotated by the slot, all hold one colour."""
     return len({stage[c] for c in rotate_cells(cs.face_cells(tile, face), slot)}) == 1
 
 
@@ -173,7 +173,7 @@ def test_init_is_reproducible_by_seed(num_players: int) -> None:
 
 @pytest.mark.parametrize("num_players", [1, 2, 3, 4])
 def test_setup(num_players: int) -> None:
-    """RULES.md §3 (2-4 players) and §8 (solo), checked on 200 seeded setups."""
+    """docs/rules.md §3 (2-4 players) and §8 (solo), checked on 200 seeded setups."""
     P, B = num_players, 200
     cfg = GameConfig(num_players=P, plate_level=3)
     state = E.init(cfg, B, seed=11 + P)
@@ -231,7 +231,7 @@ BLOCKY = components_from_dict(
 
 @pytest.mark.parametrize("num_players", [1, 2, 3, 4])
 def test_setup_redraws_tiles_that_show_a_complete_figure(num_players: int) -> None:
-    """RULES.md §3.3 / decision 9, on a component set where complete setups are common."""
+    """docs/rules.md §3.3 / decision 9, on a component set where complete setups are common."""
     P, B = num_players, 300
     per = 3 if P == 1 else 2
     stages = ["".join(rows) for rows in BLOCKY.layouts.values()]

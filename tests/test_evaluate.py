@@ -1,4 +1,4 @@
-"""The evaluator (umbrella_env.evaluate): schedule, statistics, seeds, report and CLI.
+"""The evaluator (umbrella_env.evaluation): schedule, statistics, seeds, report and CLI.
 
 Tiny tournaments between agents defined here, named by ``module:factory`` specs so that
 worker processes can rebuild them: uniform random play, an agent that always takes the
@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("openskill", reason="needs the eval extra")
 pytest.importorskip("matplotlib", reason="needs the eval extra")
 
-from umbrella_env import evaluate as ev  # noqa: E402
+from umbrella_env import evaluation as ev  # noqa: E402
 from umbrella_env.core import actions as A  # noqa: E402
 from umbrella_env.core.config import GameConfig  # noqa: E402
 
@@ -108,11 +108,11 @@ def test_seeds_depend_on_base_seed_and_index_only():
 # --------------------------------------------------------------------------- games
 def test_play_game_is_reproducible_and_replays_a_record():
     config = GameConfig(num_players=2)
-    a = ev.play_game([RANDOM, FIRST], config, seed=11)
-    b = ev.play_game([RANDOM, FIRST], config, seed=11)
+    a = ev.play_specs([RANDOM, FIRST], config, seed=11)
+    b = ev.play_specs([RANDOM, FIRST], config, seed=11)
     assert a == b
     assert a.turns > 0 and not a.truncated and sorted(a.ranks)[0] == 0 and len(a.scores) == 2
-    assert ev.play_game([RANDOM, FIRST], config, seed=a.seed, key=a.key) == a
+    assert ev.play_specs([RANDOM, FIRST], config, seed=a.seed, key=a.key) == a
 
 
 def test_an_illegal_action_is_reported_with_the_agent():
@@ -124,7 +124,7 @@ def test_an_illegal_action_is_reported_with_the_agent():
     ev._AGENTS[("bad-agent", 1, 2, 1)] = Bad()
     try:
         with pytest.raises(ev.AgentError, match="bad-agent.*seat 1.*not a legal action"):
-            ev.play_game([FIRST, "bad-agent"], config, seed=0)
+            ev.play_specs([FIRST, "bad-agent"], config, seed=0)
     finally:
         del ev._AGENTS[("bad-agent", 1, 2, 1)]
 
@@ -271,3 +271,14 @@ def test_cli_refuses_a_checkpoint_trained_for_another_game(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "ppo3.zip" in err and "num_players=3" in err
+
+
+def test_summary_has_elo_ratings_with_bootstrap_intervals(small_2p) -> None:
+    summary = ev.summarise(small_2p)
+    elos = [e["elo"] for e in summary["agents"]]
+    assert abs(sum(elos) / len(elos) - 1500) < 1e-6
+    for e in summary["agents"]:
+        low, high = e["elo_ci"]
+        assert low <= e["elo"] <= high
+    header, rows = ev.standings_rows(summary)
+    assert header[-2:] == ["Elo", "Elo 95% CI"] and all(r[-2].lstrip("-").isdigit() for r in rows)

@@ -97,7 +97,7 @@ def zone_counts(text: str) -> list[int]:
 
 
 def own_zone_strings(d: dict[str, Any], o: int) -> list[str]:
-    """RULES.md §2 / §8: the observer's top, bottom, left, right zones."""
+    """docs/rules.md §2 / §8: the observer's top, bottom, left, right zones."""
     z = d["zones"]
     if d["num_players"] == 1:
         return [z["top"], z["personal"], z["left"], z["right"]]

@@ -1,4 +1,4 @@
-"""One scripted test per rule of shared/RULES.md, run on every rules engine.
+"""One scripted test per rule of docs/rules.md, run on every rules engine.
 
 Each test builds a position from compact ASCII with :func:`make_state`, plays named
 actions (``"slide B from top col3"``) through the ``engine`` fixture and asserts the
@@ -11,7 +11,7 @@ tiles as ``<id><w|b>``: ``"3w 15b|4b||"`` = slot 0 holds tile 3 (white) under ti
 (black), slot 1 tile 4 (black), slots 2 and 3 empty.  Plates are 10 characters, ``.``
 free, a colour letter for a token.
 
-Geometry used again and again (RULES.md §6, one step (r, c) -> (c, 3 - r)):
+Geometry used again and again (docs/rules.md §6, one step (r, c) -> (c, 3 - r)):
 tile 15 white is row 0 from slot 0, column 3 from slot 1, row 3 from slot 2, column 0
 from slot 3; tile 15 black is the four corners from every slot; tile 8 white is
 column 1 / row 1 / column 2 / row 2; tile 10 white is the centre 2x2 from every slot.
@@ -206,6 +206,8 @@ def complete_figures(d: dict, p: int) -> list[int]:
 # =========================================================================== §3 setup
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_setup_multiplayer(engine, num_players):
+    """docs/rules.md §3.1-§3.5: distinct layouts, one umbrella of each colour per zone, two
+    stacks of 2 random-faced tiles, no complete figure (decision 9), supply, seat 0 first."""
     P = num_players
     faces_seen = set()
     for seed in range(20):
@@ -233,6 +235,8 @@ def test_setup_multiplayer(engine, num_players):
 
 
 def test_setup_solo(engine):
+    """docs/rules.md §8.1: one layout (decision 10), 5 umbrellas per zone, two stacks of 3 black
+    tiles, no complete figure, 6 tokens."""
     faces_seen = set()
     for seed in range(20):
         d = engine.dump(engine.new(GameConfig(num_players=1), seed))
@@ -252,6 +256,7 @@ def test_setup_solo(engine):
 
 
 def test_setup_is_deterministic_by_seed(engine):
+    """docs/rules.md §3: a setup is reproducible from its seed, and seeds differ."""
     cfg = GameConfig(num_players=3)
     assert engine.dump(engine.new(cfg, 7)) == engine.dump(engine.new(cfg, 7))
     assert len({str(engine.dump(engine.new(cfg, s))["slots"]) for s in range(5)}) > 1
@@ -270,6 +275,8 @@ SLIDES = {
 
 @pytest.mark.parametrize("side", list(SLIDES))
 def test_slide_from_each_side_ejects_to_opposite_zone(engine, side):
+    """docs/rules.md §4.1: the pushed-in line shifts and the far umbrella lands in the opposite
+    zone."""
     action, after, source, target, ejected = SLIDES[side]
     own = {"central": "G", "side0": "G", "side2": "G", "personal0": "G"}
     g = engine.load(make_state(3, zones=own, fill="personal1", slots=["15w|||"]))
@@ -285,6 +292,8 @@ def test_slide_from_each_side_ejects_to_opposite_zone(engine, side):
 
 
 def test_slide_two_players_side_zones(engine):
+    """docs/rules.md §2, §4.1: at 2 players seat 1's left zone is side zone 1, its right side
+    zone 0."""
     # §2 at 2 players: seat 1's left zone is side zone 1, its right zone side zone 0.
     g = engine.load(
         make_state(2, current=1, zones={"side0": "R", "side1": "Y"}, fill="personal0", slots=["|||", "15w|||"])
@@ -301,6 +310,8 @@ def test_slide_two_players_side_zones(engine):
 
 
 def test_slide_legal_set_is_own_nonempty_zone_colours(engine):
+    """docs/rules.md §4.1: any colour present in one of the mover's four zones, into any of the
+    side's lines."""
     g = engine.load(
         make_state(3, zones={"central": "BB", "side0": "", "side2": "Y", "personal0": "RG"}, fill="personal1")
     )
@@ -314,6 +325,7 @@ def test_slide_legal_set_is_own_nonempty_zone_colours(engine):
 
 
 def test_empty_zone_cannot_be_taken_from(engine):
+    """docs/rules.md §4.1: an empty zone, or a colour a zone lacks, cannot be taken."""
     g = engine.load(
         make_state(3, zones={"central": "B", "side0": "", "side2": "Y", "personal0": "R"}, fill="personal1")
     )
@@ -329,6 +341,7 @@ def test_empty_zone_cannot_be_taken_from(engine):
 
 
 def test_fallback_when_all_four_own_zones_are_empty(engine):
+    """docs/rules.md §4.1 (fallback slide): any zone of the game, any side and line."""
     # 2 players: seat 1 takes the last umbrella of the central zone; seat 0's four zones
     # (central, side 0, side 1, personal 0) are now empty, so seat 0 takes the fallback.
     g = engine.load(make_state(2, current=1, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
@@ -354,6 +367,8 @@ def test_fallback_when_all_four_own_zones_are_empty(engine):
 
 @pytest.mark.parametrize("seat", [0, 1])
 def test_fallback_zones_are_egocentric(engine, seat):
+    """docs/rules.md §4.1 (fallback slide): source zones numbered from the mover; ejection to
+    the mover's opposite zone."""
     # 3 players; the seat's own zones (central, side[seat], side[seat-1], personal[seat]) are
     # empty.  Numbered from the seat: side+1 = side[seat+1], personal+k = personal[seat+k].
     P = 3
@@ -390,6 +405,7 @@ ROTATION_CASES = {
 
 @pytest.mark.parametrize("complete_slot", [0, 1, 2, 3])
 def test_complete_figure_uses_slot_rotation(engine, complete_slot):
+    """docs/rules.md §4.2, §6: a figure is read rotated by its slot."""
     rows, action = ROTATION_CASES[complete_slot]
     own = {"central": "B", "side0": "B", "side1": "B", "personal0": "B"}
     for slot in range(4):
@@ -404,6 +420,8 @@ def test_complete_figure_uses_slot_rotation(engine, complete_slot):
 
 
 def test_must_validate_when_a_figure_is_scorable(engine):
+    """docs/rules.md §4.2: validating a scorable figure is compulsory (decision 1: no skip);
+    token and tile leave at once (decision 2)."""
     g = engine.load(
         make_state(
             2,
@@ -426,6 +444,8 @@ def test_must_validate_when_a_figure_is_scorable(engine):
 
 
 def test_turn_ends_after_slide_when_nothing_is_scorable(engine):
+    """docs/rules.md §4.2: a complete figure no free space accepts is not validated; the turn
+    ends with the slide."""
     # The blue figure is complete but all blue spaces (0, 4, 7) are taken.
     g = engine.load(
         make_state(
@@ -444,6 +464,8 @@ def test_turn_ends_after_slide_when_nothing_is_scorable(engine):
 
 
 def test_only_one_figure_per_turn(engine):
+    """docs/rules.md §4.2: one validation per turn; the other figure waits for the next own
+    slide."""
     # Blue row 0 (tile 15w, slot 0) and green row 1 (tile 8w, slot 1) both complete.
     rows = "BBBG/GGGR/RYRY/YRYB"
     g = engine.load(
@@ -466,6 +488,8 @@ def test_only_one_figure_per_turn(engine):
 
 
 def test_revealed_figure_waits_for_next_own_slide(engine):
+    """docs/rules.md §4.2 (decision 3): a figure revealed under the validated tile waits for the
+    next own slide."""
     # Tile 15w (row 0) on top of tile 10w (centre 2x2, all yellow) on slot 0.
     rows = "BBBG/RYYR/GYYR/RGRB"
     g = engine.load(
@@ -484,6 +508,8 @@ def test_revealed_figure_waits_for_next_own_slide(engine):
 
 
 def test_received_figure_waits_for_receivers_slide(engine):
+    """docs/rules.md §4.2 (decision 3), §4.3: a received complete figure waits for the
+    receiver's slide."""
     # 3 players: seat 1 receives tile 15 flipped to black (the four corners, all red on its stage).
     stages = [row0_stage("B"), "RGBR/YBGY/GYBG/RBYR"]
     g = engine.load(
@@ -501,6 +527,8 @@ def test_received_figure_waits_for_receivers_slide(engine):
 # =========================================================================== §4.3 pass
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_pass_flips_tile_to_first_empty_slot_of_left_player(engine, num_players):
+    """docs/rules.md §4.3: at 3-4 players the tile goes flipped to the left player's first empty
+    slot."""
     g = engine.load(
         make_state(
             num_players,
@@ -518,6 +546,7 @@ def test_pass_flips_tile_to_first_empty_slot_of_left_player(engine, num_players)
 
 @pytest.mark.parametrize("face", ["white", "black"])
 def test_two_player_giver_chooses_face(engine, face):
+    """docs/rules.md §4.3: at 2 players the giver chooses the face the receiver sees."""
     g = engine.load(
         make_state(2, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||", "3w|||"])
     )
@@ -532,6 +561,7 @@ def test_two_player_giver_chooses_face(engine, face):
 
 
 def test_receiver_chooses_the_slot_to_cover(engine):
+    """docs/rules.md §4.3, §9: with no empty slot the receiver chooses which stack to cover."""
     g = engine.load(
         make_state(
             3, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||", "3w|4w|5w|6w"]
@@ -551,6 +581,8 @@ def test_receiver_chooses_the_slot_to_cover(engine):
 
 # =========================================================================== §5 end of the game
 def test_end_trigger_last_supply_token_and_final_round(engine):
+    """docs/rules.md §5.1 (decision 7): the last supply token triggers the end; the others play
+    once more."""
     # 3 players, one token left in the supply.  Seat 0 places it: seats 1 and 2 play one
     # last turn each, seat 0 plays no more.
     plates = ["BGRY.G....", "BGRYBG....", "BGRYB....."]
@@ -576,6 +608,7 @@ def test_end_trigger_last_supply_token_and_final_round(engine):
 
 
 def test_final_round_tokens_come_from_the_reserve(engine):
+    """docs/rules.md §5.1 (decision 8): final-round tokens come from the reserve."""
     plates = ["BGRYBG....", "BGRY.G...."]
     g = engine.load(
         make_state(
@@ -597,6 +630,7 @@ def test_final_round_tokens_come_from_the_reserve(engine):
 
 
 def test_end_trigger_no_tile_left(engine):
+    """docs/rules.md §5.1: a player without figure tile triggers the end."""
     g = engine.load(make_state(2, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
     d = play(engine, g, "slide B from top col3", "validate slot0 space0", "give white")
     assert stacks(d, 0) == ["", "", "", ""]
@@ -607,6 +641,7 @@ def test_end_trigger_no_tile_left(engine):
 
 
 def test_end_trigger_tenth_token(engine):
+    """docs/rules.md §5.1: a player's 10th token triggers the end."""
     g = engine.load(
         make_state(
             2,
@@ -623,6 +658,7 @@ def test_end_trigger_tenth_token(engine):
 
 
 def test_no_end_trigger_without_a_condition(engine):
+    """docs/rules.md §5.1: without an end condition the game goes on."""
     g = engine.load(
         make_state(2, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|3w||"])
     )
@@ -633,12 +669,14 @@ def test_no_end_trigger_without_a_condition(engine):
 # =========================================================================== §5 scoring
 @pytest.mark.parametrize("personal, expected", [("", 2 + 2), ("R", 2 - 1), ("BGGY", 2 - 4)])
 def test_score_personal_zone_bonus_or_penalty(engine, personal, expected):
+    """docs/rules.md §5.2: -1 per personal-zone umbrella, +2 for an empty personal zone."""
     g = engine.load(make_state(2, zones={"personal0": personal}, fill="personal1", plates=["B........."]))
     assert engine.scores(g)[0] == expected
     assert engine.dump(g)["scores"][0] == expected
 
 
 def test_rulebook_19_point_example(engine):
+    """docs/rules.md §5.2: the rulebook's example scores 19."""
     # Level 1: 6 tokens, groups {0,5} (+3) and {1,2,6} (+5) complete, 1 umbrella in the
     # personal zone: 12 + 3 + 5 - 1 = 19.
     g = engine.load(make_state(2, zones={"personal0": "Y"}, fill="personal1", plates=["BGRY.GY..."]))
@@ -646,6 +684,7 @@ def test_rulebook_19_point_example(engine):
 
 
 def test_level1_group_bonus_only_when_group_full(engine):
+    """docs/rules.md §7.3: a fixed group pays only when all its spaces hold tokens."""
     g = engine.load(make_state(2, zones={"personal0": "Y"}, fill="personal1", plates=["B..YB..BR."]))
     assert engine.scores(g)[0] == 2 * 5 - 1  # {3,4,7,8,9} lacks space 9, {0,5} lacks 5
     g = engine.load(make_state(2, zones={"personal0": "Y"}, fill="personal1", plates=["B..YB..BRG"]))
@@ -653,6 +692,8 @@ def test_level1_group_bonus_only_when_group_full(engine):
 
 
 def test_ranks_tie_break_and_shared_victory(engine):
+    """docs/rules.md §5.3 (decision 13): ties broken by fewer personal umbrellas, else
+    shared."""
     # seat 0: 2 tokens, empty personal zone = 6; seat 1: 4 tokens, 2 umbrellas = 6; seat 2: 1 token = 4
     g = engine.load(
         make_state(3, zones={"personal1": "BG"}, fill="side0", plates=["BG........", ".G.YB..B..", "B........."])
@@ -666,6 +707,7 @@ def test_ranks_tie_break_and_shared_victory(engine):
 
 
 def test_turn_limit_truncates_not_terminates(engine):
+    """docs/rules.md §5.4 (decision 12): reaching max_turns truncates the game."""
     g = engine.load(make_state(2, turn=4, max_turns=5, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
     d = play(engine, g, "slide B from top col0")
     assert d["truncated"] and not d["terminated"]
@@ -678,6 +720,7 @@ def test_turn_limit_truncates_not_terminates(engine):
 # =========================================================================== §7 plates
 @pytest.mark.parametrize("colour, spaces", [("G", [2, 4, 6]), ("Y", [2, 3, 5]), ("B", [1, 8, 9]), ("R", [0, 7, 8])])
 def test_level2_two_colour_spaces(engine, colour, spaces):
+    """docs/rules.md §7.1, §7.2: a two-colour space accepts either colour."""
     g = engine.load(
         make_state(
             2, level=2, stages=[row0_stage(colour)], zones={"central": colour}, fill="personal1", slots=["15w|||"]
@@ -688,6 +731,8 @@ def test_level2_two_colour_spaces(engine, colour, spaces):
 
 
 def test_level3_white_space_needs_its_slot(engine):
+    """docs/rules.md §7.1, §7.2: a white space Wk takes a figure of any colour from slot k
+    only."""
     # Blue figure from slot 0: blue spaces 0 and 8 plus W0 (space 2), never W2 (space 7).
     g = engine.load(
         make_state(2, level=3, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||"])
@@ -731,12 +776,14 @@ def test_level3_white_space_needs_its_slot(engine):
     ],
 )
 def test_level3_adjacency_bonus(engine, plate, bonus):
+    """docs/rules.md §7.3: connected sets of 2 / 3 / 4+ tokens pay +3 / +5 / +8."""
     g = engine.load(make_state(2, level=3, zones={"personal0": ""}, fill="personal1", plates=[plate]))
     tokens = sum(ch != "." for ch in plate)
     assert engine.scores(g)[0] == 2 * tokens + 2 + bonus
 
 
 def test_level4_power_extra_turn(engine):
+    """docs/rules.md §7.4 (decision 6), §4.4: the extra turn follows the pass and counts as a turn."""
     g = engine.load(
         make_state(
             2,
@@ -757,6 +804,7 @@ def test_level4_power_extra_turn(engine):
 
 
 def test_level4_power_fires_only_when_pair_is_full(engine):
+    """docs/rules.md §7.4: a power fires only when both spaces of its pair hold tokens."""
     g = engine.load(
         make_state(2, level=4, stages=[row0_stage("G")], zones={"central": "G"}, fill="personal1", slots=["15w|3w||"])
     )
@@ -767,6 +815,7 @@ def test_level4_power_fires_only_when_pair_is_full(engine):
 
 
 def test_level4_no_extra_turn_once_end_triggered(engine):
+    """docs/rules.md §7.4 (decision 5), §5.1: no extra turn once the end is triggered."""
     # The same turn fires the extra turn and places the last supply token.
     plates = [".R.BYYB...", "GR.BYY...."]
     g = engine.load(
@@ -827,6 +876,8 @@ def _swap_stage_position(engine, rows: str, slots: str):
 
 
 def test_level4_power_swap_stage(engine):
+    """docs/rules.md §7.4 (decision 4): stage swap of two different adjacent colours; no
+    validation follows."""
     g, d = _swap_stage_position(engine, "BBBG/GGYR/RGGY/YRGB", "15w|8w||")
     assert stage(d, 0) == "BBBB/GGYG/RGGR/YRGY"
     assert d["phase"] == "swap_stage" and d["passing"] == {"tile": 15, "face": "white"}
@@ -841,6 +892,7 @@ def test_level4_power_swap_stage(engine):
 
 
 def test_level4_power_swap_stage_pass(engine):
+    """docs/rules.md §7.4: the stage swap may be passed."""
     g, d = _swap_stage_position(engine, row0_stage("B"), "15w|3w||")
     before = stage(d, 0)
     d = play(engine, g, "swap-stage pass")
@@ -864,6 +916,8 @@ def _swap_zone_position(engine):
 
 
 def test_level4_power_swap_zone(engine):
+    """docs/rules.md §7.4 (decision 4): stage umbrella exchanged with a different colour of an
+    own zone."""
     g, d = _swap_zone_position(engine)
     assert stage(d, 0) == "YYYY/RGYB/GYRR/YRGY"
     assert (zone(d, "central"), zone(d, "side0"), zone(d, "side1"), zone(d, "personal0")) == ("", "R", "", "B")
@@ -883,6 +937,7 @@ def test_level4_power_swap_zone(engine):
 
 
 def test_level4_power_swap_zone_pass(engine):
+    """docs/rules.md §7.4: the zone swap may be passed."""
     g, d = _swap_zone_position(engine)
     zones_before, stage_before = d["zones"], stage(d, 0)
     d = play(engine, g, "swap-zone pass")
@@ -900,6 +955,7 @@ SOLO_SLIDES = {
 
 @pytest.mark.parametrize("side", list(SOLO_SLIDES))
 def test_solo_slide_discards_ejected_umbrella(engine, side):
+    """docs/rules.md §8.2: in solo the pushed-off umbrella is discarded."""
     action, source, ejected = SOLO_SLIDES[side]
     g = engine.load(make_state(1, zones={"top": "G", "personal": "G", "left": "G", "right": "G"}, slots=["15w|4b||"]))
     discard = engine.dump(g)["zones"]["discard"]
@@ -912,6 +968,8 @@ def test_solo_slide_discards_ejected_umbrella(engine, side):
 
 
 def test_solo_no_fallback_and_last_slide_recorded(engine):
+    """docs/rules.md §8.1, §8.2: no fallback in solo; the slide is remembered for the extra-turn
+    power."""
     g = engine.load(make_state(1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|4b||"]))
     assert all(a < A("fallback B of central from top col0") for a in engine.legal(g))
     d = play(engine, g, "slide B from top col3")
@@ -920,6 +978,7 @@ def test_solo_no_fallback_and_last_slide_recorded(engine):
 
 
 def test_solo_black_tile_flips_white_to_first_empty_slot(engine):
+    """docs/rules.md §8.2: a validated black tile returns white on the first empty slot."""
     # Tile 15 black = the four corners, all blue after the slide.
     rows = "BRYG/GYRR/RGYB/BYGY"
     g = engine.load(make_state(1, stages=[rows], zones={"top": "B", "left": "R"}, slots=["3b 15b|4b||"]))
@@ -932,6 +991,7 @@ def test_solo_black_tile_flips_white_to_first_empty_slot(engine):
 
 
 def test_solo_white_tile_is_discarded(engine):
+    """docs/rules.md §8.2: a validated white tile is discarded."""
     g = engine.load(make_state(1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|4b||"]))
     d = play(engine, g, "slide B from top col3", "validate slot0 space0")
     assert stacks(d, 0) == ["", "4b", "", ""]
@@ -939,6 +999,7 @@ def test_solo_white_tile_is_discarded(engine):
 
 
 def test_solo_cover_choice(engine):
+    """docs/rules.md §8.2, §9: with no empty slot the solo player chooses the stack to cover."""
     rows = "BRYG/GYRR/RGYB/BYGY"
     g = engine.load(make_state(1, stages=[rows], zones={"top": "B", "left": "R"}, slots=["3b 15b|4b|5b|6b"]))
     d = play(engine, g, "slide B from top col3", "validate slot0 space0")
@@ -951,6 +1012,8 @@ def test_solo_cover_choice(engine):
 
 
 def test_solo_end_sixth_token_and_remaining_umbrella_bonus(engine):
+    """docs/rules.md §8.3, §8.4: the sixth token ends the game and adds +1 per umbrella left in
+    the zones."""
     g = engine.load(
         make_state(
             1,
@@ -967,6 +1030,7 @@ def test_solo_end_sixth_token_and_remaining_umbrella_bonus(engine):
 
 
 def test_solo_end_when_zones_are_empty(engine):
+    """docs/rules.md §8.3 (decision 11): no slide possible ends the solo game."""
     g = engine.load(make_state(1, zones={"top": "G"}, slots=["15w|4b||"]))
     d = play(engine, g, "slide G from top col1")
     assert d["terminated"] and not d["truncated"] and d["phase"] == "game_over"
@@ -974,6 +1038,7 @@ def test_solo_end_when_zones_are_empty(engine):
 
 
 def test_solo_end_when_no_tile_left(engine):
+    """docs/rules.md §8.3: no tile left ends the solo game."""
     g = engine.load(make_state(1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|||"]))
     d = play(engine, g, "slide B from top col3", "validate slot0 space0")
     assert stacks(d, 0) == ["", "", "", ""]
@@ -994,6 +1059,8 @@ def test_solo_end_when_no_tile_left(engine):
     ],
 )
 def test_solo_end_when_no_colour_can_be_scored(engine, level, plate, zones, board, ends):
+    """docs/rules.md §8.3: the game ends when no colour that could still be scored has 4
+    umbrellas."""
     rows = "BBBB/BBBG/GGRR/RYYY"
     g = engine.load(make_state(1, level=level, stages=[rows], zones=zones, slots=[board], plates=[plate]))
     d = play(engine, g, "slide B from top col0")  # pushes a red into the discard
@@ -1003,6 +1070,8 @@ def test_solo_end_when_no_colour_can_be_scored(engine, level, plate, zones, boar
 
 
 def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
+    """docs/rules.md §7.4 (decision 6), §8.2: the solo extra-turn power returns the ejected
+    umbrella."""
     g = engine.load(
         make_state(
             1,
@@ -1024,6 +1093,8 @@ def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
 
 
 def test_solo_rank_is_always_zero(engine):
+    """docs/rules.md §5.3 (decision 13), §8.4: solo rank 0; no personal-zone term in the solo
+    score."""
     g = engine.load(make_state(1, zones={"top": "G"}, slots=["15w|||"], plates=["B........."]))
     assert engine.ranks(g) == [0]
     assert engine.scores(g) == [2]
@@ -1031,6 +1102,8 @@ def test_solo_rank_is_always_zero(engine):
 
 # =========================================================================== errors
 def test_illegal_action_raises_with_action_and_phase(engine):
+    """docs/rules.md §9: an action outside the current decision is refused, naming it and the
+    phase."""
     g = engine.load(make_state(2, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
     with pytest.raises(IllegalActionError) as info:
         engine.step(g, A("validate slot0 space0"))
@@ -1039,6 +1112,7 @@ def test_illegal_action_raises_with_action_and_phase(engine):
 
 
 def test_stepping_a_finished_game_raises(engine):
+    """docs/rules.md §9 (decision 1): a finished game has no legal action."""
     g = engine.load(make_state(1, zones={"top": "G"}, slots=["15w|||"]))
     play(engine, g, "slide G from top col1")
     with pytest.raises(GameOverError):
@@ -1047,6 +1121,7 @@ def test_stepping_a_finished_game_raises(engine):
 
 @pytest.mark.parametrize("bad", [-1, NUM_ACTIONS, 2.0, "3", None, True])
 def test_bad_action_ids_raise_action_error(engine, bad):
+    """docs/rules.md §9: only ids of the flat action space are actions."""
     g = engine.load(make_state(2, zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
     with pytest.raises(ActionError) as info:
         engine.step(g, bad)

@@ -78,5 +78,7 @@ def test_maskable_ppo_smoke_on_the_vector_env_and_the_single_env(tmp_path) -> No
         obs, reward, terminated, truncated, info = single.step(int(action))
         if terminated or truncated:
             obs, info = single.reset()
-    single_model = MaskablePPO("MlpPolicy", gym.make("umbrella_env/Solo-v0"), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    single_model = MaskablePPO(
+        "MlpPolicy", gym.make("umbrella_env/Solo-v0"), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu"
+    )
     single_model.learn(128)

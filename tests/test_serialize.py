@@ -1,4 +1,4 @@
-"""The state dict (docs/rules-decisions.md, "The state dict"): validation and canonical form,
+"""The state dict (docs/state.md): validation and canonical form,
 consistency checks, scores, JSON text and the text renderer."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def tile(t: int, face: str = "white") -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- hand-written states
-# A 2-player game at its start (RULES.md §3): layouts A and B, one umbrella of each colour
+# A 2-player game at its start (docs/rules.md §3): layouts A and B, one umbrella of each colour
 # in each of the 5 zones (letters deliberately unsorted), two stacks of two per player.
 TWO_PLAYER: dict[str, Any] = {
     "num_players": 2,
@@ -52,7 +52,7 @@ TWO_PLAYER: dict[str, Any] = {
     "end_triggered_by": None,
 }
 
-# The solo game at its start (RULES.md §8): 20 umbrellas, 5 per zone, 2 stacks of 3 black tiles.
+# The solo game at its start (docs/rules.md §8): 20 umbrellas, 5 per zone, 2 stacks of 3 black tiles.
 SOLO: dict[str, Any] = {
     "num_players": 1,
     "plate_level": 3,
@@ -121,7 +121,7 @@ def test_solo_state_is_canonicalised() -> None:
     out = validate_state_dict(solo())
     assert tuple(out) == STATE_KEYS
     assert out["zones"] == {"left": "BBGRY", "right": "BGGRY", "top": "BGRRY", "personal": "BGRYY", "discard": ""}
-    assert out["scores"] == [0]  # no personal-zone penalty in solo (RULES.md §8)
+    assert out["scores"] == [0]  # no personal-zone penalty in solo (docs/rules.md §8)
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -165,7 +165,7 @@ def test_given_scores_are_checked() -> None:
 
 
 def test_rulebook_scoring_example() -> None:
-    # RULES.md §5: 6 tokens, 1 umbrella in the personal zone, two complete groups worth
+    # docs/rules.md §5: 6 tokens, 1 umbrella in the personal zone, two complete groups worth
     # +3 ({0,5}) and +5 ({1,2,6}) -> 12 + 3 + 5 - 1 = 19.
     plate = ["B", "G", "R", "Y", None, "G", "Y", None, None, None]
     d = two_player(
@@ -203,7 +203,7 @@ def _solo_finished(tokens: int) -> dict[str, Any]:
 
 
 def test_solo_scores_count_zone_umbrellas_only_when_all_tokens_are_placed() -> None:
-    # RULES.md §8: +2 per token, plate bonus, +1 per umbrella in the four zones (not the
+    # docs/rules.md §8: +2 per token, plate bonus, +1 per umbrella in the four zones (not the
     # discard) once all 6 tokens are placed.
     assert validate_state_dict(_solo_finished(6))["scores"] == [12 + 3 + 5 + 4]
     assert validate_state_dict(_solo_finished(5))["scores"] == [10 + 3 + 5]
@@ -508,7 +508,7 @@ def test_reference_engine_states_are_canonical(num_players: int) -> None:
     for _ in range(400):
         d = game.to_dict()
         assert validate_state_dict(d) == d
-        if game.game_over:
+        if game.done:
             break
         game.step(rng.choice(game.legal_actions()))
 
@@ -559,7 +559,7 @@ def test_render_two_player_state() -> None:
 
 
 def test_render_four_player_seating() -> None:
-    # RULES.md §2: seat i's left is side zone i, its right side zone i-1 (mod P).
+    # docs/rules.md §2: seat i's left is side zone i, its right side zone i-1 (mod P).
     text = render_text(start_state(4))
     blocks = text.split("=== seat ")[1:]
     assert len(blocks) == 4

@@ -95,10 +95,10 @@ def test_new_equals_the_batch_game_dealt_with_the_same_key(num_players: int) -> 
 
 @pytest.mark.parametrize("num_players", [1, 2, 4])
 def test_new_replays_setup_redraws(monkeypatch: pytest.MonkeyPatch, num_players: int) -> None:
-    """The default layouts never show a complete figure at setup, so redraws (RULES.md §3.3)
+    """The default layouts never show a complete figure at setup, so redraws (docs/rules.md §3.3)
     are checked with layouts whose four corners share a colour: tile 15 black (the corners
     from every slot) is then complete, in solo too."""
-    from umbrella_env.core import single
+    from umbrella_env.core import single_deal
 
     corners = components_from_dict(
         {
@@ -111,14 +111,14 @@ def test_new_replays_setup_redraws(monkeypatch: pytest.MonkeyPatch, num_players:
         }
     )
     hits: list[bool] = []
-    original = single._setup_complete
+    original = single_deal._setup_complete
 
     def counting(*args: object) -> bool:
         hit = original(*args)  # type: ignore[arg-type]
         hits.append(hit)
         return hit
 
-    monkeypatch.setattr(single, "_setup_complete", counting)
+    monkeypatch.setattr(single_deal, "_setup_complete", counting)
     cfg = GameConfig(num_players=num_players, components=corners)
     keys = list(range(200))
     state = E.allocate(cfg, len(keys))

@@ -18,10 +18,10 @@ from agents.policy import PolicyAgent  # noqa: E402
 
 
 class _LazyTrain:
-    """``umbrella_env.train`` imported on first use, so ``-m "not train"`` collects without torch."""
+    """``umbrella_env.training.ppo`` imported on first use, so ``-m "not train"`` collects without torch."""
 
     def __getattr__(self, name: str):
-        from umbrella_env import train as module
+        from umbrella_env.training import ppo as module
 
         return getattr(module, name)
 
@@ -110,7 +110,7 @@ def test_figure_features_match_the_agents_figure_progress(level: int) -> None:
 
     from agents.common import figures, slide_stages, stage_array
     from umbrella_env.core.observation import observation_bounds
-    from umbrella_env.policy_features import NUM_FEATURES, FigureFeatures
+    from agents.features import NUM_FEATURES, FigureFeatures
 
     extractor = FigureFeatures(spaces.Box(*observation_bounds(), dtype=np.float32))
     assert extractor.features_dim == 899 + NUM_FEATURES
@@ -142,7 +142,7 @@ def test_figure_features_match_the_agents_figure_progress(level: int) -> None:
 
 def test_pretraining_clones_the_teacher(tmp_path) -> None:
     """A few hundred greedy decisions, fitted for a few epochs, are reproduced far above chance."""
-    from umbrella_env import imitation
+    from umbrella_env.training import imitation
 
     config = GameConfig(num_players=2, plate_level=1)
     demos = imitation.collect(config, "greedy", ["random"], games=40, seed=3, shaping=0.1, gamma=0.99,
@@ -188,8 +188,30 @@ def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
 
 
 def test_bench_train_runs_both_envs(capsys) -> None:
-    from umbrella_env.tools import bench_train
+    from umbrella_env.training import bench as bench_train
 
     assert bench_train.main(["--n-envs", "4", "--bench-timesteps", "256", "--net", "32", "32"]) == 0
     out = capsys.readouterr().out
     assert "native vector env" in out and "DummyVecEnv" in out and "ratio native / peer" in out
+
+
+def test_loading_a_policy_agent_leaves_process_settings_alone(tmp_path) -> None:
+    """No agent changes process-wide settings: training builds one per self-play snapshot,
+    and a changed torch thread count would silently override --torch-threads."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    config = GameConfig(num_players=2, plate_level=1, max_turns=100)
+    env = train.LearnerVecEnv(2, config, train.OpponentPool(["random"], config, seed=0), shaping=0.0, seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, policy_kwargs={"net_arch": [16]}, device="cpu")
+    train.save_checkpoint(model, tmp_path / "m.zip", config, {"timesteps": 0})
+    before = torch.get_num_threads()
+    wanted = 2 if before != 2 else 3
+    torch.set_num_threads(wanted)
+    try:
+        agent = PolicyAgent(tmp_path / "m.zip", num_players=2, plate_level=1)
+        assert torch.get_num_threads() == wanted
+        game = SingleGame.new(config, 7)
+        assert game.legal_mask()[agent.act(game.observe(game.actor), game.legal_mask())]
+    finally:
+        torch.set_num_threads(before)

@@ -8,18 +8,21 @@ AEC environment for 2-4 players; ``gymnasium.make("umbrella_env/Solo-v0")`` the 
 import gymnasium as _gym
 import pettingzoo as _pettingzoo
 
+from umbrella_env.envs.aec import ENV_ID as _AEC_ID
 from umbrella_env.envs.aec import env, raw_env
+from umbrella_env.envs.parallel import parallel_env
+from umbrella_env.envs.solo import SOLO_ENV_ID as _SOLO_ID
 
-if "umbrella_env/Solo-v0" not in _gym.registry:
+if _SOLO_ID not in _gym.registry:
     _gym.register(
-        id="umbrella_env/Solo-v0",
+        id=_SOLO_ID,
         entry_point="umbrella_env.envs.solo:UmbrellaSoloEnv",
         vector_entry_point="umbrella_env.envs.vector:UmbrellaSoloVectorEnv",
     )
 
-__version__ = "0.1.0"
-__all__ = ["env", "raw_env", "__version__"]
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
+__all__ = ["env", "parallel_env", "raw_env", "__version__"]
 
 # PettingZoo >= 1.27 has a registry: pettingzoo.make("aec", "umbrella_env/Umbrella-v0", num_players=3).
-if hasattr(_pettingzoo, "register") and "umbrella_env/Umbrella-v0" not in getattr(_pettingzoo, "aec_registry", {}):
-    _pettingzoo.register("aec", "umbrella_env/Umbrella-v0", entry_point="umbrella_env.envs.aec:env")
+if hasattr(_pettingzoo, "register") and _AEC_ID not in getattr(_pettingzoo, "aec_registry", {}):
+    _pettingzoo.register("aec", _AEC_ID, entry_point="umbrella_env.envs.aec:env")

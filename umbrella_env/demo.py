@@ -1,17 +1,44 @@
-"""Play a batch of seeded games on the batched engine and summarise them.
+"""Play seeded games on the batched engine: summarise a batch, or draw one game.
 
     python -m umbrella_env.demo [--players 2] [--level 1] [--games 256] [--seed 0] [--policy random]
 
-Prints the final position of the first game and summary statistics: how games ended,
-their length, scores per seat, win shares per seat, and the engine's speed.
+plays a batch of seeded games side by side and prints the final position of the first one
+and summary statistics: how games ended, their length, scores per seat, win shares per
+seat, and the engine's speed.
 ``--policy greedy`` prefers slides that complete a figure (otherwise random).
+
+With a picture option it plays one seeded game instead (``--players``, ``--level``,
+``--seed`` and ``--policy`` as above) and draws it:
+
+    python -m umbrella_env.demo --gif game.gif [--frames DIR] [--svg last.svg] [--turns K] \
+        [--max-frames 200] [--frame-ms 300]
+
+* ``--gif FILE.gif``: an animated GIF, one frame per decision (the picture of
+  ``render_mode="rgb_array"``, :mod:`umbrella_env.core.image`), the last one held longer;
+* ``--frames DIR``: the same frames as PNG files ``DIR/frame_0000.png``, ... (DIR is created);
+* ``--svg FILE.svg``: the last position as SVG (:mod:`umbrella_env.core.svg`);
+* ``--turns K``: stop once K whole turns are played (default: play to the end of the game);
+* ``--max-frames N``: at most N frames (default 200, the first ones); ``--frame-ms``: the
+  time each GIF frame shows (default 300 ms).
+
+GIF and PNG frames need Pillow (``pip install -c constraints.txt -e ".[eval]"``).  A uniformly
+random 2-player game takes several hundred decisions; ``--policy greedy`` games are shorter
+and score more.  The README's picture, ``docs/images/game.svg``, is made by
+
+    python -m umbrella_env.demo --svg docs/images/game.svg --players 2 --level 1 --seed 6 --policy greedy --turns 40
+
+(a test checks that the committed file is what this command writes).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -19,9 +46,24 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import UmbrellaError
+from umbrella_env.core.playout import policy_actions
 from umbrella_env.core.render import render_text
 
+#: Defaults of the picture options.
+MAX_FRAMES = 200
+FRAME_MS = 300
+#: The last GIF frame (the end of the game, or where it was stopped) shows at least this long.
+LAST_FRAME_MS = 2000
+INSTALL_PILLOW = 'pip install -c constraints.txt -e ".[eval]"'
 
+
+def _actions(state: E.BatchState, rng: np.random.Generator, policy: str) -> np.ndarray:
+    if policy == "greedy":
+        return policy_actions(state, rng, greedy=1.0)
+    return E.random_legal_actions(state, rng)
+
+
+# --------------------------------------------------------------------------- a batch, summarised
 def run(players: int, level: int, games: int, seed: int, policy: str) -> str:
     config = GameConfig(num_players=players, plate_level=level)
     rng = np.random.default_rng(seed)
@@ -30,12 +72,7 @@ def run(players: int, level: int, games: int, seed: int, policy: str) -> str:
     t0 = time.perf_counter()
     next_report = t0 + 2.0
     while not state.done.all():
-        if policy == "greedy":
-            from umbrella_env.tools.differential import policy_actions
-
-            actions = policy_actions(state, rng, greedy=1.0)
-        else:
-            actions = E.random_legal_actions(state, rng)
+        actions = _actions(state, rng, policy)
         steps += int((~state.done).sum())
         E.step(state, actions)
         if time.perf_counter() > next_report:
@@ -78,18 +115,192 @@ def run(players: int, level: int, games: int, seed: int, policy: str) -> str:
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------- one game, drawn
+def positions(players: int, level: int, seed: int, policy: str, turns: int | None = None) -> Iterator[dict[str, Any]]:
+    """The state dicts of one seeded game: the start, then the position after each decision,
+    until the game ends or ``turns`` whole turns are played."""
+    config = GameConfig(num_players=players, plate_level=level)
+    rng = np.random.default_rng(seed)
+    state = E.init(config, 1, seed=rng)
+    yield batch_io.to_dict(state, 0)
+    while not state.done[0] and (turns is None or state.turn[0] < turns):
+        E.step(state, _actions(state, rng, policy))
+        yield batch_io.to_dict(state, 0)
+
+
+def _pillow() -> Any:
+    """The PIL.Image module, or None when Pillow is not installed."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    return Image
+
+
+def draw_game(args: argparse.Namespace) -> list[str]:
+    """Play the game of ``args`` and write the pictures it asks for; return what was written."""
+    from umbrella_env.core.image import _PALETTE, render_rgb
+    from umbrella_env.core.svg import state_to_svg
+
+    want_frames = args.gif is not None or args.frames is not None
+    max_frames = MAX_FRAMES if args.max_frames is None else args.max_frames
+    frames_dir = None if args.frames is None else Path(args.frames)
+    Image: Any = None
+    palette: Any = None
+    if want_frames:
+        Image = _pillow()
+        # render_rgb paints only the colours of image.py's palette: one palette of those
+        # colours holds every frame exactly, and a small palette keeps the GIF small.
+        palette = Image.new("P", (1, 1))
+        palette.putpalette(_PALETTE.reshape(-1).tolist())
+    if frames_dir is not None:
+        frames_dir.mkdir(parents=True, exist_ok=True)
+    digits = max(4, len(str(max_frames - 1)))
+    frames: list[Any] = []  # palette images for the GIF
+    written, capped = 0, False
+    framed: dict[str, Any] = {}  # the position of the last frame
+    last: dict[str, Any] = {}
+    for d in positions(args.players, args.level, args.seed, args.policy, args.turns):
+        last = d
+        if want_frames and written < max_frames:
+            image = Image.fromarray(render_rgb(d)).quantize(palette=palette, dither=Image.Dither.NONE)
+            if frames_dir is not None:
+                image.save(frames_dir / f"frame_{written:0{digits}d}.png")
+            if args.gif is not None:
+                frames.append(image)
+            written, framed = written + 1, d
+        elif want_frames:
+            capped = True
+            if args.svg is None:  # nothing needs the rest of the game
+                break
+    cap = f" (--max-frames {max_frames} reached)" if capped else ""
+    report = []
+    if args.gif is not None:
+        durations = [args.frame_ms] * (len(frames) - 1) + [max(args.frame_ms, LAST_FRAME_MS)]
+        frames[0].save(args.gif, save_all=True, append_images=frames[1:], duration=durations, loop=0)
+        report.append(
+            f"wrote {args.gif}: {len(frames)} frames, {args.frame_ms} ms each, from the start to {_where(framed)}{cap}"
+        )
+    if frames_dir is not None:
+        report.append(f"wrote {written} PNG frames to {frames_dir}, from the start to {_where(framed)}{cap}")
+    if args.svg is not None:
+        Path(args.svg).write_text(state_to_svg(last, description=_command(args)), encoding="utf-8")
+        scores = ", ".join(str(v) for v in last["scores"])
+        report.append(f"wrote {args.svg}: the position at {_where(last)}, scores {scores}")
+    return report
+
+
+def _where(d: dict[str, Any]) -> str:
+    return "the end of the game" if d["phase"] == "game_over" else f"turn {d['turn']} (phase {d['phase']})"
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command that draws this SVG, kept in its ``<desc>``."""
+    parts = [
+        f"python -m umbrella_env.demo --svg {args.svg} --players {args.players} --level {args.level}",
+        f"--seed {args.seed} --policy {args.policy}",
+    ]
+    if args.turns is not None:
+        parts.append(f"--turns {args.turns}")
+    return "Drawn by " + " ".join(parts)
+
+
+# --------------------------------------------------------------------------- command line
+def _check_file(parser: argparse.ArgumentParser, option: str, value: str, suffix: str) -> None:
+    path = Path(value)
+    if path.suffix.lower() != suffix:
+        parser.error(f"{option}: expected a file name ending in {suffix}, got {value!r}")
+    if path.is_dir():
+        parser.error(f"{option}: {value!r} is a directory, expected a file name ending in {suffix}")
+    parent = path.parent
+    if not parent.is_dir():
+        parser.error(f"{option}: cannot write {value!r}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        parser.error(f"{option}: cannot write {value!r}: permission denied")
+
+
+def _check_dir(parser: argparse.ArgumentParser, option: str, value: str) -> None:
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        parser.error(f"{option}: {value!r} exists and is not a directory")
+    existing = path
+    while not existing.exists():  # the nearest ancestor that exists must be a writable directory
+        existing = existing.parent
+    if not existing.is_dir():
+        parser.error(f"{option}: cannot create {value!r}: {str(existing)!r} is not a directory")
+    if not os.access(existing, os.W_OK):
+        parser.error(f"{option}: cannot write to {str(existing)!r}: permission denied")
+
+
+def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every option checked before anything is played or written (exit code 2 on bad input)."""
+
+    def at_least(option: str, value: int | None, lo: int) -> None:
+        if value is not None and value < lo:
+            parser.error(f"{option}: expected an int >= {lo}, got {value}")
+
+    at_least("--seed", args.seed, 0)
+    at_least("--games", args.games, 1)
+    at_least("--turns", args.turns, 0)
+    at_least("--max-frames", args.max_frames, 1)
+    at_least("--frame-ms", args.frame_ms, 20)
+    drawing = args.gif is not None or args.frames is not None or args.svg is not None
+    if drawing and args.games is not None:
+        parser.error("--games: the summary of a batch; --gif, --frames and --svg draw one game (leave out --games)")
+    if not drawing:
+        for option, value in (
+            ("--turns", args.turns),
+            ("--max-frames", args.max_frames),
+            ("--frame-ms", args.frame_ms),
+        ):
+            if value is not None:
+                parser.error(f"{option}: only with a picture option (--gif, --frames or --svg)")
+    if args.gif is not None:
+        _check_file(parser, "--gif", args.gif, ".gif")
+    if args.svg is not None:
+        _check_file(parser, "--svg", args.svg, ".svg")
+    if args.frames is not None:
+        _check_dir(parser, "--frames", args.frames)
+
+
+def _missing_pillow(prog: str) -> NoReturn:
+    print(f"{prog}: error: --gif and --frames need Pillow; install it with: {INSTALL_PILLOW}", file=sys.stderr)
+    sys.exit(1)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m umbrella_env.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--players", type=int, default=2, help="1 (solo) to 4")
     parser.add_argument("--level", type=int, default=1, help="score-plate level 1 to 4")
-    parser.add_argument("--games", type=int, default=256, help="games played side by side")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--games", type=int, default=None, help="games played side by side (default 256)")
+    parser.add_argument("--seed", type=int, default=0, help="an int >= 0")
     parser.add_argument("--policy", choices=["random", "greedy"], default="random")
+    pictures = parser.add_argument_group("pictures of one game")
+    pictures.add_argument("--gif", metavar="FILE.gif", help="write an animated GIF, one frame per decision")
+    pictures.add_argument("--frames", metavar="DIR", help="write the frames as PNG files into DIR")
+    pictures.add_argument("--svg", metavar="FILE.svg", help="write the last position as SVG")
+    pictures.add_argument("--turns", type=int, help="stop after this many whole turns (default: the end)")
+    pictures.add_argument("--max-frames", type=int, help=f"at most this many frames (default {MAX_FRAMES})")
+    pictures.add_argument("--frame-ms", type=int, help=f"milliseconds per GIF frame (default {FRAME_MS})")
     args = parser.parse_args(argv)
+    _check_args(parser, args)
     try:
-        print(run(args.players, args.level, args.games, args.seed, args.policy))
+        GameConfig(num_players=args.players, plate_level=args.level)
+        if args.gif is None and args.frames is None and args.svg is None:
+            print(run(args.players, args.level, 256 if args.games is None else args.games, args.seed, args.policy))
+            return 0
+        if (args.gif is not None or args.frames is not None) and _pillow() is None:
+            _missing_pillow(parser.prog)
+        if args.frame_ms is None:
+            args.frame_ms = FRAME_MS
+        for line in draw_game(args):
+            print(line)
     except UmbrellaError as exc:
         parser.error(str(exc))
+    except OSError as exc:
+        parser.error(f"cannot write the pictures: {exc}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The flat discrete action space: one id per decision of RULES.md §9.
+"""The flat discrete action space: one id per decision of docs/rules.md §9.
 
 Every configuration (1-4 players, levels 1-4) uses the same ``NUM_ACTIONS`` ids; the
 legal-action mask of a state holds exactly the legal ids of its current decision phase.

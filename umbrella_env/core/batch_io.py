@@ -1,12 +1,13 @@
 """Moving single games between a batch and the JSON-able state dict.
 
-The dict schema is documented in ``docs/rules-decisions.md``; validation lives in
+The dict schema is documented in ``docs/state.md``; validation lives in
 :mod:`umbrella_env.core.serialize`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -15,17 +16,7 @@ from umbrella_env.core import engine as E
 from umbrella_env.core.components import COLOURS, ComponentSet
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import StateError
-from umbrella_env.core.serialize import validate_state_dict, zone_counts, zone_string
-
-_SOLO_ZONE_KEYS = ("top", "personal", "left", "right")  # solo zone index = side
-
-
-def _code(entry: Mapping[str, Any]) -> int:
-    return int(entry["tile"]) * 2 + A.FACES.index(entry["face"])
-
-
-def _tile(code: int) -> dict[str, Any]:
-    return {"tile": int(code) // 2, "face": A.FACES[int(code) & 1]}
+from umbrella_env.core.serialize import encode_state, tile_code, validate_state_dict, zone_count_rows
 
 
 def to_dict(state: E.BatchState, b: int) -> dict[str, Any]:
@@ -33,45 +24,29 @@ def to_dict(state: E.BatchState, b: int) -> dict[str, Any]:
     b = _check_index(state, b)
     cfg = state.config
     P = cfg.num_players
-    stages = [["".join(COLOURS[c] for c in row) for row in state.stage[b, p]] for p in range(P)]
-    if cfg.solo:
-        zones: dict[str, Any] = {k: zone_string(state.zones[b, i]) for i, k in enumerate(_SOLO_ZONE_KEYS)}
-        zones["discard"] = zone_string(state.discard[b])
-    else:
-        zones = {
-            "central": zone_string(state.zones[b, 0]),
-            "side": [zone_string(state.zones[b, 1 + i]) for i in range(P)],
-            "personal": [zone_string(state.zones[b, 1 + P + i]) for i in range(P)],
-        }
-    slots = [
-        [[_tile(c) for c in state.stacks[b, p, k][::-1] if c >= 0] for k in range(4)] for p in range(P)
-    ]
-    plates = [[None if c < 0 else COLOURS[c] for c in state.plates[b, p]] for p in range(P)]
-    last = None
-    if state.last_side[b] >= 0:
-        last = {"side": A.SIDES[state.last_side[b]], "colour": COLOURS[state.last_colour[b]]}
-    scores = E.scores(state)[b]
-    return {
-        "num_players": P,
-        "plate_level": cfg.plate_level,
-        "max_turns": cfg.max_turns,
-        "current_player": int(state.current[b]),
-        "phase": A.PHASES[int(state.phase[b])],
-        "turn": int(state.turn[b]),
-        "stages": stages,
-        "zones": zones,
-        "slots": slots,
-        "plates": plates,
-        "supply": int(state.supply[b]),
-        "reserve_used": int(state.reserve_used[b]),
-        "end_triggered_by": None if state.end_by[b] < 0 else int(state.end_by[b]),
-        "passing": None if state.passing[b] < 0 else _tile(state.passing[b]),
-        "extra_turn": bool(state.extra_turn[b]),
-        "last_slide": last,
-        "terminated": bool(state.terminated[b]),
-        "truncated": bool(state.truncated[b]),
-        "scores": [int(x) for x in scores],
-    }
+    return encode_state(
+        num_players=P,
+        plate_level=cfg.plate_level,
+        max_turns=cfg.max_turns,
+        current_player=int(state.current[b]),
+        phase=int(state.phase[b]),
+        turn=int(state.turn[b]),
+        stages=state.stage[b].reshape(P, 16).tolist(),
+        zone_rows=state.zones[b].tolist(),
+        discard=state.discard[b].tolist(),
+        stacks=[[c for c in row[::-1] if c >= 0] for row in state.stacks[b].reshape(P * 4, -1).tolist()],
+        plates=state.plates[b].tolist(),
+        supply=int(state.supply[b]),
+        reserve_used=int(state.reserve_used[b]),
+        end_triggered_by=int(state.end_triggered_by[b]),
+        passing=int(state.passing[b]),
+        extra_turn=bool(state.extra_turn[b]),
+        last_side=int(state.last_side[b]),
+        last_colour=int(state.last_colour[b]),
+        terminated=bool(state.terminated[b]),
+        truncated=bool(state.truncated[b]),
+        scores=E.scores(E.take(state, np.array([b])))[0].tolist(),
+    )
 
 
 def load_dict(state: E.BatchState, b: int, d: Mapping[str, Any]) -> None:
@@ -85,15 +60,7 @@ def load_dict(state: E.BatchState, b: int, d: Mapping[str, Any]) -> None:
     P = cfg.num_players
     H = state.stacks.shape[3]
     state.stage[b] = [[[COLOURS.index(ch) for ch in row] for row in stage] for stage in d["stages"]]
-    z = d["zones"]
-    if cfg.solo:
-        state.zones[b] = [zone_counts(z[k]) for k in _SOLO_ZONE_KEYS]
-        state.discard[b] = zone_counts(z["discard"])
-    else:
-        state.zones[b] = [zone_counts(z["central"])] + [zone_counts(s) for s in z["side"]] + [
-            zone_counts(s) for s in z["personal"]
-        ]
-        state.discard[b] = 0
+    state.zones[b], state.discard[b] = zone_count_rows(P, d["zones"])
     state.stacks[b] = -1
     for p in range(P):
         for k in range(4):
@@ -101,15 +68,15 @@ def load_dict(state: E.BatchState, b: int, d: Mapping[str, Any]) -> None:
             if len(stack) > H:
                 raise StateError(f"slots[{p}][{k}]: a stack holds at most {H} tiles, got {len(stack)}")
             for depth, entry in enumerate(reversed(stack)):
-                state.stacks[b, p, k, depth] = _code(entry)
+                state.stacks[b, p, k, depth] = tile_code(entry)
     state.plates[b] = [[-1 if c is None else COLOURS.index(c) for c in plate] for plate in d["plates"]]
     state.supply[b] = d["supply"]
     state.reserve_used[b] = d["reserve_used"]
     state.current[b] = d["current_player"]
     state.phase[b] = A.PHASES.index(d["phase"])
-    state.end_by[b] = -1 if d["end_triggered_by"] is None else d["end_triggered_by"]
+    state.end_triggered_by[b] = -1 if d["end_triggered_by"] is None else d["end_triggered_by"]
     state.turn[b] = d["turn"]
-    state.passing[b] = -1 if d["passing"] is None else _code(d["passing"])
+    state.passing[b] = -1 if d["passing"] is None else tile_code(d["passing"])
     state.extra_turn[b] = d["extra_turn"]
     last = d["last_slide"]
     state.last_side[b] = -1 if last is None else A.SIDES.index(last["side"])

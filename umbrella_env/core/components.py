@@ -2,7 +2,7 @@
 
 Everything printed on the physical components lives here: colours, the four stage
 layouts, the 24 double-sided figure tiles, the four score-plate levels and the token
-counts.  The values are the *reconstructed* ones of ``shared/RULES.md`` (§1, §6, §7);
+counts.  The values are the *reconstructed* ones of ``docs/rules.md`` (§1, §6, §7);
 owners of the physical game can load the printed values from a JSON or TOML file with
 :func:`load_components` without touching any rule code.
 
@@ -75,7 +75,7 @@ class PlateSpec:
         return COLOURS[colour] in text.split("/")
 
     def bonus(self, occupied: tuple[bool, ...] | list[bool]) -> int:
-        """Plate bonus for a 10-entry occupancy pattern (RULES.md §7)."""
+        """Plate bonus for a 10-entry occupancy pattern (docs/rules.md §7)."""
         if self.groups is not None:
             return sum(value for spaces, value in self.groups if all(occupied[s] for s in spaces))
         assert self.adjacency_bonus is not None
@@ -156,7 +156,7 @@ class ComponentSet:
 
 
 # --------------------------------------------------------------------------- default data
-# RULES.md §6: reconstructed figure catalogue, tile -> (white face, black face).
+# docs/rules.md §6: reconstructed figure catalogue, tile -> (white face, black face).
 _TILES: tuple[tuple[str, str], ...] = (
     ("..../..../.X../.XXX", "X.X./...X/.X../...."),
     ("XX../XX../..../....", "...X/X.../...X/X..."),
@@ -184,7 +184,7 @@ _TILES: tuple[tuple[str, str], ...] = (
     ("..X./.XX./.X../....", ".X.X/X.../..../..X."),
 )
 
-# RULES.md §6: reconstructed stage layouts, rows top to bottom.
+# docs/rules.md §6: reconstructed stage layouts, rows top to bottom.
 _LAYOUTS: dict[str, tuple[str, str, str, str]] = {
     "A": ("BGRY", "RYBG", "GBYR", "YRGB"),
     "B": ("RBGY", "YGBR", "BRYG", "GYRB"),
@@ -194,7 +194,7 @@ _LAYOUTS: dict[str, tuple[str, str, str, str]] = {
 
 _GROUPS_1_2 = (((0, 5), 3), ((1, 2, 6), 5), ((3, 4, 7, 8, 9), 8))
 
-# RULES.md §7: reconstructed score plates.
+# docs/rules.md §7: reconstructed score plates.
 _PLATES: dict[int, PlateSpec] = {
     1: PlateSpec(spaces=("B", "G", "R", "Y", "B", "G", "Y", "B", "R", "G"), groups=_GROUPS_1_2),
     2: PlateSpec(spaces=("R", "B", "G/Y", "Y", "G", "Y", "G", "R", "B/R", "B"), groups=_GROUPS_1_2),
@@ -208,7 +208,7 @@ _PLATES: dict[int, PlateSpec] = {
 
 
 def default_components() -> ComponentSet:
-    """The reconstructed component set of RULES.md (validated)."""
+    """The reconstructed component set of docs/rules.md (validated)."""
     return _DEFAULT
 
 
@@ -330,7 +330,7 @@ def validate_components(cs: ComponentSet) -> None:
                 )
         used: set[int] = set()
         if plate.powers and level != 4:
-            raise ComponentError(f"{where}.powers: only the level-4 plate has powers (RULES.md §7)")
+            raise ComponentError(f"{where}.powers: only the level-4 plate has powers (docs/rules.md §7)")
         for name, pair in plate.powers.items():
             if name not in POWER_NAMES:
                 raise ComponentError(f"{where}.powers: unknown power {name!r}; expected one of {POWER_NAMES}")
@@ -423,6 +423,8 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
 def load_components(path: str | Path) -> ComponentSet:
     """Load a component set from a ``.json`` or ``.toml`` file (missing keys keep defaults)."""
     path = Path(path)
+    if path.is_dir():
+        raise ComponentError(f"component file {str(path)!r} is a directory: expected a .json or .toml file")
     if not path.is_file():
         raise ComponentError(f"component file {str(path)!r} does not exist")
     suffix = path.suffix.lower()

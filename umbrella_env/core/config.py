@@ -8,7 +8,7 @@ from umbrella_env.core.components import ComponentSet, default_components
 from umbrella_env.core.errors import ConfigError
 
 #: Default turn limit (whole player turns, extra turns included) after which a game is
-#: truncated.  Over 99% of uniformly random games end before it (docs/rules-decisions.md).
+#: truncated.  Over 99% of uniformly random games end before it (docs/rules.md §5.4).
 DEFAULT_MAX_TURNS = 3000
 
 
@@ -17,8 +17,8 @@ class GameConfig:
     """Settings of one game, or of every game of a batch.
 
     Args:
-        num_players: 1 (solo, RULES.md §8) to 4.
-        plate_level: score-plate level 1 to 4 (RULES.md §7).
+        num_players: 1 (solo, docs/rules.md §8) to 4.
+        plate_level: score-plate level 1 to 4 (docs/rules.md §7).
         max_turns: turns (whole player turns) after which a game is truncated.
         components: the component set; :func:`~umbrella_env.core.components.load_components`
             reads one from a file.

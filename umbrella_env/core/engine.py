@@ -28,7 +28,7 @@ supply           [B]               int16  tokens left in the supply
 reserve_used     [B]               int16  tokens taken from the reserve (final round)
 current          [B]               int8   seat whose turn it is
 phase            [B]               int8   decision phase (``actions.PHASES``)
-end_by           [B]               int8   seat whose turn triggered the end, -1 none
+end_triggered_by [B]               int8   seat whose turn triggered the end, -1 none
 turn             [B]               int32  whole turns completed
 passing          [B]               int8   code of the validated tile in transit, -1 none
 extra_turn       [B]               bool   the extra-turn power fired this turn
@@ -40,6 +40,8 @@ truncated        [B]               bool   stopped by the turn limit
 
 Every step function works on index arrays of the games in one phase; there is no Python
 loop over games.  ``step`` validates its input and raises; ``step_unchecked`` trusts it.
+The rule facts shared with the other engines (zones of a seat, who decides, the end
+trigger, turn order, the solo end, the score formula) are :mod:`~umbrella_env.core.facts`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError
 from umbrella_env.core.tables import (
@@ -65,6 +68,27 @@ from umbrella_env.core.tables import (
     Tables,
     tables_for,
 )
+
+__all__ = [
+    "ARRAY_FIELDS",
+    "BatchState",
+    "actor",
+    "allocate",
+    "check_actions",
+    "draw_key",
+    "init",
+    "legal_action_mask",
+    "personal_counts",
+    "put",
+    "random_legal_actions",
+    "ranks",
+    "reset",
+    "scores",
+    "step",
+    "step_unchecked",
+    "stream_floats",
+    "take",
+]
 
 IntArray = NDArray[np.integer[Any]]
 BoolArray = NDArray[np.bool_]
@@ -87,7 +111,7 @@ class BatchState:
     reserve_used: NDArray[np.int16]
     current: NDArray[np.int8]
     phase: NDArray[np.int8]
-    end_by: NDArray[np.int8]
+    end_triggered_by: NDArray[np.int8]
     turn: NDArray[np.int32]
     passing: NDArray[np.int8]
     extra_turn: NDArray[np.bool_]
@@ -112,10 +136,10 @@ class BatchState:
     def nbytes(self) -> int:
         return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name != "config")
 
-    def clone(self) -> "BatchState":
+    def clone(self) -> BatchState:
         return copy.deepcopy(self)
 
-    def __deepcopy__(self, memo: dict) -> "BatchState":
+    def __deepcopy__(self, memo: dict) -> BatchState:
         kwargs = {f.name: getattr(self, f.name) for f in fields(self)}
         return BatchState(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()})
 
@@ -154,7 +178,7 @@ def allocate(config: GameConfig, batch_size: int) -> BatchState:
         reserve_used=np.zeros(B, np.int16),
         current=np.zeros(B, np.int8),
         phase=np.zeros(B, np.int8),
-        end_by=np.full(B, -1, np.int8),
+        end_triggered_by=np.full(B, -1, np.int8),
         turn=np.zeros(B, np.int32),
         passing=np.full(B, -1, np.int8),
         extra_turn=np.zeros(B, bool),
@@ -166,7 +190,7 @@ def allocate(config: GameConfig, batch_size: int) -> BatchState:
 
 
 def init(config: GameConfig, batch_size: int, seed: int | np.random.Generator | None = None) -> BatchState:
-    """A batch of freshly set-up games (RULES.md §3, §8), reproducible from ``seed``."""
+    """A batch of freshly set-up games (docs/rules.md §3, §8), reproducible from ``seed``."""
     state = allocate(config, batch_size)
     reset(state, np.arange(state.batch_size), _rng(seed))
     return state
@@ -197,12 +221,23 @@ class _GameStreams:
     def random(self, rows: IntArray, cols: int) -> NDArray[np.float64]:
         """[len(rows), cols] uniform floats in [0, 1) from the streams of games ``rows``."""
         with np.errstate(over="ignore"):
-            x = self.keys[rows, None] * self._GAMMA + (self.counter[rows, None] + np.arange(1, cols + 1, dtype=np.uint64)) * self._GAMMA
-            x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-            x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-            x = x ^ (x >> np.uint64(31))
+            counters = self.counter[rows, None] + np.arange(1, cols + 1, dtype=np.uint64)
+            x = self.keys[rows, None] * self._GAMMA + counters * self._GAMMA
         self.counter[rows] += np.uint64(cols)
-        return (x >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+        return stream_floats(x)
+
+
+def stream_floats(x: NDArray[np.uint64]) -> NDArray[np.float64]:
+    """Uniform floats in [0, 1) from the splitmix64 states ``x`` (key * gamma + counter * gamma,
+    wrapped): the values of the per-game streams (:class:`_GameStreams`, ``single_deal``).
+    Array arithmetic on uint64 wraps silently; ``x`` is overwritten."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    x >>= np.uint64(11)
+    return x.astype(np.float64) * (1.0 / (1 << 53))
 
 
 def draw_key(rng: np.random.Generator) -> int:
@@ -235,26 +270,33 @@ def reset(
     cfg, t = state.config, state.tables
     P = cfg.num_players
     n_layouts = t.layouts.shape[0]
-    # Boards: a random permutation of the layouts, first P (RULES.md §3.1).
+    # Boards: a random permutation of the layouts, first P (docs/rules.md §3.1).
     order = np.argsort(streams.random(rows, n_layouts), axis=1)[:, :P]
     state.stage[idx] = t.layouts[order].reshape(n, P, 4, 4)
     if cfg.solo:
-        # 20 umbrellas, 5 per colour, shuffled and dealt 5 to each zone (RULES.md §8).
-        deck = np.repeat(_ARANGE4, 5)[np.argsort(streams.random(rows, 20), axis=1)].reshape(n, 4, 5)
+        # 20 umbrellas, 5 per colour, shuffled and dealt 5 to each zone (docs/rules.md §8.1).
+        deal = F.SOLO_ZONE_DEAL
+        deck = np.repeat(_ARANGE4, deal)[np.argsort(streams.random(rows, 4 * deal), axis=1)].reshape(n, 4, deal)
         state.zones[idx] = (deck[:, :, :, None] == _ARANGE4).sum(axis=2)
     else:
-        state.zones[idx] = 1
+        state.zones[idx] = 1  # one umbrella of each colour in every zone (§3.2)
     state.discard[idx] = 0
-    # Tiles: 4P (solo 6) distinct tiles; two stacks on slots 0 and 1.
-    per = 3 if cfg.solo else 2
+    # Tiles: 4P (solo 6) distinct tiles as two stacks on the setup slots (§3.3, §8.1).
+    per = F.setup_stack_height(P)
     n_tiles = 2 * per
+    slot_a, slot_b = F.SETUP_SLOTS
+    black = F.setup_black_faces(P)
     stacks = np.full((n, P, 4, state.stacks.shape[3]), -1, np.int8)
     tiles = np.argsort(streams.random(rows, 24), axis=1)[:, : n_tiles * P].reshape(n, P, n_tiles)
-    faces = np.ones((n, P, n_tiles), np.int64) if cfg.solo else (streams.random(rows, P * n_tiles) < 0.5).reshape(n, P, n_tiles)
+    faces: NDArray[Any]
+    if black:
+        faces = np.ones((n, P, n_tiles), np.int64)
+    else:
+        faces = (streams.random(rows, P * n_tiles) < 0.5).reshape(n, P, n_tiles)
     codes = (tiles * 2 + faces).astype(np.int8)
-    stacks[:, :, 0, :per] = codes[:, :, :per]
-    stacks[:, :, 1, :per] = codes[:, :, per:]
-    # Redraw a player's tiles while one of its visible figures is complete (RULES.md §3.3).
+    stacks[:, :, slot_a, :per] = codes[:, :, :per]
+    stacks[:, :, slot_b, :per] = codes[:, :, per:]
+    # Redraw a player's tiles while one of its visible figures is complete (docs/rules.md §3.3).
     for _ in range(1000):
         stage16 = state.stage[idx].reshape(n, P, 16)
         bad = np.zeros((n, P), bool)
@@ -279,11 +321,11 @@ def reset(
         held[rows[keep], flat[keep] // 2] = False  # the player's own tiles go back to the box
         draw = streams.random(gi, 24) + held * 2.0
         new_tiles = np.argsort(draw, axis=1)[:, :n_tiles]
-        new_faces = np.ones((gi.size, n_tiles), np.int64) if cfg.solo else (streams.random(gi, n_tiles) < 0.5)
+        new_faces = np.ones((gi.size, n_tiles), np.int64) if black else (streams.random(gi, n_tiles) < 0.5)
         new_codes = (new_tiles * 2 + new_faces).astype(np.int8)
         stacks[gi, pi] = -1
-        stacks[gi, pi, 0, :per] = new_codes[:, :per]
-        stacks[gi, pi, 1, :per] = new_codes[:, per:]
+        stacks[gi, pi, slot_a, :per] = new_codes[:, :per]
+        stacks[gi, pi, slot_b, :per] = new_codes[:, per:]
     else:  # pragma: no cover - would need a pathological component set
         raise ConfigError("could not deal tiles without a complete figure after 1000 redraws")
     state.stacks[idx] = stacks
@@ -292,7 +334,7 @@ def reset(
     state.reserve_used[idx] = 0
     state.current[idx] = 0
     state.phase[idx] = A.PHASE_SLIDE
-    state.end_by[idx] = -1
+    state.end_triggered_by[idx] = -1
     state.turn[idx] = 0
     state.passing[idx] = -1
     state.extra_turn[idx] = False
@@ -332,10 +374,8 @@ def _own_zone_counts(state: BatchState, idx: IntArray, seats: IntArray) -> IntAr
 
 
 def actor(state: BatchState) -> NDArray[np.int8]:
-    """[B] the seat that takes the current decision (the receiver in phase cover)."""
-    P = state.config.num_players
-    receiver = ((state.current + 1) % P).astype(np.int8)
-    return np.where(state.phase == A.PHASE_COVER, receiver, state.current).astype(np.int8)
+    """[B] the seat that takes the current decision (facts.actor: the receiver in phase cover)."""
+    return F.actor(state.current, state.phase, state.config.num_players).astype(np.int8)
 
 
 # --------------------------------------------------------------------------- legal actions
@@ -400,7 +440,7 @@ def random_legal_actions(state: BatchState, rng: np.random.Generator) -> NDArray
     B = state.batch_size
     out = np.full(B, -1, dtype=np.int64)
     phase = state.phase
-    for ph, start, count in A.PHASE_RANGES:
+    for ph, start, _count in A.PHASE_RANGES:
         idx = np.flatnonzero(phase == ph)
         if not idx.size:
             continue
@@ -505,7 +545,7 @@ def _fallback(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray
 
 
 def _push(state: BatchState, idx: IntArray, p: IntArray, side: IntArray, line: IntArray, colour: IntArray) -> None:
-    """Push ``colour`` into a line of each stage; route the ejected umbrella (RULES.md §4.1)."""
+    """Push ``colour`` into a line of each stage; route the ejected umbrella (docs/rules.md §4.1)."""
     stage = state.stage.reshape(state.batch_size, -1)
     cells = LINE_CELLS[side, line] + (p * 16)[:, None]  # [n, 4] in push order
     rows = idx[:, None]
@@ -557,7 +597,7 @@ def _validate(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray
     stack[:, -1] = -1
     state.stacks[idx, p, slot] = stack
     state.passing[idx] = code
-    # Level-4 powers fire when the space fills the last free one of its pair (RULES.md §7).
+    # Level-4 powers fire when the space fills the last free one of its pair (docs/rules.md §7).
     power = np.where(state.plates[idx, p, t.partner[space]] >= 0, t.power[space], -1)
     extra = power == POWER_EXTRA_TURN
     if extra.any():
@@ -605,7 +645,7 @@ def _swap_zone(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArra
 
 
 def _begin_pass(state: BatchState, idx: IntArray, ends: list[IntArray]) -> None:
-    """Hand the validated tile on (RULES.md §4.3; solo §8)."""
+    """Hand the validated tile on (docs/rules.md §4.3; solo §8)."""
     if not idx.size:
         return
     P = state.config.num_players
@@ -632,8 +672,7 @@ def _place(state: BatchState, idx: IntArray, ends: list[IntArray]) -> None:
     """Put the tile in transit on the receiver's first empty slot, or ask for a cover."""
     if not idx.size:
         return
-    P = state.config.num_players
-    receiver = (state.current[idx] + 1) % P
+    receiver = F.receiver(state.current[idx], state.config.num_players)
     empty = state.stacks[idx, receiver, :, 0] < 0  # [n, 4]
     has = empty.any(axis=1)
     g = idx[has]
@@ -646,7 +685,7 @@ def _place(state: BatchState, idx: IntArray, ends: list[IntArray]) -> None:
 
 def _cover(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
     slot = a - A.COVER_START
-    receiver = (state.current[idx] + 1) % state.config.num_players
+    receiver = F.receiver(state.current[idx], state.config.num_players)
     stack = state.stacks[idx, receiver, slot]
     stack[:, 1:] = stack[:, :-1]
     stack[:, 0] = state.passing[idx]
@@ -656,7 +695,7 @@ def _cover(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) 
 
 
 def _end_turn(state: BatchState, idx: IntArray) -> None:
-    """End check after a whole turn, then the next player (RULES.md §4.4, §5, §8)."""
+    """End check after a whole turn, then the next player (docs/rules.md §4.4, §5, §8)."""
     if not idx.size:
         return
     cfg = state.config
@@ -666,18 +705,14 @@ def _end_turn(state: BatchState, idx: IntArray) -> None:
         ended = _solo_over(state, idx)
         nxt = cur
     else:
-        P = cfg.num_players
-        trig = state.end_by[idx]
+        trig = state.end_triggered_by[idx]
         tokens = (state.plates[idx] >= 0).sum(axis=2)  # [n, P]
         no_tile = (state.stacks[idx, :, :, 0] < 0).all(axis=2)  # [n, P]
-        newly = (trig < 0) & (
-            (state.supply[idx] == 0) | no_tile.any(axis=1) | (tokens >= 10).any(axis=1)
-        )
+        newly = (trig < 0) & F.end_triggered(state.supply[idx], np.any(no_tile, axis=1), tokens.max(axis=1))
         trig = np.where(newly, cur, trig)
-        state.end_by[idx] = trig
-        nxt = (cur + 1) % P
-        ended = (trig >= 0) & (nxt == trig)
-        nxt = np.where((trig < 0) & state.extra_turn[idx], cur, nxt).astype(np.int8)
+        state.end_triggered_by[idx] = trig
+        nxt, ended = F.next_turn(cur, cfg.num_players, trig, state.extra_turn[idx])
+        nxt = nxt.astype(np.int8)
         state.extra_turn[idx] = False
     truncated = ~ended & (state.turn[idx] >= cfg.max_turns)
     state.terminated[idx] = ended
@@ -696,24 +731,18 @@ def _end_turn(state: BatchState, idx: IntArray) -> None:
 
 
 def _solo_over(state: BatchState, idx: IntArray) -> BoolArray:
-    """Solo end conditions (RULES.md §8), for games that just finished a turn.
-
-    Every colour has 9 umbrellas in stage + zones + discard, so a colour keeps 4 in
-    stage and zones while at most 5 are discarded, and the zones are empty once 20
-    umbrellas are discarded.
-    """
+    """Solo end conditions (facts.solo_over, docs/rules.md §8.3), for games that just
+    finished a turn."""
     t = state.tables
     free_bits = (state.plates[idx, 0] < 0).astype(np.int32) @ _BITS10
     present_bits = (state.stacks[idx, 0, :, 0] >= 0).astype(np.int32) @ _BITS10[:4]
-    discard = state.discard[idx]
-    enough = (discard <= 5).astype(np.int32) @ _BITS10[:4]
-    could_score = t.scoreable_colours[free_bits, present_bits]
-    tokens = 10 - t.popcount[free_bits]
-    return (
-        (tokens >= state.config.components.solo_tokens)
-        | (discard.sum(axis=1) >= 20)
-        | (present_bits == 0)
-        | ((could_score & enough) == 0)
+    completable = F.colour_completable(state.discard[idx]).astype(np.int32) @ _BITS10[:4]
+    return F.solo_over(
+        tokens=10 - t.popcount[free_bits],
+        solo_tokens=state.config.components.solo_tokens,
+        zones_empty=state.zones[idx].reshape(idx.size, -1).sum(axis=1) == 0,
+        board_empty=present_bits == 0,
+        open_colours=t.scoreable_colours[free_bits, present_bits] & completable,
     )
 
 
@@ -729,42 +758,27 @@ _HANDLERS = (
 
 
 # --------------------------------------------------------------------------- scores
-def tokens_placed(state: BatchState) -> NDArray[np.int64]:
-    """[B, P] tokens on each plate."""
-    return (state.plates >= 0).sum(axis=2)
-
-
 def personal_counts(state: BatchState) -> NDArray[np.int64]:
     """[B, P] umbrellas in each player's personal zone."""
     P = state.config.num_players
-    if state.config.solo:
-        return state.zones[:, 1:2].sum(axis=2)
-    return state.zones[:, 1 + P : 1 + 2 * P].sum(axis=2)
+    zones = [F.personal_zone(P, p) for p in range(P)]
+    return state.zones[:, zones].sum(axis=2, dtype=np.int64)
 
 
 def scores(state: BatchState) -> NDArray[np.int64]:
-    """[B, P] scores by the end-of-game formula applied now (RULES.md §5, §8)."""
+    """[B, P] scores by the end-of-game formula applied now (facts.score, docs/rules.md §5.2, §8.4)."""
     t = state.tables
-    occ = state.plates >= 0
-    tokens = occ.sum(axis=2)
-    bonus = t.bonus[occ.astype(np.int32) @ _BITS10]
-    total = 2 * tokens + bonus
+    bits = (state.plates >= 0).astype(np.int32) @ _BITS10  # [B, P] occupied spaces
     if state.config.solo:
-        remaining = state.zones.sum(axis=(1, 2))[:, None]
-        return total + np.where(tokens >= state.config.components.solo_tokens, remaining, 0)
-    personal = personal_counts(state)
-    return total + np.where(personal == 0, 2, -personal)
+        umbrellas = state.zones.reshape(state.batch_size, -1).sum(axis=1, dtype=np.int64)[:, None]
+    else:
+        umbrellas = personal_counts(state)
+    return t.score[bits, umbrellas].astype(np.int64)
 
 
 def ranks(state: BatchState) -> NDArray[np.int64]:
-    """[B, P] rank 0 = best; a player's rank counts the players strictly better
-    (higher score, or equal score and fewer personal umbrellas).  Equal rank 0 = shared win."""
-    s = scores(state)
-    pers = personal_counts(state)
-    better = (s[:, None, :] > s[:, :, None]) | (
-        (s[:, None, :] == s[:, :, None]) & (pers[:, None, :] < pers[:, :, None])
-    )
-    return better.sum(axis=2)
+    """[B, P] ranks (facts.ranks, decision 13): rank 0 = best, equal rank 0 = shared win."""
+    return F.ranks(scores(state), personal_counts(state)).astype(np.int64)
 
 
 _HANDLER_PHASES = frozenset(ph for ph, _ in _HANDLERS)

@@ -35,13 +35,15 @@ size depends only on the number of players (:func:`image_regions`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Callable, Mapping
+from functools import cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from umbrella_env.core import facts as F
 from umbrella_env.core.components import (
     COLOURS,
     NUM_SLOTS,
@@ -56,6 +58,13 @@ from umbrella_env.core.components import (
 )
 from umbrella_env.core.render import actor_of
 from umbrella_env.core.serialize import validate_state_dict, zone_counts
+
+__all__ = [
+    "ACTOR_FRAME",
+    "UMBRELLA_RGB",
+    "image_regions",
+    "render_rgb",
+]
 
 Image = NDArray[np.uint8]
 Canvas = NDArray[np.uint8]  # [H, W] palette indices
@@ -141,20 +150,47 @@ _PLATE_NOTE_Y = _PLATE_Y + PLATE_ROWS * _SPACE + (PLATE_ROWS - 1) * _SPACE_GAP +
 # --------------------------------------------------------------------------- 3 x 5 font
 # Upper-case letters, digits and a few signs; drawn at scale 2 (6 x 10 px, 8 px advance).
 _GLYPH_ROWS = {
-    "A": ".#.|#.#|###|#.#|#.#", "B": "##.|#.#|##.|#.#|##.", "C": ".##|#..|#..|#..|.##",
-    "D": "##.|#.#|#.#|#.#|##.", "E": "###|#..|##.|#..|###", "F": "###|#..|##.|#..|#..",
-    "G": ".##|#..|#.#|#.#|.##", "H": "#.#|#.#|###|#.#|#.#", "I": "###|.#.|.#.|.#.|###",
-    "J": "..#|..#|..#|#.#|.#.", "K": "#.#|#.#|##.|#.#|#.#", "L": "#..|#..|#..|#..|###",
-    "M": "#.#|###|###|#.#|#.#", "N": "##.|#.#|#.#|#.#|#.#", "O": ".#.|#.#|#.#|#.#|.#.",
-    "P": "##.|#.#|##.|#..|#..", "Q": ".#.|#.#|#.#|##.|.##", "R": "##.|#.#|##.|#.#|#.#",
-    "S": ".##|#..|.#.|..#|##.", "T": "###|.#.|.#.|.#.|.#.", "U": "#.#|#.#|#.#|#.#|###",
-    "V": "#.#|#.#|#.#|#.#|.#.", "W": "#.#|#.#|###|###|#.#", "X": "#.#|#.#|.#.|#.#|#.#",
-    "Y": "#.#|#.#|.#.|.#.|.#.", "Z": "###|..#|.#.|#..|###",
-    "0": "###|#.#|#.#|#.#|###", "1": ".#.|##.|.#.|.#.|###", "2": "##.|..#|.#.|#..|###",
-    "3": "##.|..#|.#.|..#|##.", "4": "#.#|#.#|###|..#|..#", "5": "###|#..|##.|..#|##.",
-    "6": ".##|#..|###|#.#|###", "7": "###|..#|.#.|.#.|.#.", "8": "###|#.#|###|#.#|###",
-    "9": "###|#.#|###|..#|##.", "-": "...|...|###|...|...", "+": "...|.#.|###|.#.|...",
-    "/": "..#|..#|.#.|#..|#..", ":": "...|.#.|...|.#.|...", ".": "...|...|...|...|.#.",
+    "A": ".#.|#.#|###|#.#|#.#",
+    "B": "##.|#.#|##.|#.#|##.",
+    "C": ".##|#..|#..|#..|.##",
+    "D": "##.|#.#|#.#|#.#|##.",
+    "E": "###|#..|##.|#..|###",
+    "F": "###|#..|##.|#..|#..",
+    "G": ".##|#..|#.#|#.#|.##",
+    "H": "#.#|#.#|###|#.#|#.#",
+    "I": "###|.#.|.#.|.#.|###",
+    "J": "..#|..#|..#|#.#|.#.",
+    "K": "#.#|#.#|##.|#.#|#.#",
+    "L": "#..|#..|#..|#..|###",
+    "M": "#.#|###|###|#.#|#.#",
+    "N": "##.|#.#|#.#|#.#|#.#",
+    "O": ".#.|#.#|#.#|#.#|.#.",
+    "P": "##.|#.#|##.|#..|#..",
+    "Q": ".#.|#.#|#.#|##.|.##",
+    "R": "##.|#.#|##.|#.#|#.#",
+    "S": ".##|#..|.#.|..#|##.",
+    "T": "###|.#.|.#.|.#.|.#.",
+    "U": "#.#|#.#|#.#|#.#|###",
+    "V": "#.#|#.#|#.#|#.#|.#.",
+    "W": "#.#|#.#|###|###|#.#",
+    "X": "#.#|#.#|.#.|#.#|#.#",
+    "Y": "#.#|#.#|.#.|.#.|.#.",
+    "Z": "###|..#|.#.|#..|###",
+    "0": "###|#.#|#.#|#.#|###",
+    "1": ".#.|##.|.#.|.#.|###",
+    "2": "##.|..#|.#.|#..|###",
+    "3": "##.|..#|.#.|..#|##.",
+    "4": "#.#|#.#|###|..#|..#",
+    "5": "###|#..|##.|..#|##.",
+    "6": ".##|#..|###|#.#|###",
+    "7": "###|..#|.#.|.#.|.#.",
+    "8": "###|#.#|###|#.#|###",
+    "9": "###|#.#|###|..#|##.",
+    "-": "...|...|###|...|...",
+    "+": "...|.#.|###|.#.|...",
+    "/": "..#|..#|.#.|#..|#..",
+    ":": "...|.#.|...|.#.|...",
+    ".": "...|...|...|...|.#.",
     " ": "...|...|...|...|...",
 }
 _GLYPHS: dict[str, NDArray[np.bool_]] = {
@@ -195,7 +231,7 @@ def _stamp(img: Canvas, x: int, y: int, mask: NDArray[np.bool_], ink: int) -> No
         img[y0:y1, x0:x1][mask[y0 - y : y1 - y, x0 - x : x1 - x]] = ink
 
 
-@lru_cache(maxsize=None)
+@cache
 def _disc(size: int) -> NDArray[np.bool_]:
     c = (size - 1) / 2
     yy, xx = np.mgrid[:size, :size]
@@ -222,7 +258,7 @@ class _Layout:
     table: tuple[int, int, int, int]  # x, y, w, h
 
 
-@lru_cache(maxsize=None)
+@cache
 def _layout(num_players: int) -> _Layout:
     solo = num_players == 1
     panel_h = _HEADER + _BLOCK + (_TRAY_GAP + _TRAY_T if solo else 0) + _PAD
@@ -334,12 +370,8 @@ def _header(img: Canvas, px: int, py: int, s: Mapping[str, Any], i: int, actor: 
 
 
 def _seat_zones(s: Mapping[str, Any], i: int) -> tuple[str, str, str, str]:
-    """The seat's top, bottom, left and right zones, as in render.py."""
-    z = s["zones"]
-    if s["num_players"] == 1:
-        return z["top"], z["personal"], z["left"], z["right"]
-    p = s["num_players"]
-    return z["central"], z["personal"][i], z["side"][i], z["side"][(i - 1) % p]
+    """The seat's top, bottom, left and right zones (facts.seat_zone_strings)."""
+    return F.seat_zone_strings(s, i)
 
 
 def _stage_and_zones(img: Canvas, panel: tuple[int, int], s: Mapping[str, Any], i: int) -> None:
@@ -470,7 +502,7 @@ def _plate(img: Canvas, panel: tuple[int, int], s: Mapping[str, Any], i: int, cs
 
 # --------------------------------------------------------------------------- table panel
 # An item of the table is (width, height, draw(img, x, y)); items flow left to right.
-_Item = tuple[int, int, Callable[[Canvas, int, int], None]]
+_Item = tuple[int, int, Callable[[Canvas, int, int], object]]
 
 
 def _text_item(text: str, ink: int = _TEXT) -> _Item:

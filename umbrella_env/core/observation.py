@@ -19,6 +19,17 @@ from numpy.typing import NDArray
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 
+__all__ = [
+    "GLOBAL_SEGMENTS",
+    "MAX_SEATS",
+    "OBS_SIZE",
+    "SEAT_SEGMENTS",
+    "SEAT_SIZE",
+    "observation_bounds",
+    "observation_layout",
+    "observe",
+]
+
 MAX_SEATS = 4
 
 #: Per relative seat: (name, size, meaning).
@@ -30,7 +41,7 @@ SEAT_SEGMENTS: tuple[tuple[str, int, str], ...] = (
     ("slot_figure", 64, "cells of the visible figure of slot k, rotated by the slot: index k*16 + cell"),
     ("plate_token", 10, "plate space s holds a token"),
     ("plate_colour", 40, "colour of the figure whose token is on space s: index s*4 + colour"),
-    ("score", 1, "current score (RULES.md §5/§8 formula applied now)"),
+    ("score", 1, "current score (docs/rules.md §5/§8 formula applied now)"),
     ("tokens", 1, "tokens on the plate"),
 )
 SEAT_SIZE = sum(size for _, size, _ in SEAT_SEGMENTS)
@@ -185,9 +196,9 @@ def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArr
     out[:, _OFF["supply"]] = state.supply
     out[:, _OFF["reserve_used"]] = state.reserve_used
     out[:, _OFF["turn_fraction"]] = state.turn / cfg.max_turns
-    trig = state.end_by >= 0
+    trig = state.end_triggered_by >= 0
     out[:, _OFF["end_triggered"]] = trig
-    flat[(r + _OFF["end_trigger_seat"] + (state.end_by - o) % P)[trig]] = 1
+    flat[(r + _OFF["end_trigger_seat"] + (state.end_triggered_by - o) % P)[trig]] = 1
     out[:, _OFF["extra_turn"]] = state.extra_turn
     passing = state.passing.astype(np.intp)
     has = np.flatnonzero(passing >= 0)

@@ -1,9 +1,9 @@
 """Plain-Python reference rules engine: one game at a time, written to be read next to
-``shared/RULES.md`` (cited as §N) and ``docs/rules-decisions.md`` (cited as "decision N").
+``docs/rules.md`` (cited as §N; its numbered decisions as "decision N").
 
 It favours clarity over speed and is the yardstick the batched NumPy engine
 (:mod:`umbrella_env.core.engine`) is checked against.  It reads and writes the canonical
-state dict of ``docs/rules-decisions.md``.
+state dict of ``docs/state.md``.
 
 Internal representation (one game)::
 
@@ -65,6 +65,18 @@ from umbrella_env.core.components import (
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.errors import GameOverError, IllegalActionError
 from umbrella_env.core.serialize import validate_state_dict
+
+__all__ = [
+    "ReferenceGame",
+    "compute_ranks",
+    "figure_colour",
+    "line_cells",
+    "player_score",
+    "push",
+    "solo_score",
+    "zone_counts",
+    "zone_text",
+]
 
 Tile = tuple[int, int]  # (tile id, face)
 
@@ -140,17 +152,6 @@ def compute_ranks(scores: list[int], personal: list[int]) -> list[int]:
         sum(1 for q in range(len(scores)) if (scores[q], -personal[q]) > (scores[p], -personal[p]))
         for p in range(len(scores))
     ]
-
-
-def compute_scores(d: dict[str, Any], components: ComponentSet | None = None) -> list[int]:
-    """Scores of every seat from a canonical state dict (§5, §8, decision 14)."""
-    cs = components or default_components()
-    plate = cs.plates[d["plate_level"]]
-    occupied = [[s is not None for s in row] for row in d["plates"]]
-    if d["num_players"] == 1:
-        in_zones = sum(len(d["zones"][k]) for k in SOLO_SIDE_ZONES)
-        return [solo_score(plate, occupied[0], in_zones, cs.solo_tokens)]
-    return [player_score(plate, occupied[p], len(d["zones"]["personal"][p])) for p in range(d["num_players"])]
 
 
 # --------------------------------------------------------------------------- the game
@@ -260,7 +261,7 @@ class ReferenceGame:
         return game
 
     def to_dict(self) -> dict[str, Any]:
-        """The canonical state dict (docs/rules-decisions.md, "The state dict")."""
+        """The canonical state dict (docs/state.md)."""
         P = self.config.num_players
         if self.config.solo:
             zones: dict[str, Any] = {name: zone_text(self.zones[name]) for name in SOLO_ZONE_KEYS}
@@ -308,7 +309,8 @@ class ReferenceGame:
         return self.config.num_players
 
     @property
-    def game_over(self) -> bool:
+    def done(self) -> bool:
+        """Terminated or truncated."""
         return self.terminated or self.truncated
 
     @property
@@ -383,7 +385,7 @@ class ReferenceGame:
     def step(self, action: int) -> None:
         """Apply one legal action of the current decision."""
         a = check_action_id(action)
-        if self.game_over:
+        if self.done:
             raise GameOverError(
                 f"the game is over ({'terminated' if self.terminated else 'truncated'}); "
                 f"action {a} ({action_to_string(a)!r}) cannot be applied"
@@ -414,10 +416,10 @@ class ReferenceGame:
         elif self.phase == "swap_zone":
             if fields:
                 cell, side, colour = fields
-                zone = self.zones[self._own_zone(me, side)]
+                counts = self.zones[self._own_zone(me, side)]
                 stage = self.stages[me]
-                zone[colour] -= 1
-                zone[stage[cell]] += 1
+                counts[colour] -= 1
+                counts[stage[cell]] += 1
                 stage[cell] = colour
             self._pass_tile()
         elif self.phase == "give_face":
@@ -541,7 +543,7 @@ class ReferenceGame:
         self.extra_turn = False
         if not self.terminated and self.turn >= self.config.max_turns:
             self.truncated = True  # §5 / decision 12
-        if self.game_over:
+        if self.done:
             self.phase = "game_over"
             return
         self.current_player = next_player

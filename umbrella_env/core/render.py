@@ -38,8 +38,11 @@ visible figure is complete in colour ``C`` on the owner's stage.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from umbrella_env.core import facts as F
+from umbrella_env.core.actions import PHASES
 from umbrella_env.core.components import (
     PLATE_COLS,
     PLATE_ROWS,
@@ -49,6 +52,8 @@ from umbrella_env.core.components import (
     rotate_cells,
 )
 from umbrella_env.core.serialize import validate_state_dict
+
+__all__ = ["actor_of", "render_text"]
 
 _WIDTH = 78
 _SLOT_WIDTH = 20
@@ -81,12 +86,11 @@ def render_text(
 
 
 def actor_of(s: Mapping[str, Any]) -> int | None:
-    """Seat whose decision it is: the receiver in ``cover`` (2-4 players), else the current player."""
+    """Seat whose decision it is in a state dict (facts.actor: the receiver in ``cover``,
+    else the current player); None once the game is over."""
     if s["phase"] == "game_over":
         return None
-    if s["phase"] == "cover" and s["num_players"] > 1:
-        return (s["current_player"] + 1) % s["num_players"]
-    return s["current_player"]
+    return F.actor(s["current_player"], PHASES.index(s["phase"]), s["num_players"])
 
 
 # --------------------------------------------------------------------------- pieces
@@ -118,16 +122,18 @@ def _seat_block(s: Mapping[str, Any], i: int, you: int | None, cs: ComponentSet)
 def _stage_lines(s: Mapping[str, Any], i: int) -> list[str]:
     zones = s["zones"]
     p = s["num_players"]
-    if p == 1:
-        top = ("", zones["top"])
-        bottom = ("personal", zones["personal"])
-        left = ("", zones["left"])
-        right = ("", zones["right"])
-    else:
-        top = ("central", zones["central"])
-        bottom = ("personal", zones["personal"][i])
-        left = (f"side {i}", zones["side"][i])
-        right = (f"side {(i - 1) % p}", zones["side"][(i - 1) % p])
+    keys = F.zone_keys(p)
+
+    def labelled(zone: int) -> tuple[str, str]:
+        """(label, umbrellas) of a zone; solo zones other than the personal one go unnamed
+        (their side names them already)."""
+        key, index = keys[zone]
+        letters = zones[key] if index is None else zones[key][index]
+        if p == 1 and key != "personal":
+            return "", letters
+        return (f"side {index}" if key == "side" else key), letters
+
+    top, bottom, left, right = (labelled(z) for z in F.seat_zones(p, i))
     left_col = [f"left: {left[0]}".rstrip(), _zone_text(left[1])]
     right_col = [f"right: {right[0]}".rstrip(), _zone_text(right[1])]
     width = max(16, *(len(t) + 2 for t in left_col))
@@ -223,4 +229,3 @@ def _table_block(s: Mapping[str, Any]) -> list[str]:
     names = ["board"] if p == 1 else [f"seat {i}" for i in range(p)]
     lines.append("  scores: " + ", ".join(f"{name} {v}" for name, v in zip(names, s["scores"])))
     return lines
-

@@ -1,28 +1,34 @@
-"""The JSON state dict: validation, canonical form and JSON text (docs/rules-decisions.md).
+"""The JSON state dict: validation, canonical form and JSON text (docs/state.md).
 
 Both engines read and write one game as a plain, JSON-able dict.  :func:`validate_state_dict`
 is the single gate for such dicts: it checks types, shapes and the consistency rules of
-``docs/rules-decisions.md`` ("The state dict"), and returns a *canonical deep copy*:
+``docs/state.md``, and returns a *canonical deep copy*:
 
 * exactly the keys of :data:`STATE_KEYS`, in that order, optional keys filled in;
 * lists (never tuples), plain ``int`` / ``bool`` (NumPy scalars are converted);
 * zone strings sorted ``B G R Y`` (see :func:`zone_string` / :func:`zone_counts`);
-* ``scores`` recomputed from the position (RULES.md §5, §8); a given ``scores`` must match.
+* ``scores`` recomputed from the position (docs/rules.md §5, §8); a given ``scores`` must match.
 
 A bad dict raises :class:`~umbrella_env.core.errors.StateError` whose message starts with
 the path of the offending field (``zones.side[1]``, ``slots[0][1][2].face``, ...) and says
 what was expected.
+
+:func:`encode_state` is the other direction, shared by the engines: it writes the dict of
+a game given in the engines' integer encoding (colour indices, tile codes, zone counts by
+absolute zone).
 """
 
 from __future__ import annotations
 
 import json
 import reprlib
-from typing import Any, Callable, Mapping, NoReturn, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.core.actions import FACES, PHASES, SIDES
+from umbrella_env.core import facts as F
+from umbrella_env.core.actions import FACES, PHASE_COVER, PHASES, SIDES
 from umbrella_env.core.components import (
     COLOURS,
     NUM_COLOURS,
@@ -36,6 +42,24 @@ from umbrella_env.core.components import (
 )
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.core.errors import StateError
+
+__all__ = [
+    "MULTI_ZONE_KEYS",
+    "OPTIONAL_DEFAULTS",
+    "PASSING_PHASES",
+    "SOLO_ZONE_KEYS",
+    "STATE_KEYS",
+    "encode_state",
+    "state_from_json",
+    "state_to_json",
+    "tile_code",
+    "tile_entry",
+    "validate_state_dict",
+    "zone_counts",
+    "zone_count_rows",
+    "zone_string",
+    "zones_entry",
+]
 
 #: Keys of a canonical state dict, in canonical order.
 STATE_KEYS: tuple[str, ...] = (
@@ -90,14 +114,102 @@ def zone_string(counts: Sequence[int]) -> str:
     """Umbrella counts per colour (``B G R Y``) -> the canonical zone string, e.g. ``[2, 0, 1, 0] -> "BBR"``."""
     if isinstance(counts, str) or len(counts) != NUM_COLOURS:
         raise StateError(f"zone counts: expected {NUM_COLOURS} counts (B, G, R, Y), got {_repr.repr(counts)}")
-    return "".join(
-        letter * _int(n, f"zone counts[{i}]", lo=0) for i, (letter, n) in enumerate(zip(COLOURS, counts))
-    )
+    return "".join(letter * _int(n, f"zone counts[{i}]", lo=0) for i, (letter, n) in enumerate(zip(COLOURS, counts)))
 
 
 def zone_counts(s: str) -> list[int]:
     """A zone string (letters in any order) -> umbrella counts per colour, e.g. ``"RBB" -> [2, 0, 1, 0]``."""
     return [_letters(s, "zone").count(c) for c in COLOURS]
+
+
+def zones_entry(num_players: int, counts: Sequence[Sequence[int]], discard: Sequence[int]) -> dict[str, Any]:
+    """The ``zones`` entry of a state dict from the counts per colour of every absolute zone
+    (:func:`facts.zone_keys <umbrella_env.core.facts.zone_keys>`) and the solo discard."""
+    out: dict[str, Any] = {}
+    for (key, index), row in zip(F.zone_keys(num_players), counts):
+        if index is None:
+            out[key] = zone_string(row)
+        else:
+            out.setdefault(key, []).append(zone_string(row))
+    if num_players == 1:
+        out["discard"] = zone_string(discard)
+    return out
+
+
+def zone_count_rows(num_players: int, zones: Mapping[str, Any]) -> tuple[list[list[int]], list[int]]:
+    """Inverse of :func:`zones_entry`: (counts per colour of every absolute zone, solo
+    discard counts, zero at 2-4 players) of a validated ``zones`` entry."""
+    rows = [zone_counts(zones[key] if index is None else zones[key][index]) for key, index in F.zone_keys(num_players)]
+    discard = zone_counts(zones["discard"]) if num_players == 1 else [0] * NUM_COLOURS
+    return rows, discard
+
+
+def tile_entry(code: int) -> dict[str, Any]:
+    """Tile code (``tile * 2 + face``) -> the state dict's ``{"tile", "face"}``."""
+    return {"tile": int(code) >> 1, "face": FACES[int(code) & 1]}
+
+
+def tile_code(entry: Mapping[str, Any]) -> int:
+    """Inverse of :func:`tile_entry` (of a validated entry)."""
+    return int(entry["tile"]) * 2 + FACES.index(entry["face"])
+
+
+def encode_state(
+    *,
+    num_players: int,
+    plate_level: int,
+    max_turns: int,
+    current_player: int,
+    phase: int,
+    turn: int,
+    stages: Sequence[Sequence[int]],
+    zone_rows: Sequence[Sequence[int]],
+    discard: Sequence[int],
+    stacks: Sequence[Sequence[int]],
+    plates: Sequence[Sequence[int]],
+    supply: int,
+    reserve_used: int,
+    end_triggered_by: int,
+    passing: int,
+    extra_turn: bool,
+    last_side: int,
+    last_colour: int,
+    terminated: bool,
+    truncated: bool,
+    scores: Sequence[int],
+) -> dict[str, Any]:
+    """The canonical state dict of a game given in the engines' encoding (not validated).
+
+    ``stages[seat]`` 16 colour indices (cell = row * 4 + col); ``zone_rows[zone]`` counts per
+    colour by absolute zone; ``stacks[seat * 4 + slot]`` tile codes bottom to top;
+    ``plates[seat]`` 10 colour indices, -1 free; ``end_triggered_by``, ``passing``,
+    ``last_side`` and ``last_colour`` are -1 when unset; ``phase`` an index of ``PHASES``.
+    """
+    last = None
+    if last_side >= 0:
+        last = {"side": SIDES[last_side], "colour": COLOURS[last_colour]}
+    P = num_players
+    return {
+        "num_players": P,
+        "plate_level": plate_level,
+        "max_turns": max_turns,
+        "current_player": int(current_player),
+        "phase": PHASES[phase],
+        "turn": int(turn),
+        "stages": [["".join([COLOURS[c] for c in s[r * 4 : r * 4 + 4]]) for r in range(4)] for s in stages],
+        "zones": zones_entry(P, zone_rows, discard),
+        "slots": [[[tile_entry(c) for c in stacks[p * 4 + k]] for k in range(NUM_SLOTS)] for p in range(P)],
+        "plates": [[None if c < 0 else COLOURS[c] for c in plate] for plate in plates],
+        "supply": int(supply),
+        "reserve_used": int(reserve_used),
+        "end_triggered_by": None if end_triggered_by < 0 else int(end_triggered_by),
+        "passing": None if passing < 0 else tile_entry(passing),
+        "extra_turn": bool(extra_turn),
+        "last_slide": last,
+        "terminated": bool(terminated),
+        "truncated": bool(truncated),
+        "scores": [int(x) for x in scores],
+    }
 
 
 # --------------------------------------------------------------------------- JSON text
@@ -377,7 +489,7 @@ def _check_phase(d: Mapping[str, Any]) -> None:
         where = f"null in phase {phase!r} (a tile is in transit only in {sorted(PASSING_PHASES)})"
         _fail("passing", where, d["passing"])
     if phase == "cover":
-        receiver = d["current_player"] if solo else (d["current_player"] + 1) % p
+        receiver = F.actor(d["current_player"], PHASE_COVER, p)
         empty = [k for k, stack in enumerate(d["slots"][receiver]) if not stack]
         if empty:
             raise StateError(
@@ -404,37 +516,25 @@ def _check_phase(d: Mapping[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- scores
 def _scores(d: Mapping[str, Any], cs: ComponentSet) -> list[int]:
-    """Scores by the end-of-game formula applied to the current position (RULES.md §5, §8)."""
+    """Scores by the end-of-game formula (facts.score) applied to the current position."""
+    P = d["num_players"]
     plate = cs.plates[d["plate_level"]]
     out = []
     for p, spaces in enumerate(d["plates"]):
         occupied = [v is not None for v in spaces]
-        tokens = sum(occupied)
-        score = 2 * tokens + plate.bonus(occupied)
-        if d["num_players"] == 1:
-            if tokens == cs.solo_tokens:
-                zones = d["zones"]
-                score += sum(len(zones[k]) for k in ("left", "right", "top", "personal"))
+        if P == 1:  # solo: the four zones' umbrellas
+            umbrellas = sum(len(s) for s in F.seat_zone_strings(d, 0))
         else:
-            personal = len(d["zones"]["personal"][p])
-            score += 2 if personal == 0 else -personal
-        out.append(score)
+            umbrellas = len(d["zones"]["personal"][p])
+        out.append(F.score(P, sum(occupied), plate.bonus(occupied), umbrellas, cs.solo_tokens))
     return out
-
-
-def _own_zones(d: Mapping[str, Any], seat: int) -> list[str]:
-    """The seat's top, bottom, left and right zones (RULES.md §2; solo §8)."""
-    z, p = d["zones"], d["num_players"]
-    if p == 1:
-        return [z["top"], z["personal"], z["left"], z["right"]]
-    return [z["central"], z["personal"][seat], z["side"][seat], z["side"][(seat - 1) % p]]
 
 
 def _check_decision(d: Mapping[str, Any], cs: ComponentSet) -> None:
     """The phase must be the decision the position calls for, so a live game always has a move."""
     phase, seat = d["phase"], d["current_player"]
     if phase in ("slide", "fallback"):
-        empty = not any(_own_zones(d, seat))
+        empty = not any(F.seat_zone_strings(d, seat))
         if phase == "slide" and empty:
             raise StateError(
                 f"phase: seat {seat}'s four zones are empty, so the decision is 'fallback'"

@@ -1,53 +1,90 @@
-"""Fast single-game rules engine for the per-game environments.
+"""Fast single-game rules engine for the per-game environments and the agents.
 
 The batched NumPy engine (:mod:`umbrella_env.core.engine`) pays a fixed cost of many
 small array operations per call, which dominates when one game is stepped at a time
-(the PettingZoo AEC env, the Gymnasium solo env).  :class:`SingleGame` implements the
-same rules, state-dict, observation and legal-mask semantics for ONE game with plain
-Python lists and ints, plus two tricks:
+(the PettingZoo AEC env, the Gymnasium solo env, agents' lookahead).  :class:`SingleGame`
+implements the same rules, state dict, observation and legal mask for ONE game with plain
+Python lists and ints.  Its pieces:
 
-* **Canonical observation vector.**  A float32 vector ``canon`` holds every observation
-  entry in the *absolute* frame (seat blocks in seat order, zone counts by absolute
-  zone, absolute one-hots of actor / current / end-trigger seat).  The rule code updates
-  it incrementally as the state changes; :meth:`SingleGame.observe` is then one gather
-  ``canon[perm[observer]]``, where ``perm[o]`` maps every egocentric observation index
-  to its absolute-frame entry (or to a constant zero entry for absent seats and zones).
-* **Nibble-coded zones.**  ``zbits[z]`` has bit ``c`` set while zone ``z`` holds colour
-  ``c``; the slide-phase legal mask of a seat is a row of a precomputed table indexed by
-  the 16-bit word of its four zones' nibbles, and its legal ids are four precomputed tuples.
-
-:meth:`SingleGame.new` deals exactly like ``engine.reset(state, [b], keys=[key])``: it
-replays the engine's per-game random stream in Python instead of going through a
-batch of one (about 4x cheaper, which matters for short solo games).
+* the rules, here, read next to ``docs/rules.md`` (cited as §N); the rule facts shared by
+  every engine but the reference (zones of a seat, who decides, the end trigger, turn
+  order, the solo end, the score formula) are tables built from
+  :mod:`~umbrella_env.core.facts` (:class:`SingleTables`);
+* the observation, kept up to date by :class:`~umbrella_env.core.single_observer.SingleObserver`,
+  which the rules notify of each change they make;
+* the deal of a new game, :mod:`~umbrella_env.core.single_deal` (the batched engine's
+  per-game random stream replayed in Python, so both engines deal the same games);
+* the state dict, written by :func:`~umbrella_env.core.serialize.encode_state` like the
+  batched engine's.
 
 The batched engine stays the specification of record: ``tests/test_single.py`` checks
-masks, state dicts, observations from every seat, scores and ranks against it on
-random games of every configuration.
+masks, state dicts, observations from every seat, scores and ranks against it on random
+games of every configuration.
 
-Internal state (``P`` seats, ``Z`` zones numbered as in the batched engine)::
+Reading a game (agents)
+-----------------------
+Agents read a game through the documented read API below and :attr:`SingleGame.tables`
+(static tables of the configuration), never through the internal fields.  Seats, zones,
+cells, slots, spaces and colours are ints; a tile is a *code* ``tile * 2 + face`` (face 0
+white, 1 black), -1 for none; zones are numbered as in :mod:`~umbrella_env.core.facts`.
 
-    st[p][cell]        colour 0..3 of each stage cell (cell = row * 4 + col)
-    z[zone * 4 + c]    umbrellas per colour in each zone; zbits[zone] non-empty colours
-    dis[c]             solo discard
-    stk[p * 4 + k]     stack of tile codes (tile * 2 + face), bottom -> top;
-                       top[p * 4 + k] the visible code or -1; nslot[p] non-empty slots
-    pl[p * 10 + s]     colour of the token's figure, -1 free; bits[p] occupancy bits,
-                       ntok[p] tokens
+=============================  ================================================================
+``phase``, ``current``         decision phase (``actions.PHASES`` index) and seat whose turn it is
+``actor``                      seat taking the current decision (the receiver in ``cover``)
+``turn``, ``done``             whole turns completed; terminated or truncated
+``terminated``, ``truncated``  ended by the rules; stopped by the turn limit
+``supply``, ``reserve_used``   tokens left in the supply; taken from the reserve
+``end_triggered_by``           seat whose turn triggered the end, -1 none
+``extra_turn``                 an extra-turn power fired this turn (2-4 players)
+``passing``                    code of the validated tile in transit, -1 none
+``last_side``, ``last_colour`` solo: entry side and ejected colour of this turn's slide, -1 none
+``stage(seat)``                the 16 colours of a stage (cell = row * 4 + col), a copy
+``seat_zones(seat)``           absolute zones on the seat's top, bottom, left, right
+``zone(zone)``                 umbrellas per colour in a zone, a copy
+``personal_umbrellas(seat)``   umbrellas in the seat's personal zone
+``zone_umbrellas()``           umbrellas in all the zones
+``discarded(colour)``          solo: umbrellas of that colour discarded
+``top_tile(seat, slot)``       code of the visible tile of a slot, -1 if empty
+``stack_height(seat, slot)``   tiles on a slot (the ones under the top are hidden)
+``plate(seat)``                10 colours of the tokens' figures, -1 free, a copy
+``plate_bits(seat)``           occupied plate spaces as a bit mask (bit s = space s)
+``tokens(seat)``               tokens on the seat's plate
+``plate_bonus(seat)``          plate bonus of those tokens now
+``score(seat)``, ``scores()``  scores by the end-of-game formula applied now; ``ranks()``
+``hidden_tiles()``             the tiles under the tops (hidden information)
+=============================  ================================================================
+
+Internal state (``P`` seats, ``Z`` zones)::
+
+    _stages[seat][cell]          colour 0..3 of each stage cell
+    _zones[zone * 4 + colour]    umbrellas per colour in each zone
+    _zone_colours[zone]          bit c set while the zone holds colour c
+    _discard[colour]             solo discard
+    _stacks[seat * 4 + slot]     stack of tile codes, bottom -> top
+    _tops[seat * 4 + slot]       the visible code or -1;  _filled_slots[seat]: non-empty slots
+    _plates[seat * 10 + space]   colour of the token's figure, -1 free
+    _plate_bits[seat]            occupied spaces as bits;  _tokens[seat]: tokens on the plate
+    _validations                 the legal validate ids, in phase validate
+    _observer                    the observation (SingleObserver)
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
-from umbrella_env.core import observation as O
-from umbrella_env.core.components import COLOURS, ComponentSet
+from umbrella_env.core import facts as F
+from umbrella_env.core.components import ComponentSet
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError, GameOverError, IllegalActionError
+from umbrella_env.core.serialize import encode_state
+from umbrella_env.core.single_deal import deal
+from umbrella_env.core.single_observer import ObserverLayout, SingleObserver
 from umbrella_env.core.tables import (
     LINE_CELLS,
     PAIR_A,
@@ -58,124 +95,90 @@ from umbrella_env.core.tables import (
     tables_for,
 )
 
-SLIDE, FALLBACK, VALIDATE, SWAP_STAGE, SWAP_ZONE, GIVE_FACE, COVER, GAME_OVER = range(8)
+__all__ = ["SingleGame", "SingleTables", "single_tables"]
 
-_LINES: tuple[tuple[tuple[int, int, int, int], ...], ...] = tuple(
-    tuple(tuple(int(x) for x in LINE_CELLS[s, l]) for l in range(4)) for s in range(4)
+SLIDE, FALLBACK, VALIDATE, SWAP_STAGE, SWAP_ZONE, GIVE_FACE, COVER, GAME_OVER = range(8)
+assert A.SLIDE_START == 0
+_FALLBACK_START, _VALIDATE_START, _GIVE_FACE_START, _COVER_START = (
+    A.FALLBACK_START,
+    A.VALIDATE_START,
+    A.GIVE_FACE_START,
+    A.COVER_START,
 )
-_OPP = A.OPPOSITE
+_NUM_ACTIONS = A.NUM_ACTIONS
+_SLIDES = slice(A.SLIDE_START, A.SLIDE_START + A.NUM_SLIDE)
+
+#: [side][line] the four cells of a slide line, entry cell first (see tables.LINE_CELLS).
+_LINES: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(int(x) for x in LINE_CELLS[side, line]) for line in range(4)) for side in range(4)
+)
 _PAIRS: tuple[tuple[int, int], ...] = tuple(zip(PAIR_A.tolist(), PAIR_B.tolist()))
 #: Spaces set in a 10-bit pattern.
 _BITLIST: tuple[tuple[int, ...], ...] = tuple(tuple(s for s in range(10) if b >> s & 1) for b in range(1024))
 #: Slide ids of one side for each nibble of non-empty colours: ids side*16 + colour*4 + line.
 _SIDE_IDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(
-        tuple(A.SLIDE_START + s * 16 + c * 4 + l for c in range(4) if n >> c & 1 for l in range(4))
+        tuple(A.SLIDE_START + s * 16 + c * 4 + line for c in range(4) if n >> c & 1 for line in range(4))
         for n in range(16)
     )
     for s in range(4)
 )
 
-# --------------------------------------------------------------------------- canonical layout
-# The canonical vector uses the observation's own layout for everything that does not
-# depend on the observer, so every offset is a module constant:
-#
-#   [0, 768)        4 seat blocks in ABSOLUTE seat order (blocks of absent seats stay 0)
-#   [768, 784)      own_zones slot of the observation: unused here, always 0 (= ZERO)
-#   [784, 820)      all_zones slot: unused, always 0
-#   [820, 899)      the other global segments; actor / current / end_trigger_seat are
-#                   one-hots of the ABSOLUTE seat
-#   [899, 899+4Z)   umbrella counts of every zone, absolute zone order (ZONES)
-#
-# observe(o) gathers canon[perm[o]]: seat block j <- block (o + j) % P, own / all zones
-# <- the absolute zone entries, relative one-hots <- absolute ones, absent -> ZERO.
-_LAYOUT = O.observation_layout()
-_OFF = {name: start for start, _, name, _ in _LAYOUT[-len(O.GLOBAL_SEGMENTS) :]}
-_SEAT_OFF = {name.split(".")[-1]: start for start, _, name, _ in _LAYOUT[: len(O.SEAT_SEGMENTS)]}
-SEAT = O.SEAT_SIZE
-ST, PRES, BLACK, HEIGHT, FIG = (
-    _SEAT_OFF[k] for k in ("stage", "slot_present", "slot_black", "slot_height", "slot_figure")
-)
-PTOK, PCOL, SCORE, TOKENS = (_SEAT_OFF[k] for k in ("plate_token", "plate_colour", "score", "tokens"))
-ZERO = _OFF["own_zones"]
-G_DISCARD, G_NP, G_LEVEL, G_PHASE = (_OFF[k] for k in ("discard", "num_players", "plate_level", "phase"))
-G_ACTOR, G_CURRENT, G_SUPPLY, G_RESERVE = (_OFF[k] for k in ("actor", "current", "supply", "reserve_used"))
-G_TURN, G_END, G_END_SEAT, G_EXTRA = (
-    _OFF[k] for k in ("turn_fraction", "end_triggered", "end_trigger_seat", "extra_turn")
-)
-G_PP, G_PB, G_PW, G_PBF = (
-    _OFF[k] for k in ("passing_present", "passing_black", "passing_white_face", "passing_black_face")
-)
-G_LS, G_LC = _OFF["last_side"], _OFF["last_colour"]
-ZONES = O.OBS_SIZE
-CANON_SIZE = ZONES + 4 * A.MAX_ZONES
-_RELATIVE = ("actor", "current", "end_trigger_seat")
-
 
 class SingleTables:
-    """Plain-Python lookup tables of one (component set, players, level, turn limit)."""
+    """Plain-Python tables of one configuration (component set, players, level, turn limit),
+    built once and shared by its games.
+
+    Agents may read (through ``game.tables``): ``num_players``, ``solo``, ``solo_tokens``,
+    ``figure_cells[code][slot]`` (the 4 stage cells of tile ``code``'s figure shown from
+    ``slot``), ``accepting[slot][colour]`` (bit mask of the plate spaces accepting that
+    figure) and ``bonus[bits]`` (plate bonus of an occupancy bit mask).  The other fields
+    serve the engine; those marked *fact* are :mod:`~umbrella_env.core.facts` evaluated
+    once for every index.
+    """
 
     def __init__(self, config: GameConfig) -> None:
         t = tables_for(config)
-        P = self.P = config.num_players
+        P = self.num_players = config.num_players
         self.config = config
         self.solo = config.solo
-        Z = self.Z = config.num_zones
+        self.num_zones = config.num_zones
         self.max_turns = config.max_turns
         self.solo_tokens = config.components.solo_tokens
-        #: [P][side] zone of each seat's top / bottom / left / right side.
-        self.sz: list[tuple[int, ...]] = [tuple(int(x) for x in row) for row in t.side_zone]
-        #: [P][side] zone receiving the umbrella ejected by a slide entering from side.
-        self.eject_zone: list[tuple[int, ...]] = [tuple(row[_OPP[side]] for side in range(4)) for row in self.sz]
-        self.rel: list[list[int]] = [list(map(int, row)) for row in t.rel_zone]
-        owner = [-1] * Z
-        if self.solo:
-            owner[1] = 0
-        else:
-            for p in range(P):
-                owner[1 + P + p] = p
-        #: Per zone, the bit of the seat whose score depends on its count: the owner of a
-        #: personal zone.  Solo: none until every token is placed, then all (``score_zone_all``).
-        self.score_zone = [1 << o if o >= 0 and not self.solo else 0 for o in owner]
-        self.score_zone_all = [1] * Z
-        self.pers4 = [4 * z for z in range(Z) if owner[z] >= 0]
-        self.figc: list[list[tuple[int, ...]]] = [
+        self.figure_cells: list[list[tuple[int, ...]]] = [
             [tuple(int(x) for x in t.fig_cells[code, k]) for k in range(4)] for code in range(48)
         ]
-        self.fig_grid = t.fig_grid  # [49, 4, 16] float32, row 48 (no tile) zero
-        self.face_grid = t.face_grid  # [48, 16]
-        self.acc = [[int(sum(1 << s for s in range(10) if t.accept[k, c, s])) for c in range(4)] for k in range(4)]
+        self.accepting = [[int(t.accept_bits[k, c]) for c in range(4)] for k in range(4)]
         self.bonus: list[int] = [int(x) for x in t.bonus]
+        #: fact: [seat] zones on the top, bottom, left and right sides.
+        self.side_zones: list[tuple[int, int, int, int]] = [F.seat_zones(P, p) for p in range(P)]
+        #: [seat][entry side] zone receiving the umbrella a slide from that side ejects.
+        self.eject_zones = [tuple(row[A.OPPOSITE[side]] for side in range(4)) for row in self.side_zones]
+        #: fact: [seat][fallback zone id] absolute zone, -1 absent.
+        self.egocentric_zones = [[F.egocentric_zone(P, p, k) for k in range(A.MAX_ZONES)] for p in range(P)]
+        #: [seat] zone * 4 of the seat's personal zone (first entry of its counts).
+        self.personal_entry = [4 * F.personal_zone(P, p) for p in range(P)]
+        #: fact: [seat] who receives the seat's validated tile.
+        self.receiver = [F.receiver(p, P) for p in range(P)]
+        #: fact: [phase][current] the seat taking the decision.
+        self.actor = [[F.actor(p, ph, P) for p in range(P)] for ph in range(len(A.PHASES))]
+        #: fact: [current][end_triggered_by + 1][extra_turn] -> (next seat, game over).
+        self.next_turn = [
+            [[F.next_turn(p, P, trig, extra) for extra in (False, True)] for trig in range(-1, P)] for p in range(P)
+        ]
+        #: fact: [plate bits][umbrellas] the score (umbrellas: personal zone; solo: all zones).
+        self.score: list[list[int]] = t.score.tolist()
+        #: fact: [free space bits][slots-with-tiles bits] colours that could still be scored (solo).
+        self.scoreable_colours: list[list[int]] = t.scoreable_colours.tolist()
+        #: fact: [umbrellas of a colour discarded] 1 if the colour can still fill a figure (solo).
+        self.colour_completable = [int(F.colour_completable(n)) for n in range(F.scored_umbrellas_bound(1) + 1)]
+        #: [space] level-4 power fired by filling the space when its partner is filled (-1 none).
         self.power: list[int] = [int(x) for x in t.power]
+        #: [space] the other space of its power pair (itself when none).
         self.partner: list[int] = [int(x) for x in t.partner]
-        self.colour_bits = [int(sum(1 << s for s in range(10) if t.colour_space[s, c])) for c in range(4)]
-        self.white = [(s, int(t.white_slot[s])) for s in range(10) if t.white_slot[s] >= 0]
         self.layouts: list[list[int]] = t.layouts.tolist()
-        canon = np.zeros(CANON_SIZE, np.float32)
-        canon[G_NP + P - 1] = 1
-        canon[G_LEVEL + config.plate_level - 1] = 1
-        self.canon0 = canon
         self.slide_table = _slide_table()
-        self.perm = [self._perm(o) for o in range(P)]
-
-    def _perm(self, o: int) -> np.ndarray:
-        """Observation index -> canonical index, for observer seat ``o``."""
-        P = self.P
-        perm = np.arange(O.OBS_SIZE, dtype=np.intp)
-        for j in range(O.MAX_SEATS):
-            block = perm[j * SEAT : (j + 1) * SEAT]
-            block[:] = np.arange(SEAT) + ((o + j) % P) * SEAT if j < P else ZERO
-        for side in range(4):
-            for c in range(4):
-                perm[_OFF["own_zones"] + side * 4 + c] = ZONES + self.sz[o][side] * 4 + c
-        for k in range(A.MAX_ZONES):
-            zone = -1 if self.solo else self.rel[o][k]
-            for c in range(4):
-                perm[_OFF["all_zones"] + k * 4 + c] = ZONES + zone * 4 + c if zone >= 0 else ZERO
-        for name in _RELATIVE:
-            for j in range(4):
-                perm[_OFF[name] + j] = _OFF[name] + (o + j) % P if j < P else ZERO
-        return perm
+        self.observer = ObserverLayout(config, t.fig_grid, t.face_grid)
 
 
 _CACHE: dict[tuple[int, int, int, int], tuple[GameConfig, SingleTables]] = {}
@@ -210,77 +213,108 @@ class SingleGame:
 
     Build with :meth:`new`, :meth:`from_batch` or :meth:`from_dict`.  :meth:`step` trusts
     its input (the caller guarantees legality); :meth:`step_checked` raises like
-    :func:`engine.step` and leaves the state unchanged on error.
+    :func:`engine.step` and leaves the state unchanged on error.  The public attributes
+    and the read API (module doc) are read-only: change a game only by stepping it.
     """
 
     __slots__ = (
-        "config", "T", "st", "z", "zbits", "dis", "stk", "top", "nslot", "pl", "bits", "ntok",
-        "supply", "reserve_used", "current", "phase", "end_by", "turn", "passing", "extra",
-        "last_side", "last_colour", "terminated", "truncated", "canon", "cv", "_vids", "_dirty", "_szone",
+        "config", "tables", "_stages", "_zones", "_zone_colours", "_discard", "_stacks", "_tops",
+        "_filled_slots", "_plates", "_plate_bits", "_tokens", "_validations", "_observer",
+        "supply", "reserve_used", "current", "phase", "end_triggered_by", "turn", "passing", "extra_turn",
+        "last_side", "last_colour", "terminated", "truncated",
     )  # fmt: skip
 
     config: GameConfig
+    #: The configuration's static tables (figure cells, accepting spaces, bonuses, ...).
+    tables: SingleTables
+    # Public state (read-only; see the module doc).
+    supply: int
+    reserve_used: int
+    current: int
+    phase: int
+    end_triggered_by: int
+    turn: int
+    passing: int
+    extra_turn: bool
+    last_side: int
+    last_colour: int
+    terminated: bool
+    truncated: bool
+    # Internal state (module doc).
+    _stages: list[list[int]]
+    _zones: list[int]
+    _zone_colours: list[int]
+    _discard: list[int]
+    _stacks: list[list[int]]
+    _tops: list[int]
+    _filled_slots: list[int]
+    _plates: list[int]
+    _plate_bits: list[int]
+    _tokens: list[int]
+    _validations: list[int]
+    _observer: SingleObserver
 
     # ------------------------------------------------------------------- construction
     @classmethod
-    def new(cls, config: GameConfig, key: int) -> "SingleGame":
+    def new(cls, config: GameConfig, key: int) -> SingleGame:
         """A new game dealt from ``key``, identical to a batch game reset with ``keys=[key]``.
 
         The deal is replayed in plain Python from the batched engine's per-game random
-        stream (:func:`_deal`); in the (never observed) case of tied random draws, or for a
-        key outside the 64-bit range, it falls back to ``engine.reset`` on a batch of one.
+        stream (:func:`~umbrella_env.core.single_deal.deal`); in the (never observed) case of
+        tied random draws, or for a key outside the 64-bit range, it falls back to
+        ``engine.reset`` on a batch of one.
         """
         T = single_tables(config)
-        dealt = _deal(T, key) if isinstance(key, (int, np.integer)) and -(2**63) <= key < 2**64 else None
+        dealt = deal(T, key) if isinstance(key, (int, np.integer)) and -(2**63) <= key < 2**64 else None
         if dealt is None:
             state = E.allocate(config, 1)
             E.reset(state, np.zeros(1, np.intp), keys=[key])
             return cls.from_batch(state, 0)
         g = cls.__new__(cls)
         g.config = config
-        g.T = T
-        g.st, g.z, g.stk = dealt
-        g.dis = [0, 0, 0, 0]
-        g.pl = [-1] * (10 * T.P)
+        g.tables = T
+        g._stages, g._zones, g._stacks = dealt
+        g._discard = [0, 0, 0, 0]
+        g._plates = [-1] * (10 * T.num_players)
         g.supply = config.initial_supply
         g.reserve_used = 0
         g.current = 0
         g.phase = SLIDE
-        g.end_by = -1
+        g.end_triggered_by = -1
         g.turn = 0
         g.passing = -1
-        g.extra = False
+        g.extra_turn = False
         g.last_side = g.last_colour = -1
         g.terminated = g.truncated = False
-        g._rebuild()
+        g._derive()
         return g
 
     @classmethod
-    def from_batch(cls, state: E.BatchState, b: int) -> "SingleGame":
+    def from_batch(cls, state: E.BatchState, b: int) -> SingleGame:
         """A copy of game ``b`` of a batch."""
         cfg = state.config
         P = cfg.num_players
         g = cls.__new__(cls)
         g.config = cfg
-        g.T = single_tables(cfg)
-        g.st = state.stage[b].reshape(P, 16).tolist()
-        g.z = state.zones[b].reshape(-1).tolist()
-        g.dis = state.discard[b].tolist()
-        g.stk = [[c for c in reversed(row) if c >= 0] for row in state.stacks[b].reshape(P * 4, -1).tolist()]
-        g.pl = state.plates[b].reshape(-1).tolist()
+        g.tables = single_tables(cfg)
+        g._stages = state.stage[b].reshape(P, 16).tolist()
+        g._zones = state.zones[b].reshape(-1).tolist()
+        g._discard = state.discard[b].tolist()
+        g._stacks = [[c for c in reversed(row) if c >= 0] for row in state.stacks[b].reshape(P * 4, -1).tolist()]
+        g._plates = state.plates[b].reshape(-1).tolist()
         g.supply = int(state.supply[b])
         g.reserve_used = int(state.reserve_used[b])
         g.current = int(state.current[b])
         g.phase = int(state.phase[b])
-        g.end_by = int(state.end_by[b])
+        g.end_triggered_by = int(state.end_triggered_by[b])
         g.turn = int(state.turn[b])
         g.passing = int(state.passing[b])
-        g.extra = bool(state.extra_turn[b])
+        g.extra_turn = bool(state.extra_turn[b])
         g.last_side = int(state.last_side[b])
         g.last_colour = int(state.last_colour[b])
         g.terminated = bool(state.terminated[b])
         g.truncated = bool(state.truncated[b])
-        g._rebuild()
+        g._derive()
         return g
 
     def to_batch(self, state: E.BatchState, b: int) -> None:
@@ -290,107 +324,95 @@ class SingleGame:
         if not same or cfg.components is not mine.components:
             raise ConfigError(f"to_batch: the batch is configured as {cfg}, the game as {mine}")
         P = cfg.num_players
-        state.stage[b] = np.array(self.st, np.int8).reshape(P, 4, 4)
-        state.zones[b] = np.array(self.z, np.int8).reshape(-1, 4)
-        state.discard[b] = self.dis
+        state.stage[b] = np.array(self._stages, np.int8).reshape(P, 4, 4)
+        state.zones[b] = np.array(self._zones, np.int8).reshape(-1, 4)
+        state.discard[b] = self._discard
         H = state.stacks.shape[3]
         stacks = np.full((P * 4, H), -1, np.int8)
-        for i, s in enumerate(self.stk):
+        for i, s in enumerate(self._stacks):
             if s:
                 stacks[i, : len(s)] = s[::-1]
         state.stacks[b] = stacks.reshape(P, 4, H)
-        state.plates[b] = np.array(self.pl, np.int8).reshape(P, 10)
+        state.plates[b] = np.array(self._plates, np.int8).reshape(P, 10)
         state.supply[b] = self.supply
         state.reserve_used[b] = self.reserve_used
         state.current[b] = self.current
         state.phase[b] = self.phase
-        state.end_by[b] = self.end_by
+        state.end_triggered_by[b] = self.end_triggered_by
         state.turn[b] = self.turn
         state.passing[b] = self.passing
-        state.extra_turn[b] = self.extra
+        state.extra_turn[b] = self.extra_turn
         state.last_side[b] = self.last_side
         state.last_colour[b] = self.last_colour
         state.terminated[b] = self.terminated
         state.truncated[b] = self.truncated
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], components: ComponentSet | None = None) -> "SingleGame":
+    def from_dict(cls, d: Mapping[str, Any], components: ComponentSet | None = None) -> SingleGame:
         """A game from a state dict, validated by :func:`serialize.validate_state_dict`."""
         return cls.from_batch(batch_io.from_dict(d, components=components), 0)
 
     def to_dict(self) -> dict[str, Any]:
         """The canonical state dict (equal to :func:`batch_io.to_dict` of the same game)."""
-        T = self.T
-        P = T.P
-        z = self.z
-        zs = [_zone_string(z[4 * i : 4 * i + 4]) for i in range(T.Z)]
-        if T.solo:
-            zones: dict[str, Any] = {"top": zs[0], "personal": zs[1], "left": zs[2], "right": zs[3]}
-            zones["discard"] = _zone_string(self.dis)
-        else:
-            zones = {"central": zs[0], "side": zs[1 : 1 + P], "personal": zs[1 + P : 1 + 2 * P]}
-        last = None
-        if self.last_side >= 0:
-            last = {"side": A.SIDES[self.last_side], "colour": COLOURS[self.last_colour]}
-        return {
-            "num_players": P,
-            "plate_level": self.config.plate_level,
-            "max_turns": self.config.max_turns,
-            "current_player": self.current,
-            "phase": A.PHASES[self.phase],
-            "turn": self.turn,
-            "stages": [["".join([COLOURS[c] for c in s[r * 4 : r * 4 + 4]]) for r in range(4)] for s in self.st],
-            "zones": zones,
-            "slots": [[[_tile(c) for c in self.stk[p * 4 + k]] for k in range(4)] for p in range(P)],
-            "plates": [[None if c < 0 else COLOURS[c] for c in self.pl[p * 10 : p * 10 + 10]] for p in range(P)],
-            "supply": self.supply,
-            "reserve_used": self.reserve_used,
-            "end_triggered_by": None if self.end_by < 0 else self.end_by,
-            "passing": None if self.passing < 0 else _tile(self.passing),
-            "extra_turn": self.extra,
-            "last_slide": last,
-            "terminated": self.terminated,
-            "truncated": self.truncated,
-            "scores": self.scores(),
-        }
+        T = self.tables
+        return encode_state(
+            num_players=T.num_players,
+            plate_level=self.config.plate_level,
+            max_turns=self.config.max_turns,
+            current_player=self.current,
+            phase=self.phase,
+            turn=self.turn,
+            stages=self._stages,
+            zone_rows=[self._zones[4 * z : 4 * z + 4] for z in range(T.num_zones)],
+            discard=self._discard,
+            stacks=self._stacks,
+            plates=[self._plates[10 * p : 10 * p + 10] for p in range(T.num_players)],
+            supply=self.supply,
+            reserve_used=self.reserve_used,
+            end_triggered_by=self.end_triggered_by,
+            passing=self.passing,
+            extra_turn=self.extra_turn,
+            last_side=self.last_side,
+            last_colour=self.last_colour,
+            terminated=self.terminated,
+            truncated=self.truncated,
+            scores=self.scores(),
+        )
 
-    def clone(self) -> "SingleGame":
+    def clone(self) -> SingleGame:
         """An independent copy."""
         g = SingleGame.__new__(SingleGame)
         g.config = self.config
-        g.T = self.T
-        g.st = [s[:] for s in self.st]
-        g.z = self.z[:]
-        g.zbits = self.zbits[:]
-        g.dis = self.dis[:]
-        g.stk = [s[:] for s in self.stk]
-        g.top = self.top[:]
-        g.nslot = self.nslot[:]
-        g.pl = self.pl[:]
-        g.bits = self.bits[:]
-        g.ntok = self.ntok[:]
-        g.canon = self.canon.copy()
-        g.cv = memoryview(g.canon)
-        g._vids = self._vids[:]
-        g._szone = self._szone  # a shared read-only table
+        g.tables = self.tables
+        g._stages = [s[:] for s in self._stages]
+        g._zones = self._zones[:]
+        g._zone_colours = self._zone_colours[:]
+        g._discard = self._discard[:]
+        g._stacks = [s[:] for s in self._stacks]
+        g._tops = self._tops[:]
+        g._filled_slots = self._filled_slots[:]
+        g._plates = self._plates[:]
+        g._plate_bits = self._plate_bits[:]
+        g._tokens = self._tokens[:]
+        g._validations = self._validations[:]
+        g._observer = self._observer.clone()
         g.supply = self.supply
         g.reserve_used = self.reserve_used
         g.current = self.current
         g.phase = self.phase
-        g.end_by = self.end_by
+        g.end_triggered_by = self.end_triggered_by
         g.turn = self.turn
         g.passing = self.passing
-        g.extra = self.extra
+        g.extra_turn = self.extra_turn
         g.last_side = self.last_side
         g.last_colour = self.last_colour
         g.terminated = self.terminated
         g.truncated = self.truncated
-        g._dirty = self._dirty
         return g
 
     __copy__ = clone
 
-    def __deepcopy__(self, memo: dict) -> "SingleGame":
+    def __deepcopy__(self, memo: dict) -> SingleGame:
         return self.clone()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -401,161 +423,144 @@ class SingleGame:
         for name in SingleGame.__slots__:
             object.__setattr__(self, name, getattr(other, name))
         self.config = data["config"]
-        self.T = single_tables(self.config)
+        self.tables = single_tables(self.config)
 
-    def _rebuild(self) -> None:
-        """Derive every cached structure (bits, tops, canonical vector) from the state."""
-        T = self.T
-        P = T.P
-        z = self.z
-        self.zbits = [sum(1 << c for c in range(4) if z[4 * i + c] > 0) for i in range(T.Z)]
-        self.top = [s[-1] if s else -1 for s in self.stk]
-        self.nslot = [sum(1 for k in range(4) if self.top[p * 4 + k] >= 0) for p in range(P)]
-        self.bits = [sum(1 << s for s in range(10) if self.pl[p * 10 + s] >= 0) for p in range(P)]
-        self.ntok = [bin(b).count("1") for b in self.bits]
-        self._szone = T.score_zone_all if T.solo and self.ntok[0] >= T.solo_tokens else T.score_zone
-        c = self.canon = T.canon0.copy()
-        cv = self.cv = memoryview(c)
-        fig = T.fig_grid
-        for p in range(P):
-            base = p * SEAT
-            for cell, col in enumerate(self.st[p]):
-                cv[base + ST + 4 * cell + col] = 1
-            for k in range(4):
-                code = self.top[p * 4 + k]
-                if code >= 0:  # an empty slot is all zero already
-                    cv[base + PRES + k] = 1
-                    cv[base + BLACK + k] = code & 1
-                    cv[base + HEIGHT + k] = len(self.stk[p * 4 + k])
-                    c[base + FIG + 16 * k : base + FIG + 16 * k + 16] = fig[code, k]
-            for s, col in enumerate(self.pl[p * 10 : p * 10 + 10]):
-                if col >= 0:
-                    cv[base + PTOK + s] = 1
-                    cv[base + PCOL + 4 * s + col] = 1
-            cv[base + TOKENS] = self.ntok[p]
-        for i, n in enumerate(z):
-            cv[ZONES + i] = n
-        for i, n in enumerate(self.dis):
-            cv[G_DISCARD + i] = n
-        cv[G_PHASE + self.phase] = 1
-        cv[G_ACTOR + self.actor] = 1
-        cv[G_CURRENT + self.current] = 1
-        cv[G_SUPPLY] = self.supply
-        cv[G_RESERVE] = self.reserve_used
-        cv[G_TURN] = self.turn / T.max_turns
-        if self.end_by >= 0:
-            cv[G_END] = 1
-            cv[G_END_SEAT + self.end_by] = 1
-        cv[G_EXTRA] = int(self.extra)
-        if self.passing >= 0:
-            self._sync_passing()
-        if self.last_side >= 0:
-            cv[G_LS + self.last_side] = 1
-            cv[G_LC + self.last_colour] = 1
-        self._vids = self._scorable_ids() if self.phase == VALIDATE else []
-        self._dirty = (1 << P) - 1
-        self._write_scores()
+    def _derive(self) -> None:
+        """Derive every cached structure (colour bits, tops, plate bits, observer) from the state."""
+        T = self.tables
+        P = T.num_players
+        z = self._zones
+        self._zone_colours = [sum(1 << c for c in range(4) if z[4 * i + c] > 0) for i in range(T.num_zones)]
+        self._tops = [s[-1] if s else -1 for s in self._stacks]
+        self._filled_slots = [sum(1 for k in range(4) if self._tops[p * 4 + k] >= 0) for p in range(P)]
+        self._plate_bits = [sum(1 << s for s in range(10) if self._plates[p * 10 + s] >= 0) for p in range(P)]
+        self._tokens = [bin(b).count("1") for b in self._plate_bits]
+        self._validations = self._scorable_ids() if self.phase == VALIDATE else []
+        self._observer = SingleObserver.of(self, T.observer)
 
-    # ------------------------------------------------------------------- canonical helpers
-    def _sync_slot(self, p: int, k: int) -> None:
-        """Rewrite the observation entries of slot ``k`` of seat ``p``."""
-        cv = self.cv
-        base = p * SEAT
-        code = self.top[p * 4 + k]
-        if code >= 0:
-            cv[base + PRES + k] = 1
-            cv[base + BLACK + k] = code & 1
-        else:
-            cv[base + PRES + k] = 0
-            cv[base + BLACK + k] = 0
-        cv[base + HEIGHT + k] = len(self.stk[p * 4 + k])
-        f = base + FIG + 16 * k
-        self.canon[f : f + 16] = self.T.fig_grid[code if code >= 0 else 48, k]
-
-    def _sync_passing(self) -> None:
-        c = self.canon
-        code = self.passing
-        if code >= 0:
-            self.cv[G_PP] = 1
-            self.cv[G_PB] = code & 1
-            tile = code >> 1
-            c[G_PW : G_PW + 16] = self.T.face_grid[2 * tile]
-            c[G_PBF : G_PBF + 16] = self.T.face_grid[2 * tile + 1]
-        else:
-            self.cv[G_PP] = 0
-            self.cv[G_PB] = 0
-            c[G_PW : G_PBF + 16] = 0
-
-    def _write_scores(self) -> None:
-        """Rewrite the score entries of the seats flagged in ``_dirty``."""
-        cv = self.cv
-        dirty = self._dirty
-        if self.T.solo:
-            cv[SCORE] = self.scores()[0]
-        else:
-            z, ntok, bits, bonus = self.z, self.ntok, self.bits, self.T.bonus
-            for p, zi in enumerate(self.T.pers4):
-                if dirty >> p & 1:
-                    n = z[zi] + z[zi + 1] + z[zi + 2] + z[zi + 3]
-                    cv[p * SEAT + SCORE] = 2 * ntok[p] + bonus[bits[p]] + (2 if n == 0 else -n)
-        self._dirty = 0
-
-    def _set_phase(self, ph: int) -> None:
-        cv = self.cv
-        cv[G_PHASE + self.phase] = 0
-        cv[G_PHASE + ph] = 1
-        self.phase = ph
-
-    # ------------------------------------------------------------------- queries
+    # ------------------------------------------------------------------- read API
     @property
     def actor(self) -> int:
         """The seat taking the current decision (the receiver in phase cover)."""
-        if self.phase == COVER:
-            return (self.current + 1) % self.T.P
-        return self.current
+        return self.tables.actor[self.phase][self.current]
 
     @property
     def done(self) -> bool:
+        """Terminated or truncated."""
         return self.terminated or self.truncated
 
-    def scores(self) -> list[int]:
-        """Scores by the end-of-game formula applied now (RULES.md §5, §8)."""
-        T = self.T
-        z = self.z
-        bonus = T.bonus
+    def stage(self, seat: int) -> list[int]:
+        """The 16 colours of ``seat``'s stage (cell = row * 4 + col), a copy."""
+        return self._stages[seat][:]
+
+    def seat_zones(self, seat: int) -> tuple[int, int, int, int]:
+        """Absolute zones on ``seat``'s top, bottom, left and right sides (facts.seat_zones)."""
+        return self.tables.side_zones[seat]
+
+    def zone(self, zone: int) -> list[int]:
+        """Umbrellas per colour in absolute zone ``zone``, a copy."""
+        return self._zones[4 * zone : 4 * zone + 4]
+
+    def personal_umbrellas(self, seat: int) -> int:
+        """Umbrellas in ``seat``'s personal zone."""
+        i = self.tables.personal_entry[seat]
+        z = self._zones
+        return z[i] + z[i + 1] + z[i + 2] + z[i + 3]
+
+    def zone_umbrellas(self) -> int:
+        """Umbrellas in all the zones (solo: what the score counts once every token is placed)."""
+        return sum(self._zones)
+
+    def discarded(self, colour: int) -> int:
+        """Solo: umbrellas of ``colour`` discarded (0 at 2-4 players)."""
+        return self._discard[colour]
+
+    def top_tile(self, seat: int, slot: int) -> int:
+        """Code of the visible tile on ``seat``'s ``slot``, -1 if the slot is empty."""
+        return self._tops[seat * 4 + slot]
+
+    def stack_height(self, seat: int, slot: int) -> int:
+        """Tiles on ``seat``'s ``slot`` (only the top one is visible)."""
+        return len(self._stacks[seat * 4 + slot])
+
+    def plate(self, seat: int) -> list[int]:
+        """The 10 spaces of ``seat``'s plate: colour of the figure whose token is there, -1 free (a copy)."""
+        return self._plates[seat * 10 : seat * 10 + 10]
+
+    def plate_bits(self, seat: int) -> int:
+        """``seat``'s occupied plate spaces as a bit mask (bit s = space s)."""
+        return self._plate_bits[seat]
+
+    def tokens(self, seat: int) -> int:
+        """Tokens on ``seat``'s plate."""
+        return self._tokens[seat]
+
+    def plate_bonus(self, seat: int) -> int:
+        """The plate bonus of ``seat``'s tokens now (docs/rules.md §7.3)."""
+        return self.tables.bonus[self._plate_bits[seat]]
+
+    def all_tokens_placed(self) -> bool:
+        """Solo: every token is on the plate (the zones' umbrellas then count, §8.4)."""
+        return self._tokens[0] >= self.tables.solo_tokens
+
+    def score(self, seat: int) -> int:
+        """``seat``'s score by the end-of-game formula applied now (facts.score): its plate
+        and the umbrellas the score counts (personal zone; solo: all four zones)."""
+        T = self.tables
+        z = self._zones
         if T.solo:
-            t = self.ntok[0]
-            s = 2 * t + bonus[self.bits[0]]
-            if t >= T.solo_tokens:
-                s += sum(z)
-            return [s]
-        out = []
-        ntok, bits = self.ntok, self.bits
-        for p, zi in enumerate(T.pers4):
-            n = z[zi] + z[zi + 1] + z[zi + 2] + z[zi + 3]
-            out.append(2 * ntok[p] + bonus[bits[p]] + (2 if n == 0 else -n))
-        return out
+            umbrellas = sum(z)
+        else:
+            i = T.personal_entry[seat]
+            umbrellas = z[i] + z[i + 1] + z[i + 2] + z[i + 3]
+        return T.score[self._plate_bits[seat]][umbrellas]
+
+    def scores(self) -> list[int]:
+        """Every seat's score by the end-of-game formula applied now (docs/rules.md §5.2, §8.4)."""
+        return [self.score(p) for p in range(self.tables.num_players)]
 
     def ranks(self) -> list[int]:
-        """Rank 0 is best: the number of players strictly better (decision 13)."""
-        s = self.scores()
-        z = self.z
-        pers = [z[zi] + z[zi + 1] + z[zi + 2] + z[zi + 3] for zi in self.T.pers4]
-        P = len(s)
-        return [sum(1 for q in range(P) if s[q] > s[p] or (s[q] == s[p] and pers[q] < pers[p])) for p in range(P)]
+        """Rank 0 is best: the number of players strictly better (facts.ranks, decision 13)."""
+        personal = [self.personal_umbrellas(p) for p in range(self.tables.num_players)]
+        return F.ranks(self.scores(), personal).tolist()
 
+    def hidden_tiles(self) -> list[tuple[int, int, int, int]]:
+        """``(seat, slot, depth, code)`` of every tile under the top of a stack (depth 0 is
+        the bottom), in seat, slot, depth order: the game's hidden information."""
+        return [
+            (i >> 2, i & 3, depth, code)
+            for i, stack in enumerate(self._stacks)
+            for depth, code in enumerate(stack[:-1])
+        ]
+
+    def set_hidden_tile(self, seat: int, slot: int, depth: int, code: int) -> None:
+        """Replace a tile under the top of a stack (for determinization: the observation,
+        the legal actions and the state dict's public fields do not change).  The caller
+        keeps the tiles distinct."""
+        stack = self._stacks[seat * 4 + slot]
+        if not 0 <= depth < len(stack) - 1:
+            raise ValueError(
+                f"set_hidden_tile: depth {depth} of seat {seat}'s slot {slot} is not hidden "
+                f"(the stack holds {len(stack)} tiles; depths 0..{len(stack) - 2} are under the top)"
+            )
+        if not 0 <= code < 2 * len(self.config.components.tiles):
+            raise ValueError(f"set_hidden_tile: tile code {code} is out of range")
+        stack[depth] = code
+
+    # ------------------------------------------------------------------- legal actions
     def legal_mask(self) -> np.ndarray:
         """bool [NUM_ACTIONS]: the legal actions of the current decision (all False when done); a new array."""
         ph = self.phase
         if ph == SLIDE:
-            zb = self.zbits
-            a, b, c, d = self.T.sz[self.current]
-            m = np.zeros(A.NUM_ACTIONS, bool)
-            m[: A.NUM_SLIDE] = self.T.slide_table[zb[a] | zb[b] << 4 | zb[c] << 8 | zb[d] << 12]
+            T = self.tables
+            zc = self._zone_colours
+            top, bottom, left, right = T.side_zones[self.current]
+            m = np.zeros(_NUM_ACTIONS, bool)
+            m[_SLIDES] = T.slide_table[zc[top] | zc[bottom] << 4 | zc[left] << 8 | zc[right] << 12]
             return m
         m = np.zeros(A.NUM_ACTIONS, bool)
         if ph == VALIDATE:
-            m[self._vids] = True
+            m[self._validations] = True
         elif ph == FALLBACK:
             m[A.FALLBACK_START : A.VALIDATE_START] = np.repeat(self._fallback_flags(), 16)
         elif ph == SWAP_STAGE:
@@ -573,11 +578,12 @@ class SingleGame:
         """Sorted legal action ids of the current decision ([] when done)."""
         ph = self.phase
         if ph == SLIDE:
-            zb = self.zbits
-            a, b, c, d = self.T.sz[self.current]
-            return [*_SIDE_IDS[0][zb[a]], *_SIDE_IDS[1][zb[b]], *_SIDE_IDS[2][zb[c]], *_SIDE_IDS[3][zb[d]]]
+            zc = self._zone_colours
+            top, bottom, left, right = self.tables.side_zones[self.current]
+            ids = _SIDE_IDS
+            return [*ids[0][zc[top]], *ids[1][zc[bottom]], *ids[2][zc[left]], *ids[3][zc[right]]]
         if ph == VALIDATE:
-            return list(self._vids)
+            return list(self._validations)
         if ph == FALLBACK:
             return (np.flatnonzero(np.repeat(self._fallback_flags(), 16)) + A.FALLBACK_START).tolist()
         if ph == SWAP_STAGE:
@@ -591,51 +597,59 @@ class SingleGame:
         return []
 
     def _fallback_flags(self) -> np.ndarray:
-        """[36] bool: the egocentric (zone, colour) pairs the fallback may take from."""
-        zb = self.zbits
-        return np.array([zone >= 0 and zb[zone] >> c & 1 == 1 for zone in self.T.rel[self.current] for c in range(4)])
+        """[36] bool: the egocentric (zone, colour) pairs the fallback may take from (§4.1)."""
+        zc = self._zone_colours
+        zones = self.tables.egocentric_zones[self.current]
+        return np.array([zone >= 0 and zc[zone] >> c & 1 == 1 for zone in zones for c in range(4)])
 
     def _swap_stage_ids(self) -> list[int]:
-        s = self.st[self.current]
+        """Swaps of two adjacent cells of different colours, then pass (§7.4, decision 4)."""
+        s = self._stages[self.current]
         return [A.SWAP_STAGE_START + i for i, (x, y) in enumerate(_PAIRS) if s[x] != s[y]] + [A.SWAP_STAGE_PASS]
 
     def _swap_zone_flags(self) -> np.ndarray:
-        """[256] bool: the (cell, side, colour) zone swaps that change something."""
-        zb = self.zbits
-        own = np.array([zb[zone] >> c & 1 for zone in self.T.sz[self.current] for c in range(4)], bool)
-        differ = np.array(self.st[self.current])[:, None] != np.arange(4)  # [cell, colour]
+        """[256] bool: the (cell, side, colour) zone swaps that change something (§7.4)."""
+        zc = self._zone_colours
+        own = np.array([zc[zone] >> c & 1 for zone in self.tables.side_zones[self.current] for c in range(4)], bool)
+        differ = np.array(self._stages[self.current])[:, None] != np.arange(4)  # [cell, colour]
         return (own.reshape(1, 4, 4) & differ[:, None, :]).reshape(256)
 
     def _scorable_ids(self) -> list[int]:
-        """Validate ids open to the current player (complete figure, accepting free space)."""
+        """Validate ids open to the current player: a complete visible figure (the four
+        cells of its rotated figure in one colour) and a free space accepting it (§4.2, §7)."""
         p = self.current
-        T = self.T
-        s = self.st[p]
-        top = self.top
-        figc = T.figc
+        T = self.tables
+        s = self._stages[p]
+        tops = self._tops
+        cells = T.figure_cells
         out: list[int] = []
         for k in range(4):
-            code = top[p * 4 + k]
+            code = tops[p * 4 + k]
             if code >= 0:
-                a, b, c, d = figc[code][k]
-                col = s[a]
-                if s[b] == col and s[c] == col and s[d] == col:
-                    acc = T.acc[k][col] & ~self.bits[p]
-                    if acc:
+                a, b, c, d = cells[code][k]
+                colour = s[a]
+                if s[b] == colour and s[c] == colour and s[d] == colour:
+                    free = T.accepting[k][colour] & ~self._plate_bits[p]
+                    if free:
                         base = A.VALIDATE_START + 10 * k
-                        out.extend([base + x for x in _BITLIST[acc]])
+                        out.extend([base + x for x in _BITLIST[free]])
         return out
 
     # ------------------------------------------------------------------- observation
     def observe(self, seat: int | None = None) -> np.ndarray:
         """float32 [OBS_SIZE] observation from ``seat`` (default: the actor); a new array."""
-        if self._dirty:
-            self._write_scores()
         if seat is None:
-            seat = (self.current + 1) % self.T.P if self.phase == COVER else self.current
-        elif isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < self.T.P:
-            raise ValueError(f"observer seat must be an int in [0, {self.T.P}), got {seat!r}")
-        return self.canon[self.T.perm[seat]]
+            seat = self.tables.actor[self.phase][self.current]
+        elif (
+            isinstance(seat, (bool, np.bool_))
+            or not isinstance(seat, (int, np.integer))
+            or not 0 <= seat < self.tables.num_players
+        ):
+            raise ValueError(f"observer seat must be an int in [0, {self.tables.num_players}), got {seat!r}")
+        observer = self._observer
+        if observer.stale_scores:
+            observer.write_scores(self)
+        return observer.canon[observer.perm[seat]]
 
     # ------------------------------------------------------------------- stepping
     def step_checked(self, action: Any) -> None:
@@ -659,167 +673,120 @@ class SingleGame:
     def step(self, action: int) -> None:
         """Apply a legal action of the current decision, without any check."""
         ph = self.phase
-        if ph == SLIDE:
-            self._slide(action)
+        if ph == SLIDE:  # an umbrella of one of the seat's own four zones, in from that zone's side (§4.1)
+            side = action >> 4  # SLIDE_START is 0
+            self._slide_from(self.tables.side_zones[self.current][side], (action >> 2) & 3, side, action & 3)
         elif ph == VALIDATE:
-            self._validate(action - A.VALIDATE_START)
-        elif ph == FALLBACK:
-            self._fallback(action - A.FALLBACK_START)
+            self._validate(action - _VALIDATE_START)
+        elif ph == FALLBACK:  # the seat's four zones are empty: an umbrella of any zone, any side (§4.1)
+            a = action - _FALLBACK_START
+            self._slide_from(self.tables.egocentric_zones[self.current][a >> 6], (a >> 4) & 3, (a >> 2) & 3, a & 3)
         elif ph == GIVE_FACE:
-            self.passing = (self.passing & ~1) | (action - A.GIVE_FACE_START)
-            self.cv[G_PB] = self.passing & 1
-            self._place()
+            self._give_face(action - _GIVE_FACE_START)
         elif ph == COVER:
-            self._cover(action - A.COVER_START)
+            self._cover(action - _COVER_START)
         elif ph == SWAP_STAGE:
             self._swap_stage(action)
         elif ph == SWAP_ZONE:
             self._swap_zone(action)
 
-    def _slide(self, a: int) -> None:
-        # The hot path: _take + _push + the scorable check, inlined.
-        side = a >> 4
-        col = (a >> 2) & 3
-        p = self.current
-        T = self.T
-        z, cv = self.z, self.cv
-        zone = T.sz[p][side]
-        i = 4 * zone + col
-        n = z[i] = z[i] - 1
-        cv[ZONES + i] = n
-        if n == 0:
-            self.zbits[zone] &= ~(1 << col)
-        self._dirty |= self._szone[zone]
-        # Push (RULES.md §4.1): the line shifts by one cell, the far cell is ejected.
-        s = self.st[p]
-        x0, x1, x2, x3 = _LINES[side][a & 3]
-        v0, v1, v2, ej = s[x0], s[x1], s[x2], s[x3]
-        s[x0] = col
-        s[x1] = v0
-        s[x2] = v1
-        s[x3] = v2
-        b = p * SEAT + ST
-        x0, x1, x2, x3 = b + 4 * x0, b + 4 * x1, b + 4 * x2, b + 4 * x3
-        cv[x0 + v0] = 0
-        cv[x1 + v1] = 0
-        cv[x2 + v2] = 0
-        cv[x3 + ej] = 0
-        cv[x0 + col] = 1
-        cv[x1 + v0] = 1
-        cv[x2 + v1] = 1
-        cv[x3 + v2] = 1
-        if T.solo:
-            d = self.dis[ej] = self.dis[ej] + 1
-            cv[G_DISCARD + ej] = d
-            self.last_side = side
-            self.last_colour = ej
-            cv[G_LS + side] = 1
-            cv[G_LC + ej] = 1
-        else:
-            zone = T.eject_zone[p][side]
-            i = 4 * zone + ej
-            n = z[i] = z[i] + 1
-            cv[ZONES + i] = n
-            self.zbits[zone] |= 1 << ej
-            self._dirty |= self._szone[zone]
-        ids = self._scorable_ids()
-        if ids:
-            self._vids = ids
-            cv[G_PHASE + self.phase] = 0
-            cv[G_PHASE + VALIDATE] = 1
-            self.phase = VALIDATE
-        else:
-            self._end_turn()
+    # ------------------------------------------------------------------- slide (§4.1)
 
-    def _fallback(self, a: int) -> None:
-        rel, col, side, line = a >> 6, (a >> 4) & 3, (a >> 2) & 3, a & 3
-        p = self.current
-        zone = self.T.rel[p][rel]
-        i = 4 * zone + col
-        n = self.z[i] = self.z[i] - 1
-        self.cv[ZONES + i] = n
-        if n == 0:
-            self.zbits[zone] &= ~(1 << col)
-        self._dirty |= self.T.score_zone[zone]
-        self._push(p, side, line, col)
+    def _slide_from(self, zone: int, colour: int, side: int, line: int) -> None:
+        """Take an umbrella of ``colour`` from ``zone`` and push it into the current seat's
+        stage from ``side`` along ``line``; then validate or end the turn."""
+        seat = self.current
+        zones = self._zones
+        # Take the umbrella from its zone.
+        taken = 4 * zone + colour
+        zones[taken] -= 1
+        if zones[taken] == 0:
+            self._zone_colours[zone] &= ~(1 << colour)
+        # Push: the line shifts one cell away from the side, the umbrella enters, the far one is ejected.
+        stage = self._stages[seat]
+        cells = _LINES[side][line]
+        x0, x1, x2, x3 = cells
+        ejected = stage[x3]
+        stage[x3] = stage[x2]
+        stage[x2] = stage[x1]
+        stage[x1] = stage[x0]
+        stage[x0] = colour
+        # The ejected umbrella goes to the seat's zone opposite the entry side; solo: discarded (§8.2).
+        if self.tables.solo:
+            self._discard[ejected] += 1
+            self.last_side, self.last_colour = side, ejected  # for the extra-turn power (decision 6)
+            self._observer.slid(seat, cells, stage, ejected, taken, zones[taken], -1, self._discard[ejected], side)
+        else:
+            zone = self.tables.eject_zones[seat][side]
+            put = 4 * zone + ejected
+            zones[put] += 1
+            self._zone_colours[zone] |= 1 << ejected
+            self._observer.slid(seat, cells, stage, ejected, taken, zones[taken], put, zones[put], side)
+        # A figure is validated only right after the seat's own slide (§4.2, decision 3).
         ids = self._scorable_ids()
         if ids:
-            self._vids = ids
+            self._validations = ids
             self._set_phase(VALIDATE)
         else:
             self._end_turn()
 
-    def _push(self, p: int, side: int, line: int, col: int) -> None:
-        """Push ``col`` into a line of seat ``p``'s stage; the ejected umbrella goes to the
-        zone opposite the entry side (2-4 players; the fallback does not exist in solo)."""
-        s = self.st[p]
-        cells = _LINES[side][line]
-        ej = s[cells[3]]
-        cv = self.cv
-        b = p * SEAT + ST
-        for x in cells:
-            cv[b + 4 * x + s[x]] = 0
-        s[cells[3]], s[cells[2]], s[cells[1]], s[cells[0]] = s[cells[2]], s[cells[1]], s[cells[0]], col
-        for x in cells:
-            cv[b + 4 * x + s[x]] = 1
-        zone = self.T.eject_zone[p][side]
-        i = 4 * zone + ej
-        n = self.z[i] = self.z[i] + 1
-        cv[ZONES + i] = n
-        self.zbits[zone] |= 1 << ej
-        self._dirty |= self.T.score_zone[zone]
+    def _take(self, zone: int, colour: int) -> None:
+        """An umbrella of ``colour`` leaves ``zone``."""
+        i = 4 * zone + colour
+        n = self._zones[i] = self._zones[i] - 1
+        if n == 0:
+            self._zone_colours[zone] &= ~(1 << colour)
+        self._observer.zone(i, n)
 
+    def _put(self, zone: int, colour: int) -> None:
+        """An umbrella of ``colour`` enters ``zone``."""
+        i = 4 * zone + colour
+        n = self._zones[i] = self._zones[i] + 1
+        self._zone_colours[zone] |= 1 << colour
+        self._observer.zone(i, n)
+
+    # ------------------------------------------------------------------- validate (§4.2, §7)
     def _validate(self, a: int) -> None:
+        """A token for the figure of ``slot`` on ``space``; the tile leaves at once; powers."""
         slot, space = divmod(a, 10)
-        T = self.T
+        T = self.tables
         p = self.current
-        cv = self.cv
         i = p * 4 + slot
-        code = self.top[i]
-        col = self.st[p][T.figc[code][slot][0]]
-        self.pl[p * 10 + space] = col
-        self.bits[p] |= 1 << space
-        t = self.ntok[p] = self.ntok[p] + 1
-        base = p * SEAT
-        cv[base + PTOK + space] = 1
-        cv[base + PCOL + space * 4 + col] = 1
-        cv[base + TOKENS] = t
+        code = self._tops[i]
+        colour = self._stages[p][T.figure_cells[code][slot][0]]
+        self._plates[p * 10 + space] = colour
+        self._plate_bits[p] |= 1 << space
+        tokens = self._tokens[p] = self._tokens[p] + 1
         if self.supply > 0:
             self.supply -= 1
-            cv[G_SUPPLY] = self.supply
         else:
-            self.reserve_used += 1
-            cv[G_RESERVE] = self.reserve_used
-        # The tile leaves its slot, revealing the one below, and is in transit.
-        stack = self.stk[i]
+            self.reserve_used += 1  # the final round's tokens come from the reserve (decision 8)
+        self._observer.token(p, space, colour, tokens, self.supply, self.reserve_used)
+        if T.solo and tokens >= T.solo_tokens:
+            self._observer.all_tokens_placed()
+        # The tile leaves its slot, revealing the one below, and is in transit (decision 2).
+        stack = self._stacks[i]
         stack.pop()
         if stack:
-            self.top[i] = stack[-1]
+            self._tops[i] = stack[-1]
         else:
-            self.top[i] = -1
-            self.nslot[p] -= 1
-        self._sync_slot(p, slot)
+            self._tops[i] = -1
+            self._filled_slots[p] -= 1
+        self._observer.slot(p, slot, self._tops[i], len(stack))
         self.passing = code
-        self._sync_passing()
-        self._vids = []
-        self._dirty |= 1 << p
-        if T.solo and t >= T.solo_tokens:
-            self._szone = T.score_zone_all
-        # Level-4 powers fire when the space fills the last free one of its pair (RULES.md §7).
-        power = T.power[space] if self.pl[p * 10 + T.partner[space]] >= 0 else -1
+        self._observer.passing(code)
+        self._validations = []
+        # Level-4 powers fire when the space fills the last free one of its pair (§7.4).
+        power = T.power[space] if self._plates[p * 10 + T.partner[space]] >= 0 else -1
         if power == POWER_EXTRA_TURN:
             if T.solo:  # the umbrella ejected this turn returns to the zone opposite its entry
-                zone = T.eject_zone[0][self.last_side]
-                lc = self.last_colour
-                self.dis[lc] -= 1
-                cv[G_DISCARD + lc] = self.dis[lc]
-                j = 4 * zone + lc
-                self.z[j] += 1
-                cv[ZONES + j] = self.z[j]
-                self.zbits[zone] |= 1 << lc
-            else:
-                self.extra = True
-                cv[G_EXTRA] = 1
+                colour = self.last_colour
+                n = self._discard[colour] = self._discard[colour] - 1
+                self._observer.discard(colour, n)
+                self._put(T.eject_zones[0][self.last_side], colour)
+            else:  # taken after the pass, unless the end is triggered (decision 6)
+                self.extra_turn = True
+                self._observer.extra_turn(True)
         elif power == POWER_SWAP_STAGE:
             self._set_phase(SWAP_STAGE)
             return
@@ -829,264 +796,134 @@ class SingleGame:
         self._begin_pass()
 
     def _swap_stage(self, a: int) -> None:
+        """Level-4 power: swap two adjacent stage cells, or pass (§7.4)."""
         if a != A.SWAP_STAGE_PASS:
             x, y = _PAIRS[a - A.SWAP_STAGE_START]
             p = self.current
-            s = self.st[p]
+            s = self._stages[p]
             vx, vy = s[x], s[y]
             s[x], s[y] = vy, vx
-            cv = self.cv
-            b = p * SEAT + ST
-            cv[b + 4 * x + vx] = 0
-            cv[b + 4 * y + vy] = 0
-            cv[b + 4 * x + vy] = 1
-            cv[b + 4 * y + vx] = 1
+            self._observer.cell(p, x, vx, vy)
+            self._observer.cell(p, y, vy, vx)
         self._begin_pass()
 
     def _swap_zone(self, a: int) -> None:
+        """Level-4 power: swap a stage umbrella with one of the seat's zones, or pass (§7.4)."""
         if a != A.SWAP_ZONE_PASS:
             rel = a - A.SWAP_ZONE_START
-            cell, side, col = rel >> 4, (rel >> 2) & 3, rel & 3
+            cell, side, colour = rel >> 4, (rel >> 2) & 3, rel & 3
             p = self.current
-            s = self.st[p]
+            s = self._stages[p]
             old = s[cell]
-            s[cell] = col
-            zone = self.T.sz[p][side]
-            z, cv = self.z, self.cv
-            i, j = 4 * zone + col, 4 * zone + old
-            z[i] -= 1
-            z[j] += 1
-            cv[ZONES + i] = z[i]
-            cv[ZONES + j] = z[j]
-            self.zbits[zone] = sum(1 << k for k in range(4) if z[4 * zone + k] > 0)
-            b = p * SEAT + ST + 4 * cell
-            cv[b + old] = 0
-            cv[b + col] = 1
+            s[cell] = colour
+            self._observer.cell(p, cell, old, colour)
+            zone = self.tables.side_zones[p][side]
+            self._take(zone, colour)
+            self._put(zone, old)
         self._begin_pass()
 
+    # ------------------------------------------------------------------- pass (§4.3, §8.2)
     def _begin_pass(self) -> None:
-        """Hand the validated tile on (RULES.md §4.3; solo §8)."""
-        T = self.T
-        if T.P == 2:
+        """Hand the validated tile on: at 2 players the giver chooses its face; at 3-4 it is
+        flipped; in solo a white tile is discarded and a black one comes back white."""
+        T = self.tables
+        if T.num_players == 2:
             self._set_phase(GIVE_FACE)
             return
-        if T.solo and self.passing & 1 == 0:  # a white tile is discarded
+        if T.solo and self.passing & 1 == 0:
             self.passing = -1
-            self._sync_passing()
+            self._observer.passing(-1)
             self._end_turn()
             return
         self.passing ^= 1
-        self.cv[G_PB] = self.passing & 1
+        self._observer.passing_face(self.passing)
+        self._place()
+
+    def _give_face(self, face: int) -> None:
+        self.passing = (self.passing & ~1) | face
+        self._observer.passing_face(self.passing)
         self._place()
 
     def _place(self) -> None:
-        """The tile in transit goes to the receiver's first empty slot, or a cover is asked."""
-        r = (self.current + 1) % self.T.P
-        top = self.top
+        """The tile in transit goes to the receiver's first empty slot; if none, the receiver
+        chooses the stack it covers."""
+        r = self.tables.receiver[self.current]
+        tops = self._tops
         for k in range(4):
-            i = r * 4 + k
-            if top[i] < 0:
-                self.stk[i].append(self.passing)
-                top[i] = self.passing
-                self.nslot[r] += 1
-                self._sync_slot(r, k)
-                self.passing = -1
-                self._sync_passing()
-                self._end_turn()
+            if tops[r * 4 + k] < 0:
+                self._filled_slots[r] += 1
+                self._land(r, k)
                 return
         self._set_phase(COVER)
-        self.cv[G_ACTOR + self.current] = 0
-        self.cv[G_ACTOR + r] = 1
 
-    def _cover(self, k: int) -> None:
-        r = (self.current + 1) % self.T.P
-        i = r * 4 + k
-        self.stk[i].append(self.passing)
-        self.top[i] = self.passing
-        self._sync_slot(r, k)
+    def _cover(self, slot: int) -> None:
+        self._land(self.tables.receiver[self.current], slot)
+
+    def _land(self, seat: int, slot: int) -> None:
+        """The tile in transit goes on top of ``seat``'s ``slot``; the turn is over."""
+        i = seat * 4 + slot
+        self._stacks[i].append(self.passing)
+        self._tops[i] = self.passing
+        self._observer.slot(seat, slot, self.passing, len(self._stacks[i]))
         self.passing = -1
-        self._sync_passing()
+        self._observer.passing(-1)
         self._end_turn()
 
+    # ------------------------------------------------------------------- end of a turn (§4.4, §5, §8.3)
     def _end_turn(self) -> None:
-        """End check after a whole turn, then the next player (RULES.md §4.4, §5, §8)."""
-        T = self.T
-        cv = self.cv
+        """End check after a whole turn, then the next player (or the end of the game)."""
+        T = self.tables
         cur = self.current
-        actor = (cur + 1) % T.P if self.phase == COVER else cur
         turn = self.turn = self.turn + 1
-        cv[G_TURN] = turn / T.max_turns
         if T.solo:
-            ended = self._solo_over()
+            over = self._solo_over()
             nxt = cur
             if self.last_side >= 0:
-                cv[G_LS + self.last_side] = 0
-                cv[G_LC + self.last_colour] = 0
+                self._observer.last_slide_cleared(self.last_side, self.last_colour)
                 self.last_side = self.last_colour = -1
         else:
-            trig = self.end_by
-            if trig < 0 and (self.supply == 0 or 0 in self.nslot or max(self.ntok) >= 10):
-                trig = self.end_by = cur
-                cv[G_END] = 1
-                cv[G_END_SEAT + cur] = 1
-            nxt = (cur + 1) % T.P
-            ended = trig >= 0 and nxt == trig
-            if self.extra:
-                if trig < 0:
-                    nxt = cur
-                self.extra = False
-                cv[G_EXTRA] = 0
-        ph = self.phase
-        cv[G_PHASE + ph] = 0
-        if ended or turn >= T.max_turns:
-            self.terminated = ended
-            self.truncated = not ended
+            if self.end_triggered_by < 0 and F.end_triggered(self.supply, 0 in self._filled_slots, max(self._tokens)):
+                self.end_triggered_by = cur
+                self._observer.end_triggered(cur)
+            nxt, over = T.next_turn[cur][self.end_triggered_by + 1][self.extra_turn]
+            if self.extra_turn:
+                self.extra_turn = False
+                self._observer.extra_turn(False)
+        if over or turn >= T.max_turns:
+            self.terminated = over
+            self.truncated = not over
             nxt = cur
-            ph = GAME_OVER
+            new_phase = GAME_OVER
         elif T.solo:
-            ph = SLIDE
+            new_phase = SLIDE
         else:
-            zb = self.zbits
-            a, b, c, d = T.sz[nxt]
-            ph = FALLBACK if (zb[a] | zb[b] | zb[c] | zb[d]) == 0 else SLIDE
-        cv[G_PHASE + ph] = 1
-        self.phase = ph
-        if nxt != cur:
-            cv[G_CURRENT + cur] = 0
-            cv[G_CURRENT + nxt] = 1
-            self.current = nxt
-        if actor != nxt:
-            cv[G_ACTOR + actor] = 0
-            cv[G_ACTOR + nxt] = 1
+            zc = self._zone_colours
+            top, bottom, left, right = T.side_zones[nxt]
+            new_phase = FALLBACK if (zc[top] | zc[bottom] | zc[left] | zc[right]) == 0 else SLIDE
+        self.phase = new_phase
+        self.current = nxt
+        self._observer.turn_over(turn, new_phase, nxt)
 
     def _solo_over(self) -> bool:
-        """Solo end conditions (RULES.md §8) after a turn."""
-        T = self.T
-        if self.ntok[0] >= T.solo_tokens or self.nslot[0] == 0 or not any(self.zbits):
-            return True
-        # "No figure can be completed any more": no colour that could still be scored has
-        # 4 umbrellas in stage + zones.  Those are the 9 of a colour not in the discard.
-        free = ~self.bits[0]
-        top = self.top
-        white = any(free >> s & 1 and top[k] >= 0 for s, k in T.white)
-        dis = self.dis
-        cb = T.colour_bits
-        for col in range(4):
-            if dis[col] <= 5 and (white or free & cb[col]):
-                return False
-        return True
+        """The solo end after a turn (facts.solo_over): last token, empty zones, or no
+        colour both scoreable and completable."""
+        T = self.tables
+        tops, d, ok = self._tops, self._discard, T.colour_completable
+        present = (tops[0] >= 0) | (tops[1] >= 0) << 1 | (tops[2] >= 0) << 2 | (tops[3] >= 0) << 3
+        completable = ok[d[0]] | ok[d[1]] << 1 | ok[d[2]] << 2 | ok[d[3]] << 3
+        scoreable = T.scoreable_colours[~self._plate_bits[0] & 0x3FF][present]
+        zones_empty = not any(self._zone_colours)
+        board_empty = self._filled_slots[0] == 0
+        return F.solo_over(self._tokens[0], T.solo_tokens, zones_empty, board_empty, scoreable & completable)
+
+    def _set_phase(self, phase: int) -> None:
+        """A new decision within the turn (the actor may change: the receiver covers)."""
+        self.phase = phase
+        self._observer.phase(phase, self.tables.actor[phase][self.current])
 
     # ------------------------------------------------------------------- misc
     def __repr__(self) -> str:
         return (
-            f"SingleGame(P={self.T.P}, level={self.config.plate_level}, turn={self.turn}, "
+            f"SingleGame(P={self.tables.num_players}, level={self.config.plate_level}, turn={self.turn}, "
             f"phase={A.PHASES[self.phase]!r}, current={self.current})"
         )
-
-
-# --------------------------------------------------------------------------- dealing
-_M64 = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
-
-
-class _Stream:
-    """The batched engine's per-game random stream (``engine._GameStreams``) for one key,
-    generated in blocks (NumPy uint64 arithmetic wraps exactly like the engine's)."""
-
-    _BLOCK = 96  # covers a whole deal without redraws at every player count
-    _STEPS = np.arange(1, _BLOCK + 1, dtype=np.uint64) * np.uint64(_GAMMA)  # counter * gamma, wrapped
-
-    def __init__(self, key: int) -> None:
-        self.key_gamma = (int(key) * _GAMMA) & _M64
-        self.values: list[float] = []
-        self.pos = 0
-
-    def _extend(self) -> None:
-        # counter values len(values)+1 .. len(values)+_BLOCK
-        x = self._STEPS + np.uint64((self.key_gamma + len(self.values) * _GAMMA) & _M64)
-        x ^= x >> np.uint64(30)
-        x *= np.uint64(0xBF58476D1CE4E5B9)
-        x ^= x >> np.uint64(27)
-        x *= np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
-        x >>= np.uint64(11)
-        self.values += (x.astype(np.float64) * (1.0 / (1 << 53))).tolist()
-
-    def random(self, n: int) -> list[float]:
-        while self.pos + n > len(self.values):
-            self._extend()
-        out = self.values[self.pos : self.pos + n]
-        self.pos += n
-        return out
-
-
-def _argsort(values: list[float]) -> list[int] | None:
-    """Indices sorting ``values``; None when two values tie (np.argsort's order could differ)."""
-    if len(set(values)) != len(values):
-        return None
-    return sorted(range(len(values)), key=values.__getitem__)
-
-
-def _deal(T: SingleTables, key: int) -> tuple[list[list[int]], list[int], list[list[int]]] | None:
-    """(stages, zone counts, stacks) of a new game: ``engine.reset`` for one key, step by
-    step (RULES.md §3, §8; decisions 9-10).  None if a tie makes the result ambiguous."""
-    rnd = _Stream(key)
-    P, solo = T.P, T.solo
-    order = _argsort(rnd.random(len(T.layouts)))
-    if order is None:
-        return None
-    stages = [list(T.layouts[i]) for i in order[:P]]
-    if solo:
-        perm = _argsort(rnd.random(20))
-        if perm is None:
-            return None
-        deck = [i // 5 for i in perm]  # np.repeat(arange(4), 5)[perm]
-        zones = [0] * 16
-        for z in range(4):
-            for colour in deck[5 * z : 5 * z + 5]:
-                zones[4 * z + colour] += 1
-    else:
-        zones = [1] * (4 * T.Z)
-    per = 3 if solo else 2
-    n_tiles = 2 * per
-    tiles = _argsort(rnd.random(24))
-    if tiles is None:
-        return None
-    faces = [1] * (P * n_tiles) if solo else [int(x < 0.5) for x in rnd.random(P * n_tiles)]
-    codes = [[2 * tiles[p * n_tiles + j] + faces[p * n_tiles + j] for j in range(n_tiles)] for p in range(P)]
-    for _ in range(1000):
-        # Redraw the first player (in seat order) with a complete visible figure (§3.3).
-        bad = next((p for p in range(P) if _setup_complete(T, stages[p], codes[p][0], codes[p][per])), None)
-        if bad is None:
-            break
-        held = {c >> 1 for p in range(P) if p != bad for c in codes[p]}
-        draw = [x + 2.0 if i in held else x for i, x in enumerate(rnd.random(24))]
-        new_tiles = _argsort(draw)
-        if new_tiles is None:
-            return None
-        new_faces = [1] * n_tiles if solo else [int(x < 0.5) for x in rnd.random(n_tiles)]
-        codes[bad] = [2 * new_tiles[j] + new_faces[j] for j in range(n_tiles)]
-    else:  # pragma: no cover - would need a pathological component set
-        return None
-    stacks: list[list[int]] = []
-    for p in range(P):  # codes[:per] go on slot 0 top first, codes[per:] on slot 1
-        stacks += [codes[p][per - 1 :: -1], codes[p][: per - 1 : -1], [], []]
-    return stages, zones, stacks
-
-
-def _setup_complete(T: SingleTables, stage: list[int], *tops: int) -> bool:
-    """Whether a visible tile (slots 0 and 1) shows a complete figure on ``stage``."""
-    for k, code in enumerate(tops):
-        a, b, c, d = T.figc[code][k]
-        if stage[a] == stage[b] == stage[c] == stage[d]:
-            return True
-    return False
-
-
-def _zone_string(counts: list[int]) -> str:
-    """Counts per colour -> canonical zone string (as :func:`serialize.zone_string`)."""
-    return "B" * counts[0] + "G" * counts[1] + "R" * counts[2] + "Y" * counts[3]
-
-
-def _tile(code: int) -> dict[str, Any]:
-    return {"tile": code >> 1, "face": A.FACES[code & 1]}

@@ -1,7 +1,9 @@
 """Lookup tables of the batched engine, built once per (component set, players, level).
 
 Every geometric or rule fact that the hot path needs becomes an array here, so that
-``engine.py`` only gathers and scatters.
+``engine.py`` only gathers and scatters.  The rule facts themselves (which zones surround
+a seat, the score formula, the solo end) are functions of :mod:`~umbrella_env.core.facts`;
+the tables below are those functions evaluated once for every index.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
 from umbrella_env.core.components import (
     COLOURS,
     NUM_SPACES,
@@ -19,6 +22,19 @@ from umbrella_env.core.components import (
     rotate_cells,
 )
 from umbrella_env.core.config import GameConfig
+
+__all__ = [
+    "LINE_CELLS",
+    "OPPOSITE",
+    "PAIR_A",
+    "PAIR_B",
+    "POWER_EXTRA_TURN",
+    "POWER_NONE",
+    "POWER_SWAP_STAGE",
+    "POWER_SWAP_ZONE",
+    "Tables",
+    "tables_for",
+]
 
 # Cells of each slide line in push order: the first cell receives the new umbrella, the
 # last one is pushed off the far end.  Stage cells are row * 4 + col:
@@ -43,9 +59,9 @@ _POWER_IDS = {"extra_turn": POWER_EXTRA_TURN, "swap_stage": POWER_SWAP_STAGE, "s
 @dataclass(frozen=True, eq=False)
 class Tables:
     config: GameConfig
-    #: [P, 4] absolute zone index of each player's top/bottom/left/right zone.
+    #: [P, 4] absolute zone index of each player's top/bottom/left/right zone (facts.seat_zones).
     side_zone: np.ndarray
-    #: [P, 9] absolute zone of each egocentric zone id (see actions.py), -1 if absent.
+    #: [P, 9] absolute zone of each egocentric zone id (facts.egocentric_zone), -1 if absent.
     rel_zone: np.ndarray
     #: [49, 4, 4] stage cells of tile code (tile*2+face) rotated by slot; row 48 (= code -1) is a dummy.
     fig_cells: np.ndarray
@@ -72,11 +88,13 @@ class Tables:
     #: [4 layouts, 16] stage layouts as colour indices.
     layouts: np.ndarray
     #: [1024 free-space bits, 16 occupied-slot bits] bitmask of the colours that could
-    #: still be scored (solo end rule, RULES.md §8): a free space accepting the colour,
-    #: or a free white space whose slot holds a tile.
+    #: still be scored (solo end rule, docs/rules.md §8.3; facts.scoreable_colours).
     scoreable_colours: np.ndarray
     #: [1024] number of set bits (tokens on a plate from its occupancy bits).
     popcount: np.ndarray
+    #: [1024 occupancy bits, U + 1] the score (facts.score) of a plate with those tokens
+    #: and ``u`` counted umbrellas (personal zone; solo: the four zones), U the most possible.
+    score: np.ndarray
 
 
 _CACHE: dict[tuple[int, int, int], tuple[ComponentSet, Tables]] = {}
@@ -95,20 +113,8 @@ def tables_for(config: GameConfig) -> Tables:
 def _build(config: GameConfig) -> Tables:
     cs = config.components
     P = config.num_players
-    if config.solo:
-        # Solo zones are indexed by side: 0 top, 1 bottom (personal), 2 left, 3 right.
-        side_zone = np.array([[0, 1, 2, 3]], dtype=np.intp)
-        rel_zone = np.full((1, A.MAX_ZONES), -1, dtype=np.intp)
-    else:
-        side_zone = np.array(
-            [[0, 1 + P + p, 1 + p, 1 + (p - 1) % P] for p in range(P)], dtype=np.intp
-        )
-        rel_zone = np.full((P, A.MAX_ZONES), -1, dtype=np.intp)
-        for a in range(P):
-            rel_zone[a, 0] = 0
-            for k in range(P):
-                rel_zone[a, 1 + k] = 1 + (a + k) % P
-                rel_zone[a, 5 + k] = 1 + P + (a + k) % P
+    side_zone = np.array([F.seat_zones(P, p) for p in range(P)], dtype=np.intp)
+    rel_zone = np.array([[F.egocentric_zone(P, p, k) for k in range(A.MAX_ZONES)] for p in range(P)], dtype=np.intp)
 
     fig_cells = np.zeros((49, 4, 4), dtype=np.intp)
     fig_cells[48] = [0, 1, 2, 3]
@@ -146,22 +152,20 @@ def _build(config: GameConfig) -> Tables:
     for name, (a, b) in plate.powers.items():
         power[a] = power[b] = _POWER_IDS[name]
         partner[a], partner[b] = b, a
-    scoreable = np.zeros((1 << NUM_SPACES, 16), dtype=np.uint8)
-    for free_bits in range(1 << NUM_SPACES):
-        free = [(free_bits >> sp) & 1 == 1 for sp in range(NUM_SPACES)]
-        by_colour = 0
-        for sp in range(NUM_SPACES):
-            if free[sp]:
-                for c in range(4):
-                    if colour_space[sp, c]:
-                        by_colour |= 1 << c
-        for present in range(16):
-            white = any(free[sp] and white_slot[sp] >= 0 and (present >> white_slot[sp]) & 1 for sp in range(NUM_SPACES))
-            scoreable[free_bits, present] = 0b1111 if white else by_colour
-    popcount = np.array([bin(x).count("1") for x in range(1 << NUM_SPACES)], dtype=np.int8)
-    layouts = np.array(
-        [[COLOURS.index(ch) for ch in "".join(rows)] for rows in cs.layouts.values()], dtype=np.int8
+    colour_rows, white_list = colour_space.tolist(), white_slot.tolist()
+    scoreable = np.array(
+        [
+            [F.scoreable_colours(free, present, colour_rows, white_list) for present in range(16)]
+            for free in range(1 << NUM_SPACES)
+        ],
+        dtype=np.uint8,
     )
+    popcount = np.array([bin(x).count("1") for x in range(1 << NUM_SPACES)], dtype=np.int8)
+    umbrellas = np.arange(F.scored_umbrellas_bound(P) + 1)[None, :]
+    score = F.score(
+        P, popcount[:, None].astype(np.int64), bonus[:, None].astype(np.int64), umbrellas, config.components.solo_tokens
+    ).astype(np.int16)
+    layouts = np.array([[COLOURS.index(ch) for ch in "".join(rows)] for rows in cs.layouts.values()], dtype=np.int8)
     return Tables(
         config=config,
         side_zone=side_zone,
@@ -180,4 +184,5 @@ def _build(config: GameConfig) -> Tables:
         layouts=layouts,
         scoreable_colours=scoreable,
         popcount=popcount,
+        score=score,
     )

@@ -1,8 +1,12 @@
-"""PettingZoo AEC environment for 2-4 players, a thin adapter over the batched core."""
+"""PettingZoo AEC environment for 2-4 players, a thin adapter over the single-game engine.
+
+The game is a :class:`~umbrella_env.core.single.SingleGame`; option checks, seeds, the
+illegal-action policy, rewards, state save/load and rendering are those of the env policy
+layer, :mod:`umbrella_env.envs.common`, which every env shares.
+"""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -11,22 +15,25 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from umbrella_env.core import actions as A
-from umbrella_env.core import engine as E
-from umbrella_env.core.errors import ActionError, IllegalActionError
+from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
-from umbrella_env.core.single import SingleGame
-from umbrella_env.tools.gendocs import env_doc_tables
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
-    ILLEGAL_REWARD,
+    ILLEGAL_KEY,
+    RENDER_MODES,
     REWARD_MODES,
+    EnvGame,
     check_choice,
-    end_rewards,
-    load_single,
+    check_flag,
+    check_seed,
+    illegal_rewards,
     make_config,
-    play_forced,
-    render_state,
+    step_rewards,
 )
+from umbrella_env.envs.doctables import env_doc_tables
+
+#: The id of this env in PettingZoo's registry (``pettingzoo.make("aec", ENV_ID)``), also its metadata name.
+ENV_ID = "umbrella_env/Umbrella-v0"
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -40,7 +47,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ## Description
     Players slide coloured umbrellas into their 4x4 stage to complete the figures shown on
     their tiles, score tokens on a plate and pass the tiles to the left. Rules:
-    ``shared/RULES.md`` and ``docs/rules-decisions.md``.
+    ``docs/rules.md``.
 
     ## Action Space
     ``Discrete(968)``: one id per decision (slide, fallback slide, validate, level-4 swaps,
@@ -55,22 +62,35 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ## Rewards
     ``reward_mode="win"`` (default): at the end of the game, +1 for the sole winner, +0.5
     for each player sharing the victory, -1 for the others; 0 for everyone on truncation.
-    ``"score"``: each player's final score (RULES.md §5) when the game ends or is
+    ``"score"``: each player's final score (docs/rules.md §5) when the game ends or is
     truncated. ``"dense"``: each step, the change of every player's score.
     With ``illegal_action="loss"`` an illegal action ends the game: the mover gets -1,
-    the others 0, and a warning names the action.
+    the others 0, and a warning names the action. With ``"raise"`` it raises
+    ``IllegalActionError``; an action that is not an id in [0, 968) always raises
+    ``ActionError``. A refused call changes nothing.
 
     ## Starting State
-    RULES.md §3: random boards and tiles, one umbrella of each colour in every zone,
-    player_0 to move.
+    docs/rules.md §3: random boards and tiles, one umbrella of each colour in every zone,
+    player_0 to move. ``reset(seed=...)`` takes None or a non-negative int.
 
     ## Episode End
-    Termination by the rules (RULES.md §5); truncation after ``max_turns`` whole turns.
+    Termination by the rules (docs/rules.md §5), or by an illegal action under
+    ``illegal_action="loss"``; truncation after ``max_turns`` whole turns.
+
+    ## State
+    ``state()`` / ``get_state()`` return the game as the core's JSON-able state dict
+    (``docs/state.md``, hidden tiles included). After an illegal-action loss the dict says
+    ``"phase": "game_over"``, ``"terminated": true`` and, an env-level entry,
+    ``"illegal_action": {"seat": s, "action": a, "phase": p}`` (the decision it was
+    refused in); the loser's mask is empty and its observation's phase is game_over.
+    ``set_state(d)`` makes the env that game (validated first): every agent is back, and
+    terminations, truncations, rewards (a finished game's end rewards; 0 in "dense"
+    mode) and ``agent_selection`` are those of that game.
 
     ## Arguments
-    ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture of the table),
-    ``reward_mode`` ("win", "score", "dense"), ``illegal_action`` ("loss", "raise"),
-    ``max_turns`` (default 3000), ``components`` (a ComponentSet), ``auto_forced``
+    ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human",
+    "rgb_array": a uint8 picture of the table), ``reward_mode`` ("win", "score", "dense"),
+    ``illegal_action`` ("loss", "raise"), ``max_turns`` (default 3000), ``components`` (a ComponentSet), ``auto_forced``
     (default False: when True, a decision with a single legal option, e.g. a level-4 swap
     where only "pass" is legal or a lone scorable figure, is taken automatically and its
     rewards are included in the step that led to it).
@@ -79,7 +99,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     * v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "name": "umbrella_v0", "is_parallelizable": False}
+    metadata = {"render_modes": list(RENDER_MODES), "name": ENV_ID, "is_parallelizable": False}
 
     def __init__(
         self,
@@ -93,16 +113,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         auto_forced: bool = False,
     ) -> None:
         super().__init__()
-        if not isinstance(auto_forced, bool):
-            raise TypeError(f"auto_forced must be a bool, got {auto_forced!r}")
-        self.auto_forced = auto_forced
+        self.auto_forced = check_flag("auto_forced", auto_forced)
         if num_players == 1:
-            raise ValueError("num_players must be 2, 3 or 4 for the AEC env; solo is gymnasium.make('umbrella_env/Solo-v0')")
+            raise ValueError(
+                "num_players must be 2, 3 or 4 for the AEC env; solo is gymnasium.make('umbrella_env/Solo-v0')"
+            )
         self.config = make_config(num_players, plate_level, max_turns, components)
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         if render_mode is not None:
-            check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
+            check_choice("render_mode", render_mode, tuple(RENDER_MODES))
         self.render_mode = render_mode
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -116,7 +136,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self._rng = np.random.default_rng()
-        self._game: SingleGame | None = None
+        self._g: EnvGame | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -126,59 +146,66 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        seed = check_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._game = SingleGame.new(self.config, E.draw_key(self._rng))
-        self._mask: np.ndarray | None = None
+        self._show(EnvGame.deal(self.config, self._rng))
+
+    def _show(self, g: EnvGame) -> None:
+        """Make the env that game: every agent back, and the game's flags, rewards and mover."""
+        self._g = g
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        self._scores = self._game.scores()
-        self.agent_selection = self.possible_agents[self._game.actor]
+        rewards = g.rewards(self.reward_mode)
+        self.rewards = {a: float(r) for a, r in zip(self.agents, rewards)}
+        self._cumulative_rewards = dict(self.rewards)
+        self.terminations = dict.fromkeys(self.agents, g.terminated)
+        self.truncations = dict.fromkeys(self.agents, g.truncated)
+        self.infos = {a: dict[str, Any]() for a in self.agents}
+        self._scores = g.scores()
+        self._skip_agent_selection = None
+        seat = g.actor if g.ended is None else g.ended.seat
+        self.agent_selection = self.possible_agents[seat]
+        if g.ended is not None:
+            self.infos[self.agent_selection][ILLEGAL_KEY] = True
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        game = self._require_game()
-        seat = self._seat[agent]
-        if not game.done and game.actor == seat:
-            mask = self._legal().view(np.int8).copy()
+        g = self._require_game()
+        seat = self._agent_seat(agent)
+        if g.actor == seat:
+            mask = g.legal().view(np.int8).copy()  # all zeros once the game is over
         else:
             mask = np.zeros(A.NUM_ACTIONS, np.int8)
-        return {"observation": game.observe(seat), "action_mask": mask}
+        return {"observation": g.observe(seat), "action_mask": mask}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._require_game()
+        if not self.agents:
+            raise GameOverError("the game is over and every agent has stepped out: call reset()")
+        return super().last(observe)
 
     def step(self, action: Any) -> None:
+        g = self._g if self._g is not None else self._require_game()
+        if not self.agents:
+            raise GameOverError("the game is over and every agent has stepped out: call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self._require_game()
-        a = self._check_action(action)
+        a, legal = g.judge(action, self.illegal_action, agent)  # raises before any change
         self._cumulative_rewards[agent] = 0.0
-        if not self._legal()[a]:
-            message = f"{agent}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[game.phase]!r}"
-            if self.illegal_action == "raise":
-                raise IllegalActionError(message)
-            warnings.warn(f"{message}; the game ends and {agent} loses", stacklevel=2)
-            self.rewards = {x: 0.0 for x in self.agents}
-            self.rewards[agent] = ILLEGAL_REWARD
-            self.terminations = {x: True for x in self.agents}
-            self.infos[agent]["illegal_action"] = True
+        if not legal:
+            g.end_illegally(a)
+            rewards = illegal_rewards(self.config.num_players, self._seat[agent])
+            self.rewards = {x: float(r) for x, r in zip(self.possible_agents, rewards)}
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.infos[agent][ILLEGAL_KEY] = True
             self._accumulate_rewards()
             return
-        game.step(a)
-        if self.auto_forced:
-            play_forced(game)
-        self._mask = None
+        g.play(a, self.auto_forced)
+        game = g.game
         scores = game.scores()
-        if self.reward_mode == "dense":
-            self.rewards = {x: float(scores[i] - self._scores[i]) for i, x in enumerate(self.possible_agents)}
-        elif game.done:
-            final = end_rewards(game.scores(), game.ranks(), game.terminated, self.reward_mode)
-            self.rewards = {x: float(v) for x, v in zip(self.possible_agents, final)}
-        else:
-            self.rewards = dict.fromkeys(self.possible_agents, 0.0)
+        rewards = step_rewards(self.reward_mode, self._scores, scores, game.done, game.terminated, game.ranks)
+        self.rewards = dict(zip(self.possible_agents, rewards))
         self._scores = scores
         if game.done:
             self.terminations = dict.fromkeys(self.agents, game.terminated)
@@ -189,44 +216,36 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode == "human":
             self.render()
 
-    def _check_action(self, action: Any) -> int:
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
+    def _require_game(self) -> EnvGame:
+        if self._g is None:
+            raise RuntimeError("call reset() (or set_state()) before using the environment")
+        return self._g
+
+    def _agent_seat(self, agent: str) -> int:
         try:
-            return A.check_action_id(action)
-        except ActionError as exc:
-            raise ActionError(f"{self.agent_selection}: {exc}") from None
-
-    def _legal(self) -> np.ndarray:
-        """The current decision's legal actions, computed once per decision."""
-        if self._mask is None:
-            self._mask = self._require_game().legal_mask()
-        return self._mask
-
-    def _require_game(self) -> SingleGame:
-        if self._game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._game
+            return self._seat[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}") from None
 
     # ------------------------------------------------------------------ extras
     def state(self) -> dict[str, Any]:
-        """The full game state (hidden tiles included) as the core's JSON-able dict."""
-        return self._require_game().to_dict()
+        """The full game state (hidden tiles included) as a JSON-able dict: the core's state
+        dict (``docs/state.md``), plus ``"illegal_action"`` when an illegal action ended the game."""
+        return self._require_game().state()
 
     def get_state(self) -> dict[str, Any]:
         return self.state()
 
     def set_state(self, d: dict[str, Any]) -> None:
-        """Load a state dict (validated); agent selection follows the dict's decision."""
-        self._require_game()
-        self._game = load_single(d, self.config)
-        self._mask = None
-        self._scores = self._game.scores()
-        if not self._game.done:
-            self.agent_selection = self.possible_agents[self._game.actor]
+        """Make the env the game of a state dict (validated first; a bad dict changes nothing).
+
+        Every agent is back; terminations, truncations, rewards and the agent to move are
+        those of that game (a finished game shows its end rewards, 0 in "dense" mode).
+        """
+        self._show(EnvGame.load(self.config, d))
 
     def render(self) -> str | np.ndarray | None:
-        return render_state(self.render_mode, self.state())
+        return self._require_game().render(self.render_mode)
 
     def close(self) -> None:
         pass

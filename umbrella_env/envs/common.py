@@ -1,25 +1,57 @@
-"""Pieces shared by the PettingZoo and Gymnasium adapters: argument checks, rewards."""
+"""The env policy layer: what every adapter (AEC, solo, vector, SB3, VectorGame) decides
+the same way, written once.
+
+| policy | home |
+|---|---|
+| options | :func:`make_config`, :func:`check_choice`, :func:`check_flag` |
+| seeds | :func:`check_seed` (one env), :func:`seed_sequence` (a batch) |
+| actions, illegal-action policy | :func:`judge_action` (one game), :func:`judge_actions` (a batch) |
+| rewards | :func:`step_rewards`, :func:`end_rewards`, :func:`illegal_rewards` |
+| state save / load | :func:`save_state`, :func:`load_state`, :class:`IllegalEnd` |
+| the game a single-game env plays | :class:`EnvGame` (mask, observation, step, state, render) |
+| rendering | :func:`render_state` |
+
+**Illegal-action policy.** An action of the wrong type, shape or range is always refused
+with :class:`ActionError`. An id that exists but is not legal now is refused with
+:class:`IllegalActionError` under ``illegal_action="raise"``; under ``"loss"`` it ends
+the game: the mover gets :data:`ILLEGAL_REWARD`, the others 0, a warning names the action,
+and the game is over (no legal actions, phase ``game_over`` in the observation and in the
+state dict, whose :data:`ILLEGAL_KEY` entry says who played what).
+
+**A refused call changes nothing.** Every check (seed, action, state dict) runs before
+anything changes; callers mutate only after these functions return.
+"""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import warnings
-
 import numpy as np
+from numpy.typing import NDArray
 
+from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError, StateError
+from umbrella_env.core.observation import observation_layout
+from umbrella_env.core.single import SingleGame
 
 REWARD_MODES = ("win", "score", "dense")
 ILLEGAL_ACTION_MODES = ("loss", "raise")
+RENDER_MODES = ["ansi", "human", "rgb_array"]
 
 #: Rewards of reward_mode "win" at the end of a game (2-4 players).
 WIN_REWARD, SHARED_WIN_REWARD, LOSS_REWARD = 1.0, 0.5, -1.0
 #: Reward of the player whose illegal action ended the game (illegal_action="loss").
 ILLEGAL_REWARD = -1.0
+#: The env-level key of a state dict whose game an illegal action ended (see IllegalEnd).
+ILLEGAL_KEY = "illegal_action"
 
 
+# --------------------------------------------------------------------------- options
 def make_config(num_players: Any, plate_level: Any, max_turns: Any, components: Any) -> GameConfig:
     kwargs: dict[str, Any] = {}
     if components is not None:
@@ -33,17 +65,125 @@ def make_config(num_players: Any, plate_level: Any, max_turns: Any, components: 
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
     return value
 
 
+def check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- seeds
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """``None`` (fresh entropy) or a non-negative int (NumPy ints too, never a bool)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"{name} must be None or a non-negative int, got {seed!r} of type {type(seed).__name__}")
+    return int(seed)
+
+
+def seed_sequence(seed: Any, n: int, what: str, allow_none: bool) -> list[int | None] | None:
+    """Per-item seeds from a sequence of exactly ``n`` seeds; ``None`` if ``seed`` is not a sequence.
+
+    Entries are non-negative ints (or ``None`` when ``allow_none``); anything else,
+    or a sequence of another length, is refused with :class:`ConfigError`.
+    """
+    if not isinstance(seed, (list, tuple, np.ndarray)):
+        return None
+    entries = list(seed) if not isinstance(seed, np.ndarray) or seed.ndim == 1 else None
+    if entries is None or len(entries) != n:
+        shape = f"shape {seed.shape}" if isinstance(seed, np.ndarray) else f"{len(seed)} entries"
+        raise ConfigError(f"seed: expected an int or a sequence of {n} seeds (one per {what}), got {shape}")
+    out: list[int | None] = []
+    for i, s in enumerate(entries):
+        if s is None and allow_none:
+            out.append(None)
+            continue
+        kind = "None or a non-negative int" if allow_none else "a non-negative int"
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise ConfigError(f"seed[{i}] must be {kind}, got {s!r} of type {type(s).__name__}")
+        out.append(int(s))
+    return out
+
+
+# --------------------------------------------------------------------------- actions
+def judge_action(action: Any, legal: NDArray[np.bool_], phase: int, illegal_action: str, who: str) -> tuple[int, bool]:
+    """Check one action against the legal mask of the decision and apply the illegal-action policy.
+
+    Returns ``(id, legal)``; ``legal`` is False only under ``"loss"`` (a warning was
+    issued, the caller ends the game).  Raises :class:`ActionError` for anything that is
+    not an id in range, :class:`IllegalActionError` for an illegal id under ``"raise"``.
+    ``who`` names the mover in the messages.  Changes nothing.
+    """
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()
+    try:
+        a = A.check_action_id(action)
+    except ActionError as exc:
+        raise ActionError(f"{who}: {exc}") from None
+    if legal[a]:
+        return a, True
+    _refuse_or_warn(f"{who}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[phase]!r}",
+                    illegal_action, f"the game ends and {who} loses (reward {ILLEGAL_REWARD:g})", stacklevel=5)
+    return a, False
+
+
+def judge_actions(
+    actions: Any, legal: NDArray[np.bool_], live: NDArray[np.bool_], phases: NDArray[Any], illegal_action: str, who: str
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Batch version of :func:`judge_action`: one action per row, rows not ``live`` ignored.
+
+    Returns ``(actions, illegal)``: int64 actions with -1 for the rows that must not be
+    stepped (not live, or illegal under ``"loss"``), and the bool rows whose illegal
+    action ends their game.  ``who`` names a row in messages (``"env"`` -> ``"env 3"``).
+    Changes nothing.
+    """
+    n = live.shape[0]
+    acts = np.asarray(actions)
+    if acts.shape != (n,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
+        raise ActionError(f"expected an integer array of shape ({n},), got {acts.dtype} array of shape {acts.shape}")
+    acts = np.where(live, acts, -1).astype(np.int64)
+    bad = live & ((acts < 0) | (acts >= A.NUM_ACTIONS))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ActionError(
+            f"{who} {i}: action id {int(acts[i])} is out of range: expected an integer in [0, {A.NUM_ACTIONS})"
+        )
+    rows = np.flatnonzero(live)
+    illegal = np.zeros(n, bool)
+    illegal[rows[~legal[rows, acts[rows]]]] = True
+    if illegal.any():
+        i = int(np.flatnonzero(illegal)[0])
+        more = int(illegal.sum()) - 1
+        _refuse_or_warn(
+            f"{who} {i}: action {int(acts[i])} ({A.ACTION_STRINGS[acts[i]]!r}) is not legal in phase "
+            f"{A.PHASES[int(phases[i])]!r}" + (f" (and {more} other {who}(s))" if more else ""),
+            illegal_action,
+            f"that game ends and its player loses (reward {ILLEGAL_REWARD:g})",
+            stacklevel=4,
+        )
+        acts[illegal] = -1
+    return acts, illegal
+
+
+def _refuse_or_warn(message: str, illegal_action: str, consequence: str, stacklevel: int) -> None:
+    """Raise under "raise"; under "loss" warn, pointing at the caller of the env's step."""
+    if illegal_action == "raise":
+        raise IllegalActionError(message)
+    warnings.warn(f"{message}; {consequence}", stacklevel=stacklevel)
+
+
+# --------------------------------------------------------------------------- rewards
 def end_rewards(scores: Any, ranks: Any, terminated: Any, reward_mode: str) -> np.ndarray:
     """Rewards paid when games end, for reward modes "win" and "score".
 
     Works on one game (``scores`` / ``ranks`` of shape [P]) or a batch ([B, P] with
     ``terminated`` [B]).  "win": +1 sole winner, +0.5 each shared winner, -1 the others,
-    0 for everyone when the game was truncated.  "score": the scores.
+    0 for everyone when the game was truncated.  "score": the scores (``ranks`` unused).
     """
     scores = np.asarray(scores, dtype=np.float64)
     if reward_mode == "score":
@@ -54,11 +194,44 @@ def end_rewards(scores: Any, ranks: Any, terminated: Any, reward_mode: str) -> n
     return np.where(np.asarray(terminated)[..., None] if out.ndim > 1 else terminated, out, 0.0)
 
 
+def step_rewards(
+    reward_mode: str, before: Any, after: Any, done: Any, terminated: Any, ranks: Callable[[], Any]
+) -> Any:
+    """The rewards of a step, for every seat: one game (``after`` [P] scores, ``done`` a
+    bool; returns a list) or a batch (``after`` [B, P], ``done`` [B]; returns an array).
+
+    "dense": the change of every score (``after - before``); "win" / "score": the
+    :func:`end_rewards` of the games that are ``done``, 0 elsewhere.  ``ranks`` is called
+    only when a game ended in "win" mode.
+    """
+    if isinstance(done, (bool, np.bool_)):  # one game, in plain Python: the AEC and solo envs' hot path
+        if reward_mode == "dense":
+            return [float(a - b) for a, b in zip(after, before)]
+        if not done:
+            return [0.0] * len(after)
+        return end_rewards(after, ranks() if reward_mode == "win" else None, terminated, reward_mode).tolist()
+    after = np.asarray(after, dtype=np.float64)
+    if reward_mode == "dense":
+        return after - np.asarray(before, dtype=np.float64)
+    done = np.asarray(done)
+    if not done.any():
+        return np.zeros_like(after)
+    final = end_rewards(after, ranks() if reward_mode == "win" else None, terminated, reward_mode)
+    return np.where(done[:, None], final, 0.0)
+
+
+def illegal_rewards(num_players: int, seat: int) -> np.ndarray:
+    """[P] rewards of a game an illegal action of ``seat`` ended: ILLEGAL_REWARD for it, 0 for the others."""
+    out = np.zeros(num_players)
+    out[seat] = ILLEGAL_REWARD
+    return out
+
+
 def score_edge(scores: Any, seats: Any) -> np.ndarray:
     """Score of ``seats`` minus the mean score of the other seats (solo: the score).
 
     One game (``scores`` [P], an int seat) or a batch (``scores`` [B, P], ``seats`` [B]);
-    the shaping signal of training (``umbrella_env.train``, ``umbrella_env.imitation``).
+    the shaping signal of training (``umbrella_env.training``).
     """
     scores = np.asarray(scores, dtype=np.float64)
     mine = np.take_along_axis(scores, np.asarray(seats, dtype=np.intp)[..., None], axis=-1)[..., 0]
@@ -68,11 +241,68 @@ def score_edge(scores: Any, seats: Any) -> np.ndarray:
     return mine - (scores.sum(axis=-1) - mine) / (players - 1)
 
 
-def load_single(d: Any, config: GameConfig) -> Any:
-    """A :class:`SingleGame` from a state dict, refused unless it fits ``config``."""
-    from umbrella_env.core.errors import StateError
-    from umbrella_env.core.single import SingleGame
+# --------------------------------------------------------------------------- state save / load
+@dataclass(frozen=True)
+class IllegalEnd:
+    """How an env ended a game: ``seat`` played ``action``, not legal in ``phase``.
 
+    The rules engines know nothing of it: in a state dict it is the env-level entry
+    ``"illegal_action": {"seat": 1, "action": 37, "phase": "slide"}``, next to
+    ``"phase": "game_over"`` and ``"terminated": true``.
+    """
+
+    seat: int
+    action: int
+    phase: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "action": self.action, "phase": self.phase}
+
+
+def save_state(core: dict[str, Any], ended: IllegalEnd | None) -> dict[str, Any]:
+    """The env's state dict: the core's dict of the game, and if an illegal action ended
+    it, phase ``game_over``, ``terminated`` and the :data:`ILLEGAL_KEY` entry."""
+    if ended is None:
+        return core
+    core.update(phase=A.PHASES[A.PHASE_GAME_OVER], terminated=True)
+    core[ILLEGAL_KEY] = ended.to_dict()
+    return core
+
+
+def load_state(d: Any, config: GameConfig) -> tuple[SingleGame, IllegalEnd | None]:
+    """The game of an env state dict (:func:`save_state`), refused with :class:`StateError`
+    unless it is valid and fits ``config``."""
+    if not isinstance(d, Mapping):
+        raise StateError(f"state: expected a dict, got {type(d).__name__}")
+    if ILLEGAL_KEY not in d:
+        return _load_single(d, config), None
+    entry = d[ILLEGAL_KEY]
+    if not isinstance(entry, Mapping) or set(entry) != {"seat", "action", "phase"}:
+        raise StateError(f"{ILLEGAL_KEY}: expected a dict with keys 'seat', 'action', 'phase', got {entry!r}")
+    seat, action, phase = entry["seat"], entry["action"], entry["phase"]
+    for key, value, top in (("seat", seat, config.num_players), ("action", action, A.NUM_ACTIONS)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < top:
+            raise StateError(f"{ILLEGAL_KEY}.{key}: expected an int in [0, {top}), got {value!r}")
+    live_phases = A.PHASES[: A.PHASE_GAME_OVER]
+    if phase not in live_phases:
+        raise StateError(f"{ILLEGAL_KEY}.phase: expected one of {', '.join(live_phases)}, got {phase!r}")
+    if d.get("phase") != A.PHASES[A.PHASE_GAME_OVER] or d.get("terminated") is not True or d.get("truncated", False):
+        raise StateError(f"{ILLEGAL_KEY}: an illegal action ends the game: expected phase 'game_over', "
+                         f"terminated true and truncated false, got {d.get('phase')!r}, {d.get('terminated')!r}, "
+                         f"{d.get('truncated', False)!r}")
+    core = {k: v for k, v in d.items() if k != ILLEGAL_KEY}
+    core.update(phase=phase, terminated=False)
+    game = _load_single(core, config)
+    if game.actor != seat:
+        raise StateError(f"{ILLEGAL_KEY}.seat: seat {seat} did not decide in that position (seat {game.actor} did)")
+    if game.legal_mask()[action]:
+        raise StateError(
+            f"{ILLEGAL_KEY}.action: action {action} ({A.ACTION_STRINGS[action]!r}) is legal in that position"
+        )
+    return game, IllegalEnd(int(seat), int(action), phase)
+
+
+def _load_single(d: Mapping[str, Any], config: GameConfig) -> SingleGame:
     game = SingleGame.from_dict(d, components=config.components)
     for key, want, got in (
         ("num_players", config.num_players, game.config.num_players),
@@ -84,28 +314,113 @@ def load_single(d: Any, config: GameConfig) -> Any:
     return game
 
 
-RENDER_MODES = ["ansi", "human", "rgb_array"]
+_PHASE_SLICE = next(slice(start, stop) for start, stop, name, _ in observation_layout() if name == "phase")
 
 
-def render_state(render_mode: str | None, state_dict: dict[str, Any]) -> str | np.ndarray | None:
-    """Render for the env render modes: text for "ansi", printed text for "human",
-    a uint8 H x W x 3 picture of the table for "rgb_array"."""
-    from umbrella_env.core.image import render_rgb
-    from umbrella_env.core.render import render_text
-
-    if render_mode is None:
-        warnings.warn(f"render() called without a render_mode; pass one of {RENDER_MODES}", stacklevel=3)
-        return None
-    if render_mode == "rgb_array":
-        return render_rgb(state_dict)
-    text = render_text(state_dict)
-    if render_mode == "human":
-        print(text)
-        return None
-    return text
+def ended_observation(obs: np.ndarray) -> np.ndarray:
+    """``obs`` (one [OBS] or a batch [B, OBS]) with its phase one-hot set to ``game_over``, in place."""
+    obs[..., _PHASE_SLICE] = 0
+    obs[..., _PHASE_SLICE.start + A.PHASE_GAME_OVER] = 1
+    return obs
 
 
-def play_forced(game: Any) -> int:
+# --------------------------------------------------------------------------- the game of a single-game env
+class EnvGame:
+    """The game a single-game env plays (AEC and solo): a :class:`SingleGame` and whether
+    the env ended it for an illegal action.
+
+    The one place where those envs compute the legal mask (once per decision, all False
+    once the game is over), observe, judge and apply actions, save, load and render.
+    """
+
+    __slots__ = ("config", "game", "ended", "_mask")
+
+    def __init__(self, config: GameConfig, game: SingleGame, ended: IllegalEnd | None = None) -> None:
+        self.config = config
+        self.game = game
+        self.ended = ended
+        self._mask: NDArray[np.bool_] | None = None
+
+    @classmethod
+    def deal(cls, config: GameConfig, rng: np.random.Generator) -> EnvGame:
+        """A new game dealt from one key drawn from ``rng`` (as the batched envs deal)."""
+        return cls(config, SingleGame.new(config, E.draw_key(rng)))
+
+    @classmethod
+    def load(cls, config: GameConfig, d: Any) -> EnvGame:
+        """The game of a state dict (validated; raises :class:`StateError`)."""
+        return cls(config, *load_state(d, config))
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def over(self) -> bool:
+        return self.ended is not None or self.game.terminated or self.game.truncated
+
+    @property
+    def terminated(self) -> bool:
+        return self.ended is not None or self.game.terminated
+
+    @property
+    def truncated(self) -> bool:
+        return self.game.truncated
+
+    @property
+    def actor(self) -> int:
+        return self.game.actor
+
+    @property
+    def phase(self) -> int:
+        return A.PHASE_GAME_OVER if self.ended is not None else self.game.phase
+
+    def legal(self) -> NDArray[np.bool_]:
+        """bool [NUM_ACTIONS] legal actions of the decision (cached; do not mutate)."""
+        if self._mask is None:
+            self._mask = self.game.legal_mask() if self.ended is None else np.zeros(A.NUM_ACTIONS, bool)
+        return self._mask
+
+    def observe(self, seat: int) -> np.ndarray:
+        obs = self.game.observe(seat)
+        return obs if self.ended is None else ended_observation(obs)
+
+    def scores(self) -> list[int]:
+        return self.game.scores()
+
+    def rewards(self, reward_mode: str) -> np.ndarray:
+        """[P] the rewards a loaded game shows: those of its end (illegal action, or
+        "win" / "score" end rewards), 0 for a live game and in "dense" mode (a state
+        dict carries no history)."""
+        if self.ended is not None:
+            return illegal_rewards(self.config.num_players, self.ended.seat)
+        if not self.over or reward_mode == "dense":
+            return np.zeros(self.config.num_players)
+        return end_rewards(self.scores(), self.game.ranks(), self.game.terminated, reward_mode)
+
+    # ---------------------------------------------------------------- changes
+    def judge(self, action: Any, illegal_action: str, who: str) -> tuple[int, bool]:
+        """:func:`judge_action` against this decision."""
+        return judge_action(action, self.legal(), self.game.phase, illegal_action, who)
+
+    def play(self, action: int, auto_forced: bool) -> None:
+        """Apply a legal action; with ``auto_forced``, then every single-option decision."""
+        game = self.game
+        game.step(action)
+        if auto_forced:
+            play_forced(game)
+        self._mask = None
+
+    def end_illegally(self, action: int) -> None:
+        """End the game: the actor played ``action``, which is not legal."""
+        self.ended = IllegalEnd(self.game.actor, int(action), A.PHASES[self.game.phase])
+        self._mask = None
+
+    def state(self) -> dict[str, Any]:
+        return save_state(self.game.to_dict(), self.ended)
+
+    def render(self, render_mode: str | None) -> str | np.ndarray | None:
+        return render_state(render_mode, self.game.to_dict(), self.ended)
+
+
+def play_forced(game: SingleGame) -> int:
     """Take every decision of a :class:`SingleGame` that has a single legal option
     (``auto_forced``).  Returns how many were taken."""
     taken = 0
@@ -116,3 +431,28 @@ def play_forced(game: Any) -> int:
         game.step(legal[0])
         taken += 1
     return taken
+
+
+# --------------------------------------------------------------------------- rendering
+def render_state(
+    render_mode: str | None, state_dict: dict[str, Any], ended: IllegalEnd | None = None
+) -> str | np.ndarray | None:
+    """Render for the env render modes: text for "ansi", printed text for "human",
+    a uint8 H x W x 3 picture of the table for "rgb_array".  ``state_dict`` is the core's
+    dict; ``ended`` adds a line saying which illegal action ended the game."""
+    from umbrella_env.core.image import render_rgb
+    from umbrella_env.core.render import render_text
+
+    if render_mode is None:
+        warnings.warn(f"render() called without a render_mode; pass one of {RENDER_MODES}", stacklevel=3)
+        return None
+    if render_mode == "rgb_array":
+        return render_rgb(state_dict)
+    text = render_text(state_dict)
+    if ended is not None:
+        text += (f"\ngame over: seat {ended.seat} played {A.ACTION_STRINGS[ended.action]!r}, "
+                 f"not legal in phase {ended.phase!r}, and lost")
+    if render_mode == "human":
+        print(text)
+        return None
+    return text

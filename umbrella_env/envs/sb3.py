@@ -10,87 +10,144 @@ All games step in one call of the batched core; finished games are reset in the 
 step (SB3's convention) with the last observation in ``infos[i]["terminal_observation"]``;
 ``infos[i]["episode"]`` holds the return and length (as SB3's ``Monitor`` would), and
 MaskablePPO reads the legal actions through ``env_method("action_masks")``.
+
+:class:`BatchVecEnv` is the SB3 plumbing shared by every VecEnv whose games live in one
+batch (this one, and training's multiplayer learner env): action checks, episode
+bookkeeping, seeds and the per-env accessors SB3 expects.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
+from umbrella_env.core.errors import ActionError
+from umbrella_env.envs.common import check_seed
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
 
-class UmbrellaSB3VecEnv(VecEnv):
-    """SB3 view of :class:`~umbrella_env.envs.vector.UmbrellaSoloVectorEnv` (same kwargs)."""
+class BatchStep(NamedTuple):
+    """What :meth:`BatchVecEnv._step_batch` returns, every array with the env axis first."""
 
-    def __init__(self, num_envs: int = 8, **kwargs: Any) -> None:
-        self.venv = UmbrellaSoloVectorEnv(num_envs=num_envs, autoreset_mode="same_step", **kwargs)
-        self.render_mode = self.venv.render_mode
-        super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+    obs: np.ndarray  # [N, ...] observations (of the new games for the envs that finished)
+    rewards: np.ndarray  # [N] float
+    terminated: np.ndarray  # [N] bool
+    truncated: np.ndarray  # [N] bool
+    final_obs: np.ndarray | None  # [N, ...] last observation of the finished games (other rows unused)
+    infos: list[dict[str, Any]] | None = None  # extra per-env info entries, or None
+
+
+class BatchVecEnv(VecEnv):
+    """SB3 ``VecEnv`` plumbing for ``num_envs`` games held in one batch (no per-env objects).
+
+    A subclass implements three methods:
+
+    * ``_reset_batch(seeds)``: deal every game (``seeds``: None, or one int or None per
+      env, from :meth:`seed`) and return the observations ``[N, ...]``;
+    * ``_step_batch(actions)``: step every game with int64 ``actions [N]``, reset the
+      finished ones in the same step, and return a :class:`BatchStep`; it must raise
+      before changing anything if it refuses the actions;
+    * ``action_masks()``: ``[N, A]`` bool legal actions.
+
+    This class does the rest: the shape and dtype check of the actions (a refused step
+    changes nothing), ``terminal_observation``, ``TimeLimit.truncated`` and the
+    Monitor-style ``episode`` entry (return, length, time since creation) of every
+    finished game, seed checks, and ``get_attr`` / ``env_method("action_masks")`` /
+    ``env_is_wrapped``. Attributes are read from :meth:`_attribute_owner`.
+    """
+
+    def __init__(self, num_envs: int, observation_space: gym.Space, action_space: gym.Space) -> None:
+        super().__init__(num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
         self._returns = np.zeros(num_envs)
         self._lengths = np.zeros(num_envs, dtype=np.int64)
         self._t0 = time.time()
 
+    # ------------------------------------------------------------------ for subclasses
+    def _reset_batch(self, seeds: list[int | None] | None) -> np.ndarray:
+        raise NotImplementedError
+
+    def _step_batch(self, actions: np.ndarray) -> BatchStep:
+        raise NotImplementedError
+
+    def action_masks(self) -> np.ndarray:
+        """[num_envs, A] bool legal actions."""
+        raise NotImplementedError
+
+    def _attribute_owner(self) -> Any:
+        """The object whose attributes :meth:`get_attr` reports (default: this env)."""
+        return self
+
+    # ------------------------------------------------------------------ SB3 API
     def reset(self) -> np.ndarray:
         seeds = self._seeds if any(s is not None for s in self._seeds) else None
-        obs, _ = self.venv.reset(seed=seeds)
+        obs = self._reset_batch(seeds)
         self._reset_seeds()
         self._reset_options()
         self._returns[:] = 0
         self._lengths[:] = 0
         return obs
 
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seeds for the next :meth:`reset`: env ``i`` gets ``seed + i`` (``seed`` None or a non-negative int)."""
+        return super().seed(check_seed(seed))
+
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+        acts = np.asarray(actions)
+        if acts.shape == (self.num_envs, 1):
+            acts = acts.reshape(self.num_envs)
+        if acts.shape != (self.num_envs,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
+            raise ActionError(
+                f"expected an integer array of shape ({self.num_envs},), got {acts.dtype} array of shape {acts.shape}"
+            )
+        self._actions = acts.astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:
-        assert self._actions is not None, "step_async must be called before step_wait"
-        obs, rewards, terminated, truncated, info = self.venv.step(self._actions)
-        self._actions = None
-        self._returns += rewards
+        if self._actions is None:
+            raise RuntimeError("step_async must be called before step_wait")
+        try:
+            out = self._step_batch(self._actions)
+        finally:
+            self._actions = None  # a refused step leaves no pending actions behind
+        self._returns += out.rewards
         self._lengths += 1
-        dones = terminated | truncated
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        dones = out.terminated | out.truncated
+        infos = out.infos if out.infos is not None else [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(dones):
-            infos[i]["terminal_observation"] = info["final_obs"][i]
-            infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+            if out.final_obs is not None:
+                infos[i]["terminal_observation"] = out.final_obs[i]
+            infos[i]["TimeLimit.truncated"] = bool(out.truncated[i] and not out.terminated[i])
             infos[i]["episode"] = {
                 "r": float(self._returns[i]),
                 "l": int(self._lengths[i]),
                 "t": round(time.time() - self._t0, 6),
             }
-            infos[i]["score"] = int(info["final_score"][i])
-            self._returns[i] = 0
-            self._lengths[i] = 0
-        return obs, rewards.astype(np.float32), dones, infos
-
-    def action_masks(self) -> np.ndarray:
-        """[num_envs, 968] bool legal actions."""
-        return self.venv.action_masks()
+        self._returns[dones] = 0
+        self._lengths[dones] = 0
+        return out.obs, np.asarray(out.rewards, dtype=np.float32), dones, infos
 
     def close(self) -> None:
-        self.venv.close()
+        pass
 
     # --- the per-env accessors SB3 expects; the games have no per-env Python objects.
     def _indices(self, indices: VecEnvIndices) -> list[int]:
         return list(self._get_indices(indices))
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        if attr_name == "action_masks":
-            return [self.action_masks] * len(self._indices(indices))
-        value = getattr(self.venv, attr_name)
+        value = self.action_masks if attr_name == "action_masks" else getattr(self._attribute_owner(), attr_name)
         return [value] * len(self._indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         raise AttributeError(f"cannot set {attr_name!r} on the games of a batched env")
 
-    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
         rows = self._indices(indices)
         if method_name == "action_masks":
             masks = self.action_masks()
@@ -100,8 +157,35 @@ class UmbrellaSB3VecEnv(VecEnv):
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
         return [False] * len(self._indices(indices))
 
-    def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        return super().seed(seed)
 
-    def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
-        return super()._get_indices(indices)
+class UmbrellaSB3VecEnv(BatchVecEnv):
+    """SB3 view of :class:`~umbrella_env.envs.vector.UmbrellaSoloVectorEnv` (same kwargs).
+
+    ``infos[i]["score"]`` holds the final score of a game that ended in the step.
+    """
+
+    def __init__(self, num_envs: int = 8, **kwargs: Any) -> None:
+        self.venv = UmbrellaSoloVectorEnv(num_envs=num_envs, autoreset_mode="same_step", **kwargs)
+        self.render_mode = self.venv.render_mode
+        super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+
+    def _reset_batch(self, seeds: list[int | None] | None) -> np.ndarray:
+        obs, _ = self.venv.reset(seed=seeds)
+        return obs
+
+    def _step_batch(self, actions: np.ndarray) -> BatchStep:
+        obs, rewards, terminated, truncated, info = self.venv.step(actions)
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for i in np.flatnonzero(terminated | truncated):
+            infos[i]["score"] = int(info["final_score"][i])
+        return BatchStep(obs, rewards, terminated, truncated, info.get("final_obs"), infos)
+
+    def action_masks(self) -> np.ndarray:
+        """[num_envs, 968] bool legal actions."""
+        return self.venv.action_masks()
+
+    def _attribute_owner(self) -> Any:
+        return self.venv
+
+    def close(self) -> None:
+        self.venv.close()

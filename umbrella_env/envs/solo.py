@@ -1,8 +1,12 @@
-"""Gymnasium environment for the solo game, a thin adapter over the batched core."""
+"""Gymnasium environment for the solo game, a thin adapter over the single-game engine.
+
+The game is a :class:`~umbrella_env.core.single.SingleGame`; option checks, seeds, the
+illegal-action policy, rewards, state save/load and rendering are those of the env policy
+layer, :mod:`umbrella_env.envs.common`, which every env shares.
+"""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -10,26 +14,29 @@ import numpy as np
 from gymnasium import spaces
 
 from umbrella_env.core import actions as A
-from umbrella_env.core import engine as E
-from umbrella_env.core.errors import ActionError, IllegalActionError
+from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
-from umbrella_env.core.single import SingleGame
-from umbrella_env.tools.gendocs import env_doc_tables
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
+    ILLEGAL_KEY,
     ILLEGAL_REWARD,
+    RENDER_MODES,
+    EnvGame,
     check_choice,
-    load_single,
+    check_flag,
+    check_seed,
     make_config,
-    play_forced,
-    render_state,
+    step_rewards,
 )
+from umbrella_env.envs.doctables import env_doc_tables
 
+#: The id of this env in Gymnasium's registry (``gymnasium.make(SOLO_ENV_ID)``).
+SOLO_ENV_ID = "umbrella_env/Solo-v0"
 SOLO_REWARD_MODES = ("dense", "score")
 
 
 class UmbrellaSoloEnv(gym.Env):
-    """Umbrella solo (RULES.md §8) as a Gymnasium environment.
+    """Umbrella solo (docs/rules.md §8) as a Gymnasium environment.
 
     ## Description
     One board, four zones of umbrellas and six tiles (black face up): slide umbrellas
@@ -47,25 +54,38 @@ class UmbrellaSoloEnv(gym.Env):
     ## Rewards
     ``reward_mode="dense"`` (default): the change of the solo score at each step, so the
     episode return is the final score. ``"score"``: the final score, paid at the end.
-    An illegal action with ``illegal_action="loss"`` ends the episode with reward -1.
+    An illegal action with ``illegal_action="loss"`` ends the episode with reward -1
+    (``info["illegal_action"]`` is True); with ``"raise"`` it raises
+    ``IllegalActionError``. An action that is not an id in [0, 968) always raises
+    ``ActionError``. A refused call changes nothing.
 
     ## Starting State
     A random stage layout, 20 umbrellas dealt 5 per zone, two stacks of 3 black tiles.
+    ``reset(seed=...)`` takes None or a non-negative int.
 
     ## Episode End
-    Termination by the solo end conditions (RULES.md §8); truncation after ``max_turns``.
+    Termination by the solo end conditions (docs/rules.md §8), or by an illegal action
+    under ``illegal_action="loss"``; truncation after ``max_turns``.
+
+    ## State
+    ``get_state()`` returns the game as the core's JSON-able state dict
+    (``docs/state.md``). After an illegal-action loss it says ``"phase": "game_over"``,
+    ``"terminated": true`` and, an env-level entry, ``"illegal_action": {"seat": 0,
+    "action": a, "phase": p}``. ``set_state(d)`` makes the env that game (validated
+    first) and returns ``(observation, info)`` as ``reset`` does; a finished game shows
+    an empty mask and ``step`` asks for a reset.
 
     ## Arguments
-    ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture of the table), ``reward_mode``
-    ("dense", "score"), ``illegal_action`` ("loss", "raise"), ``max_turns``, ``components``,
-    ``auto_forced`` (default False: decisions with a single legal option are taken
-    automatically, their reward included in the step that led to them).
+    ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture
+    of the table), ``reward_mode`` ("dense", "score"), ``illegal_action`` ("loss", "raise"),
+    ``max_turns``, ``components``, ``auto_forced`` (default False: decisions with a single
+    legal option are taken automatically, their reward included in the step that led to them).
 
     ## Version History
     * v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
     def __init__(
         self,
@@ -77,95 +97,87 @@ class UmbrellaSoloEnv(gym.Env):
         components: Any = None,
         auto_forced: bool = False,
     ) -> None:
-        if not isinstance(auto_forced, bool):
-            raise TypeError(f"auto_forced must be a bool, got {auto_forced!r}")
-        self.auto_forced = auto_forced
+        self.auto_forced = check_flag("auto_forced", auto_forced)
         self.config = make_config(1, plate_level, max_turns, components)
         self.reward_mode = check_choice("reward_mode", reward_mode, SOLO_REWARD_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         if render_mode is not None:
-            check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
+            check_choice("render_mode", render_mode, tuple(RENDER_MODES))
         self.render_mode = render_mode
         self.observation_space = spaces.Box(*observation_bounds(), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
-        self._game: SingleGame | None = None
-        self._ended = False  # by an illegal action
-        self._score = 0.0
-        self._mask = np.zeros(A.NUM_ACTIONS, bool)
+        self._g: EnvGame | None = None
+        self._scores = [0]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         # The same key draw as the vector env, so sub-env i equals a single env seeded seed + i.
-        self._game = SingleGame.new(self.config, E.draw_key(self.np_random))
-        self._ended = False
-        self._score = float(self._game.scores()[0])
-        return self._game.observe(0), self._info()
+        return self._show(EnvGame.deal(self.config, self.np_random))
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
-        game = self._require_game()
-        if game.done or self._ended:
-            raise RuntimeError("the episode is over: call reset() before step()")
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
-        a = A.check_action_id(action)
-        if not self._mask[a]:  # the legal actions offered after the previous call
-            message = f"action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[game.phase]!r}"
-            if self.illegal_action == "raise":
-                raise IllegalActionError(message)
-            warnings.warn(f"{message}; the episode ends", stacklevel=2)
-            self._ended = True
+        g = self._g if self._g is not None else self._require_game()
+        if g.over:
+            raise GameOverError(
+                f"the episode is over ({'terminated' if g.terminated else 'truncated'}): call reset() before step()"
+            )
+        a, legal = g.judge(action, self.illegal_action, "player")  # raises before any change
+        if not legal:
+            g.end_illegally(a)
             info = self._info()
-            info["illegal_action"] = True
-            return game.observe(0), ILLEGAL_REWARD, True, False, info
-        game.step(a)
-        if self.auto_forced:
-            play_forced(game)
-        score = float(game.scores()[0])
-        if self.reward_mode == "dense":
-            reward = score - self._score
-        else:
-            reward = score if game.done else 0.0
-        self._score = score
+            info[ILLEGAL_KEY] = True
+            return g.observe(0), ILLEGAL_REWARD, True, False, info
+        g.play(a, self.auto_forced)
+        game = g.game
+        scores = game.scores()
+        reward = step_rewards(self.reward_mode, self._scores, scores, game.done, game.terminated, game.ranks)[0]
+        self._scores = scores
         if self.render_mode == "human":
             self.render()
-        return game.observe(0), reward, game.terminated, game.truncated, self._info()
+        return g.observe(0), reward, game.terminated, game.truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool vector (the method sb3-contrib's MaskablePPO calls)."""
-        game = self._require_game()
-        if self._ended:
-            return np.zeros(A.NUM_ACTIONS, bool)
-        return game.legal_mask()
+        return self._require_game().legal().copy()
+
+    def _show(self, g: EnvGame) -> tuple[np.ndarray, dict[str, Any]]:
+        self._g = g
+        self._scores = g.scores()
+        info = self._info()
+        if g.ended is not None:
+            info[ILLEGAL_KEY] = True
+        return g.observe(0), info
 
     def _info(self) -> dict[str, Any]:
-        self._mask = self.action_masks()
+        g = self._g if self._g is not None else self._require_game()
         return {
-            "action_mask": self._mask.view(np.int8).copy(),
-            "score": int(self._score),
-            "phase": A.PHASES[self._require_game().phase],
+            "action_mask": g.legal().view(np.int8).copy(),
+            "score": int(self._scores[0]),
+            "phase": A.PHASES[g.phase],
         }
 
-    def _require_game(self) -> SingleGame:
-        if self._game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._game
+    def _require_game(self) -> EnvGame:
+        if self._g is None:
+            raise RuntimeError("call reset() (or set_state()) before using the environment")
+        return self._g
 
     def get_state(self) -> dict[str, Any]:
-        """The full game state as the core's JSON-able dict."""
-        return self._require_game().to_dict()
+        """The full game state as a JSON-able dict: the core's state dict (``docs/state.md``),
+        plus ``"illegal_action"`` when an illegal action ended the game."""
+        return self._require_game().state()
 
-    def set_state(self, d: dict[str, Any]) -> None:
-        self._require_game()
-        self._game = load_single(d, self.config)
-        self._ended = False
-        self._score = float(self._game.scores()[0])
-        self._mask = self.action_masks()
+    def set_state(self, d: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        """Make the env the game of a state dict (validated first; a bad dict changes nothing).
+
+        Returns ``(observation, info)`` as :meth:`reset` does; the mask is all zeros and
+        :meth:`step` asks for a reset when that game is over.
+        """
+        return self._show(EnvGame.load(self.config, d))
 
     def render(self) -> str | np.ndarray | None:
-        return render_state(self.render_mode, self.get_state())
+        return self._require_game().render(self.render_mode)
 
 
-__all__ = ["UmbrellaSoloEnv", "ActionError"]
+__all__ = ["SOLO_ENV_ID", "SOLO_REWARD_MODES", "UmbrellaSoloEnv"]
 
 
 UmbrellaSoloEnv.__doc__ = ((UmbrellaSoloEnv.__doc__ or "").rstrip() + "\n") + env_doc_tables()

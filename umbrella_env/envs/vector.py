@@ -14,9 +14,21 @@ from gymnasium.vector.utils import batch_space
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
-from umbrella_env.core.errors import ActionError, IllegalActionError
 from umbrella_env.core.observation import observation_bounds, observe
-from umbrella_env.envs.common import ILLEGAL_ACTION_MODES, ILLEGAL_REWARD, check_choice, make_config, render_state
+from umbrella_env.envs.common import (
+    ILLEGAL_ACTION_MODES,
+    ILLEGAL_REWARD,
+    IllegalEnd,
+    check_choice,
+    check_seed,
+    ended_observation,
+    judge_actions,
+    make_config,
+    render_state,
+    save_state,
+    seed_sequence,
+    step_rewards,
+)
 from umbrella_env.envs.solo import SOLO_REWARD_MODES
 
 _AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
@@ -39,6 +51,10 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       score in ``info["final_score"]``). ``metadata["autoreset_mode"]`` declares it.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
       ``max_turns``, ``components``, ``render_mode`` ("ansi": the text of every game).
+    * Checks and policies are the single env's (:mod:`umbrella_env.envs.common`): every
+      action is checked before anything changes, so a refused step changes nothing (not
+      even a pending autoreset); an illegal action under ``illegal_action="loss"`` ends
+      only that sub-env's episode, and :meth:`get_state` then says so.
     """
 
     metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -77,6 +93,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         self._scores = np.zeros(self.num_envs)
         self._needs_reset = np.zeros(self.num_envs, bool)
         self._ended = np.zeros(self.num_envs, bool)  # ended by an illegal action
+        self._illegal: dict[int, IllegalEnd] = {}  # how, for the state dicts
         self._started = False
         self._mask = np.zeros((self.num_envs, A.NUM_ACTIONS), bool)
 
@@ -84,15 +101,14 @@ class UmbrellaSoloVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"expected {self.num_envs} seeds, got {len(seeds)}")
+        """Reset every sub-env. ``seed``: None, an int (sub-env ``i`` gets ``seed + i``) or a
+        sequence of ``num_envs`` seeds (each None or a non-negative int)."""
+        seeds = seed_sequence(seed, self.num_envs, "env", allow_none=True)
+        first = None
+        if seeds is None:
+            first = check_seed(seed)
+            seeds = [None if first is None else first + i for i in range(self.num_envs)]
+        super().reset(seed=first)
         if not self._generators:
             self._generators = [seeding.np_random(s)[0] for s in seeds]
         else:
@@ -106,89 +122,83 @@ class UmbrellaSoloVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
-            raise ActionError(
-                f"expected an integer array of shape ({self.num_envs},), got {acts.dtype} array of shape {acts.shape}"
-            )
         state = self._state
-        rewards = np.zeros(self.num_envs)
+        live = ~self._needs_reset & ~state.done  # games waiting for their autoreset ignore their action
+        # Every check first (the legal actions are those offered after the previous call):
+        # a refused step changes nothing, not even the pending autoresets.
+        acts, illegal = judge_actions(actions, self._mask, live, state.phase, self.illegal_action, "env")
+        for i in np.flatnonzero(illegal):
+            self._illegal[int(i)] = IllegalEnd(0, int(np.asarray(actions)[i]), A.PHASES[int(state.phase[i])])
+        self._ended |= illegal
         resetting = np.flatnonzero(self._needs_reset)
         if resetting.size:
             self._reset_games(resetting)
-        live = ~self._needs_reset & ~state.done
-        live[resetting] = False
-        acts = np.where(live, acts, -1).astype(np.int64)
-        bad = live & ((acts < 0) | (acts >= A.NUM_ACTIONS))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ActionError(f"env {i}: action id {int(acts[i])} is out of range: expected [0, {A.NUM_ACTIONS})")
-        legal = self._mask  # the legal actions offered after the previous call
-        li = np.flatnonzero(live)
-        illegal = li[~legal[li, acts[li]]]
-        if illegal.size:
-            i = int(illegal[0])
-            message = f"env {i}: action {int(acts[i])} ({A.ACTION_STRINGS[acts[i]]!r}) is not legal in phase {A.PHASES[int(state.phase[i])]!r}"
-            if self.illegal_action == "raise":
-                raise IllegalActionError(message)
-            warnings.warn(f"{message}; that episode ends", stacklevel=2)
-            acts[illegal] = -1
-            self._ended[illegal] = True
-            rewards[illegal] = ILLEGAL_REWARD
         E.step_unchecked(state, acts)
         all_scores = E.scores(state)
-        scores = all_scores[:, 0].astype(np.float64)
-        stepped = live.copy()
-        stepped[illegal] = False
-        finished = stepped & state.done
-        if self.reward_mode == "dense":
-            rewards[stepped] = (scores - self._scores)[stepped]
-        else:
-            rewards[finished] = scores[finished]
-        self._scores = scores
+        stepped = live & ~illegal
+        rewards = step_rewards(
+            self.reward_mode, self._scores[:, None], all_scores, state.done, state.terminated, lambda: E.ranks(state)
+        )[:, 0]
+        rewards = np.where(stepped, rewards, 0.0)
+        rewards[illegal] = ILLEGAL_REWARD
+        self._scores = all_scores[:, 0].astype(np.float64)
         terminated = (state.terminated | self._ended) & live
         truncated = state.truncated & live
         done = terminated | truncated
         info: dict[str, Any]
         if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
-            final_obs = observe(state)
-            final_score = E.scores(state)[:, 0].copy()
+            final_obs = self._observe(all_scores)
+            final_score = all_scores[:, 0].copy()
             self._reset_games(np.flatnonzero(done))
             info = self._info()
             info["final_obs"] = np.where(done[:, None], final_obs, 0.0).astype(np.float32)
             info["_final_obs"] = done
             info["final_score"] = np.where(done, final_score, 0)
+            obs = observe(state)
         else:
             self._needs_reset = done
             info = self._info()
-        obs = observe(state, scores=None if (self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any()) else all_scores)
+            obs = self._observe(all_scores)
         return obs, rewards, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """[N, 968] bool legal actions (all False for a game waiting for its autoreset)."""
         return self._mask.copy()
 
+    def render(self) -> str | None:  # type: ignore[override]  # one text for all the games
+        if self.render_mode is None:
+            warnings.warn("render() called without render_mode='ansi'", stacklevel=2)
+            return None
+        texts = [
+            render_state("ansi", batch_io.to_dict(self._state, b), self._illegal.get(b)) or ""
+            for b in range(self.num_envs)
+        ]
+        return "\n".join(f"--- env {b} ---\n{t}" for b, t in enumerate(texts))
+
+    def get_state(self, i: int) -> dict[str, Any]:
+        """Sub-env ``i``'s game as a state dict (the core's, plus ``"illegal_action"`` when
+        an illegal action ended it; see :func:`umbrella_env.envs.common.save_state`)."""
+        return save_state(batch_io.to_dict(self._state, i), self._illegal.get(int(i)))
+
+    # ------------------------------------------------------------------ internals
+    def _observe(self, scores: np.ndarray) -> np.ndarray:
+        obs = observe(self._state, scores=scores)
+        if self._ended.any():
+            obs[self._ended] = ended_observation(obs[self._ended])
+        return obs
+
     def _update_mask(self) -> None:
         self._mask = E.legal_action_mask(self._state)
         self._mask[self._needs_reset | self._ended] = False
 
-    def render(self) -> str | None:
-        texts = [render_state("ansi", batch_io.to_dict(self._state, b)) or "" for b in range(self.num_envs)]
-        if self.render_mode is None:
-            warnings.warn("render() called without render_mode='ansi'", stacklevel=2)
-            return None
-        return "\n".join(f"--- env {b} ---\n{t}" for b, t in enumerate(texts))
-
-    def get_state(self, i: int) -> dict[str, Any]:
-        return batch_io.to_dict(self._state, i)
-
-    # ------------------------------------------------------------------ internals
     def _reset_games(self, idx: np.ndarray) -> None:
         keys = np.array([E.draw_key(self._generators[i]) for i in idx], dtype=np.uint64)
         E.reset(self._state, idx, keys=keys)
         self._scores[idx] = E.scores(E.take(self._state, idx))[:, 0]
         self._needs_reset[idx] = False
         self._ended[idx] = False
+        for i in idx:
+            self._illegal.pop(int(i), None)
 
     def _info(self) -> dict[str, Any]:
         self._update_mask()

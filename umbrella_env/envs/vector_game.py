@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.core import actions as A
+from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
-from umbrella_env.core.errors import ConfigError, IllegalActionError
+from umbrella_env.core.errors import ConfigError
 from umbrella_env.core.observation import observe
-from umbrella_env.envs.common import REWARD_MODES, check_choice, end_rewards, make_config
+from umbrella_env.envs.common import REWARD_MODES, check_choice, check_seed, make_config, seed_sequence, step_rewards
 
 
 class VectorGame:
@@ -45,7 +45,13 @@ class VectorGame:
         reward_mode: ``"win"`` (+1 sole win, +0.5 shared win, -1 loss, 0 on truncation),
             ``"score"`` (final scores at the end) or ``"dense"`` (score changes).
         max_turns, components: as :class:`~umbrella_env.core.config.GameConfig`.
-        seed: seeds the deals (game ``i`` of the first batch is dealt from key stream ``seed``).
+        seed: seeds the deals: None (fresh entropy), a non-negative int (one random
+            stream deals every game, in game order), or a sequence of exactly
+            ``num_games`` non-negative ints (game ``i`` is dealt from its own stream
+            ``seed[i]``, at every reset). Anything else is refused with ``ConfigError``.
+
+    Actions are checked by the core's checked step (:func:`umbrella_env.core.engine.step`):
+    a bad or illegal action raises naming the game, and nothing changes.
     """
 
     def __init__(
@@ -56,7 +62,7 @@ class VectorGame:
         reward_mode: str = "win",
         max_turns: int | None = None,
         components: Any = None,
-        seed: int | None = None,
+        seed: int | list[int] | None = None,
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ConfigError(f"num_games must be a positive int, got {num_games!r}")
@@ -66,15 +72,17 @@ class VectorGame:
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.num_games = int(num_games)
         self.num_players = num_players
-        self._rng = np.random.default_rng(seed)
-        self.state = E.init(self.config, self.num_games, seed=self._rng)
+        self._rng, self._generators = self._streams(seed)
+        self.state = E.allocate(self.config, self.num_games)
+        self._deal(np.arange(self.num_games))
         self._scores = E.scores(self.state).astype(np.float64)
 
-    def reset(self, seed: int | None = None) -> dict[str, np.ndarray]:
-        """Deal every game anew; returns the view (see :meth:`view`)."""
+    def reset(self, seed: int | list[int] | None = None) -> dict[str, np.ndarray]:
+        """Deal every game anew (``seed`` as in the constructor; None continues the
+        current streams); returns the view (see :meth:`view`)."""
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        E.reset(self.state, np.arange(self.num_games), self._rng)
+            self._rng, self._generators = self._streams(seed)
+        self._deal(np.arange(self.num_games))
         self._scores = E.scores(self.state).astype(np.float64)
         return self.view()
 
@@ -91,6 +99,10 @@ class VectorGame:
         """[N] uniformly random legal actions (a baseline opponent)."""
         return E.random_legal_actions(self.state, rng)
 
+    def get_state(self, i: int) -> dict[str, Any]:
+        """Game ``i`` as the core's state dict (``docs/state.md``)."""
+        return batch_io.to_dict(self.state, i)
+
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game. Returns ``(view, rewards [N, P], terminated [N], truncated [N], info)``.
 
@@ -99,23 +111,35 @@ class VectorGame:
         already been reset and ``view`` shows their first decision.
         """
         state = self.state
-        E.step(state, actions)  # checked: raises ActionError / IllegalActionError with the game index
+        E.step(state, actions)  # checked: raises ActionError / IllegalActionError with the game index, changes nothing
         scores = E.scores(state).astype(np.float64)
         terminated = state.terminated.copy()
         truncated = state.truncated.copy()
         done = terminated | truncated
-        if self.reward_mode == "dense":
-            rewards = scores - self._scores
-        else:
-            rewards = np.where(done[:, None], end_rewards(scores, E.ranks(state), state.terminated, self.reward_mode), 0.0)
+        rewards = step_rewards(self.reward_mode, self._scores, scores, done, terminated, lambda: E.ranks(state))
         info: dict[str, Any] = {"_final": done}
         if done.any():
             info["final_scores"] = np.where(done[:, None], scores, 0).astype(np.int64)
             info["final_ranks"] = np.where(done[:, None], E.ranks(state), 0)
-            E.reset(state, np.flatnonzero(done), self._rng)
+            self._deal(np.flatnonzero(done))
             scores = E.scores(state).astype(np.float64)
         self._scores = scores
         return self.view(), rewards, terminated, truncated, info
 
+    # ------------------------------------------------------------------ internals
+    def _streams(self, seed: Any) -> tuple[np.random.Generator | None, list[np.random.Generator] | None]:
+        """(one stream for every game, or one stream per game) from a seed, checked."""
+        seeds = seed_sequence(seed, self.num_games, "game", allow_none=False)
+        if seeds is not None:
+            return None, [np.random.default_rng(s) for s in seeds]
+        checked = check_seed(seed)
+        return np.random.default_rng(checked), None
 
-__all__ = ["VectorGame", "IllegalActionError", "A"]
+    def _deal(self, idx: np.ndarray) -> None:
+        if self._generators is None:
+            E.reset(self.state, idx, self._rng)
+        else:
+            E.reset(self.state, idx, keys=[E.draw_key(self._generators[i]) for i in idx])
+
+
+__all__ = ["VectorGame"]

@@ -33,7 +33,9 @@ import numpy as np
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
+from umbrella_env.core import facts as F
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.playout import completing_slides, policy_actions  # noqa: F401 (tests import both from here)
 from umbrella_env.core.reference import ReferenceGame
 from umbrella_env.core.serialize import zone_counts, zone_string
 
@@ -61,34 +63,12 @@ class DiffStats:
         )
 
 
-def completing_slides(state: E.BatchState, idx: np.ndarray) -> np.ndarray:
-    """[n, 64] legal slides of the games ``idx`` (all in phase slide) that make a figure scorable."""
-    n = idx.size
-    legal = E.legal_action_mask(E.take(state, idx))[:, A.SLIDE_START : A.SLIDE_START + A.NUM_SLIDE]
-    trial = E.take(state, np.repeat(idx, A.NUM_SLIDE))
-    E.step_unchecked(trial, np.tile(np.arange(A.NUM_SLIDE), n))
-    return legal & (trial.phase == A.PHASE_VALIDATE).reshape(n, A.NUM_SLIDE)
-
-
-def policy_actions(state: E.BatchState, rng: np.random.Generator, greedy: float) -> np.ndarray:
-    """Random legal actions, preferring figure-completing slides with probability ``greedy``."""
-    acts = E.random_legal_actions(state, rng)
-    idx = np.flatnonzero(state.phase == A.PHASE_SLIDE)
-    if idx.size and greedy > 0:
-        good = completing_slides(state, idx)
-        use = good.any(axis=1) & (rng.random(idx.size) < greedy)
-        if use.any():
-            pick = np.argmax(rng.random(good.shape) * good, axis=1)
-            acts[idx[use]] = A.SLIDE_START + pick[use]
-    return acts
-
-
 def stress_start(d: dict[str, Any]) -> dict[str, Any]:
     """Empty the current player's four zones into the other zones (2-4 players)."""
     d = json.loads(json.dumps(d))
     P, seat = d["num_players"], d["current_player"]
     z = d["zones"]
-    own = [("central", None), ("personal", seat), ("side", seat), ("side", (seat - 1) % P)]
+    own = [F.zone_keys(P)[z] for z in F.seat_zones(P, seat)]
     moved = [0, 0, 0, 0]
     for key, i in own:
         counts = zone_counts(z[key] if i is None else z[key][i])

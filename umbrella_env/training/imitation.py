@@ -1,6 +1,6 @@
 """Behaviour cloning: start a MaskablePPO policy from a teacher agent's games.
 
-``python -m umbrella_env.train --pretrain heuristic`` plays ``--pretrain-games`` games in
+``python train.py --pretrain heuristic`` plays ``--pretrain-games`` games in
 which the teacher takes the learner's seat (opponents drawn from the opponent pool as in
 training; ``self`` is the teacher itself), records every learner decision (observation,
 mask, teacher action) and the learner's discounted return under the training reward,
@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from agents import make_agent
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
+from umbrella_env.match import play_out, win_credits
 from umbrella_env.parallel import Progress, process_pool
 
 
@@ -63,17 +65,12 @@ class Demonstrations:
                              + "; delete it or give another --pretrain-cache")
 
 
-def _opponents_move(game: SingleGame, seat: int, opp: Any) -> None:
-    """Let ``opp`` play every other seat until ``seat`` must decide or the game is over."""
-    while not game.done and game.actor != seat:
-        game.step(opp.act(game.observe(game.actor), game.legal_mask(), game.clone() if opp.needs_game else None))
-
-
 def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float]) -> dict[str, Any]:
     config, teacher_name, opponents, seeds, shaping, gamma = job
-    from agents import make_agent
-
-    obs, masks, actions, returns = [], [], [], []
+    obs: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
+    returns: list[float] = []
     wins = 0.0
     total_score = 0.0
     solo = config.num_players == 1
@@ -85,27 +82,35 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
         opp = teacher if spec == "self" else make_agent(spec, seed=int(rng.integers(2**31)))
         game = SingleGame.new(config, int(rng.integers(2**63)))
         seat = int(rng.integers(config.num_players))
+        agents = [opp] * config.num_players
+        agents[seat] = teacher
+        # The reward of a teacher decision is the change of its score edge until its next
+        # decision (or the end); the first one also counts the opponents' opening moves.
         rewards: list[float] = []
         edge = float(score_edge(game.scores(), seat))
-        _opponents_move(game, seat, opp)
-        while not game.done:
-            o, m = game.observe(seat), game.legal_mask()
-            a = teacher.act(o, m, game.clone() if teacher.needs_game else None)
-            obs.append(o)
-            masks.append(m.astype(bool))
-            actions.append(a)
-            game.step(a)
-            _opponents_move(game, seat, opp)
-            new_edge = float(score_edge(game.scores(), seat))
-            rewards.append(weight * (new_edge - edge))
-            edge = new_edge
+
+        def record(game: SingleGame, actor: int, action: int) -> None:
+            nonlocal edge
+            if actor != seat:
+                return
+            if actions_before < len(actions):
+                new_edge = float(score_edge(game.scores(), seat))
+                rewards.append(weight * (new_edge - edge))
+                edge = new_edge
+            obs.append(game.observe(seat))
+            masks.append(game.legal_mask().astype(bool))
+            actions.append(action)
+
+        actions_before = len(actions)
+        play_out(agents, game, on_move=record)
+        if actions_before < len(actions):
+            rewards.append(weight * (float(score_edge(game.scores(), seat)) - edge))
         scores = game.scores()
         total_score += scores[seat]
         if not solo and rewards:
             ranks = game.ranks()
             rewards[-1] += float(end_rewards(scores, ranks, game.terminated, "win")[seat])
-            if game.terminated and ranks[seat] == 0:
-                wins += 1.0 / sum(1 for r in ranks if r == 0)
+            wins += win_credits(ranks, game.truncated)[seat]
         g = 0.0
         out = []
         for r in reversed(rewards):
@@ -141,8 +146,6 @@ def collect(
     progress: bool = True,
 ) -> Demonstrations:
     """Play ``games`` teacher games (see the module doc) and return the learner's decisions."""
-    from agents import make_agent
-
     make_agent(teacher)  # fail early on an unknown name
     opponents = list(opponents) or ["random"]
     for o in opponents:

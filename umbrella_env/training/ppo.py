@@ -1,8 +1,8 @@
 """Train a MaskablePPO agent (sb3-contrib) on the batched core.
 
-    python -m umbrella_env.train --quick                      # ~2 minutes, 2 players
-    python -m umbrella_env.train --players 1 --timesteps 2e6  # solo on the native vector env
-    python -m umbrella_env.train --players 2 --opponents greedy self --pretrain heuristic \
+    python train.py --quick                      # ~2 minutes, 2 players
+    python train.py --players 1 --timesteps 2e6  # solo on the native vector env
+    python train.py --players 2 --opponents greedy self --pretrain heuristic \
         --pretrain-games 8000 --pretrain-epochs 10 --learning-rate 2e-4 --ent-coef 0.001 --timesteps 6e5
 
 * Solo trains on :class:`~umbrella_env.envs.sb3.UmbrellaSB3VecEnv` (dense reward: the
@@ -14,14 +14,14 @@
   win, +0.5 shared win, -1 loss), plus a small shaping term
   ``--shaping`` x (its score change - the mean opponent score change).
 * The policy sees the observation plus figure-progress features computed inside the
-  network (``--features figure``, :mod:`umbrella_env.policy_features`): how complete each
+  network (``--features figure``, :mod:`agents.features`): how complete each
   visible figure would be after each of the 64 slides.
 * ``--pretrain AGENT`` first behaviour-clones a teacher agent from ``--pretrain-games``
-  of its games (:mod:`umbrella_env.imitation`; ``--pretrain-cache FILE.npz`` keeps the
+  of its games (:mod:`umbrella_env.training.imitation`; ``--pretrain-cache FILE.npz`` keeps the
   games for the next run), then PPO continues from the cloned policy.
 * Every ``--eval-every`` steps the policy plays ``--eval-games`` games against
-  ``--eval-opponent`` (default heuristic, falling back to greedy or random if that agent
-  is not available); the best model is kept as ``best.zip``. ``last.zip`` is written at
+  ``--eval-opponent`` (default heuristic) through the match runner
+  (:func:`umbrella_env.match.play_game`); the best model is kept as ``best.zip``. ``last.zip`` is written at
   the end; each ``.zip`` has a ``.json`` sidecar with the configuration, so a model
   trained for one configuration is refused for another.
 * ``--resume PATH`` continues from a checkpoint. TensorBoard logs go to ``OUT/tb`` when
@@ -53,14 +53,20 @@ try:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 except ImportError:  # pragma: no cover - exercised only without the train extra
-    print("umbrella_env.train needs the train extra: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
+    print("train.py needs the train extra: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
     raise
 
+import torch
 from gymnasium import spaces
 
+from agents import make_agent
+from agents.features import FigureFeatures
+from agents.policy import PolicyAgent, metadata_path, read_metadata
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
-from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
+from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
+from umbrella_env.match import agent_action, play_game
+from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 
 
 # --------------------------------------------------------------------------- opponents
@@ -77,8 +83,6 @@ class OpponentPool:
         self.agents: dict[str, Any] = {}
         for spec in self.specs:
             if spec not in ("random", "self"):
-                from agents import make_agent
-
                 self.agents[spec] = make_agent(spec, seed=int(self.rng.integers(2**31)))
 
     def draw(self, n: int) -> np.ndarray:
@@ -101,16 +105,19 @@ class OpponentPool:
             else:
                 agent = self.agents[spec]
                 for r, b in zip(rows, g):
-                    game = SingleGame.from_batch(state, int(b))
-                    out[r] = agent.act(game.observe(), game.legal_mask(), game.clone() if agent.needs_game else None)
+                    out[r] = agent_action(agent, SingleGame.from_batch(state, int(b)))
         return out
 
 
-class LearnerVecEnv(VecEnv):
+class LearnerVecEnv(BatchVecEnv):
     """``num_envs`` multiplayer games in one batch of the core, seen from the learner.
 
     The learner sits at a random seat of each game; opponents from ``pool`` play the
-    other seats inside :meth:`step_wait`, so every observation is a learner decision.
+    other seats inside the step, so every observation is a learner decision.  The SB3
+    plumbing (action checks, episode bookkeeping, accessors) is
+    :class:`~umbrella_env.envs.sb3.BatchVecEnv`'s; the learner's actions go through the
+    core's checked step, so an illegal one is refused before any game changes.  Deals and
+    seats come from the generator seeded by ``seed`` at construction.
     """
 
     def __init__(self, num_envs: int, config: GameConfig, pool: OpponentPool, shaping: float, seed: int) -> None:
@@ -124,72 +131,37 @@ class LearnerVecEnv(VecEnv):
         self.render_mode = None
         obs_space = spaces.Box(*observation_bounds(), dtype=np.float32)
         super().__init__(num_envs, obs_space, spaces.Discrete(A.NUM_ACTIONS))
-        self._actions: np.ndarray | None = None
-        self._returns = np.zeros(num_envs)
-        self._lengths = np.zeros(num_envs, dtype=np.int64)
         self._edge = np.zeros(num_envs)  # score edge at the learner's pending decision (shaping)
         self.results: list[float] = []  # learner's end-of-game reward of every finished game
 
-    # SB3 API -------------------------------------------------------------------------
-    def reset(self) -> np.ndarray:
+    def _reset_batch(self, seeds: list[int | None] | None) -> np.ndarray:
         self._new_games(np.arange(self.num_envs))
         return observe(self.state, seats=self.seat)
 
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-
-    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        assert self._actions is not None
+    def _step_batch(self, actions: np.ndarray) -> BatchStep:
         state = self.state
-        E.step_unchecked(state, self._actions)
+        E.step(state, np.where(state.done, -1, actions))  # checked: raises before any game changes
         self._play_opponents()
         after = self._edge_now()
         rewards = self.shaping * (after - self._edge)
         self._edge = after
         done = state.done.copy()
         idx = np.flatnonzero(done)
-        final = self._end_reward(idx) if idx.size else None
-        if final is not None:
+        final_obs = None
+        if idx.size:
+            final = self._end_reward(idx)
             rewards[idx] += final
-        self._returns += rewards
-        self._lengths += 1
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if final is not None:
-            terminal_obs = observe(E.take(state, idx), seats=self.seat[idx])
-            for j, b in enumerate(idx):
-                infos[b]["terminal_observation"] = terminal_obs[j]
-                infos[b]["TimeLimit.truncated"] = bool(state.truncated[b])
-                infos[b]["episode"] = {"r": float(self._returns[b]), "l": int(self._lengths[b]), "t": time.time()}
-                self.results.append(float(final[j]))
-            self._returns[idx] = 0
-            self._lengths[idx] = 0
+            self.results += [float(x) for x in final]
+            final_obs = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
+            final_obs[idx] = observe(E.take(state, idx), seats=self.seat[idx])
+            truncated = state.truncated.copy()
             self._new_games(idx)
-        self._actions = None
-        return observe(state, seats=self.seat), rewards.astype(np.float32), done, infos
+        else:
+            truncated = np.zeros(self.num_envs, dtype=bool)
+        return BatchStep(observe(state, seats=self.seat), rewards, done & ~truncated, truncated, final_obs)
 
     def action_masks(self) -> np.ndarray:
         return E.legal_action_mask(self.state)
-
-    def close(self) -> None:
-        pass
-
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        n = len(list(self._get_indices(indices)))
-        if attr_name == "action_masks":
-            return [self.action_masks] * n
-        return [getattr(self, attr_name)] * n
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        raise AttributeError(f"cannot set {attr_name!r} on the games of a batched env")
-
-    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-        if method_name != "action_masks":
-            raise AttributeError(f"no per-env method {method_name!r}; available: 'action_masks'")
-        masks = self.action_masks()
-        return [masks[i] for i in self._get_indices(indices)]
-
-    def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
-        return [False] * len(list(self._get_indices(indices)))
 
     # internals -----------------------------------------------------------------------
     def _new_games(self, idx: np.ndarray) -> None:
@@ -237,51 +209,27 @@ class EvalResult:
 
 
 def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, seed: int) -> EvalResult:
-    """Play ``games`` games of the model against ``opponent`` in one batch (seats rotated).
+    """Play ``games`` games of the model (deterministic) against ``opponent``, the learner's
+    seat rotating, through the match runner; wins are :func:`umbrella_env.match.win_credits`.
 
-    The learner's decisions of all games are predicted together; evaluation games use
-    the standard turn limit whatever limit the training games use.
+    Evaluation games use the standard turn limit whatever limit the training games use.
     """
     config = GameConfig(num_players=config.num_players, plate_level=config.plate_level, components=config.components)
-    rng = np.random.default_rng(seed)
-    state = E.init(config, games, seed=rng)
-    seat = np.arange(games) % config.num_players
-    opp = None
-    if config.num_players > 1 and opponent != "random":
-        from agents import make_agent
-
-        opp = make_agent(opponent, seed=seed)
-    while not state.done.all():
-        actor = E.actor(state)
-        live = ~state.done
-        acts = np.full(games, -1, dtype=np.int64)
-        mine = np.flatnonzero(live & (actor == seat))
-        if mine.size:
-            sub = E.take(state, mine)
-            predicted, _ = model.predict(observe(sub), action_masks=E.legal_action_mask(sub), deterministic=True)
-            acts[mine] = predicted
-        theirs = np.flatnonzero(live & (actor != seat))
-        if theirs.size:
-            if opp is None:
-                acts[theirs] = E.random_legal_actions(E.take(state, theirs), rng)
-            else:
-                for b in theirs:
-                    game = SingleGame.from_batch(state, int(b))
-                    acts[b] = opp.act(game.observe(), game.legal_mask(), game.clone() if opp.needs_game else None)
-        E.step_unchecked(state, acts)
-    scores = E.scores(state)[np.arange(games), seat]
-    wins = 0.0
-    if config.num_players > 1:
-        ranks = E.ranks(state)
-        winners = (ranks == 0).sum(axis=1)
-        won = (ranks[np.arange(games), seat] == 0) & state.terminated
-        wins = float((won / winners).sum())
-    return EvalResult(games, wins / games if config.num_players > 1 else 0.0, float(scores.mean()))
+    learner = PolicyAgent.from_model(model, name="learner")
+    opp = make_agent(opponent, seed=seed) if config.num_players > 1 else None
+    wins = score = 0.0
+    for i in range(games):
+        seat = i % config.num_players
+        agents = [opp] * config.num_players
+        agents[seat] = learner
+        game_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1)
+        res = play_game(agents, config, game_seed)
+        score += res.scores[seat]
+        wins += res.credits[seat]
+    return EvalResult(games, wins / games if config.num_players > 1 else 0.0, score / games)
 
 
 def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
-    from agents.policy import metadata_path
-
     model.save(path)
     meta = {
         "num_players": config.num_players,
@@ -311,8 +259,6 @@ class TrainCallback(BaseCallback):
             self.next_snapshot += self.args.snapshot_every
             path = self.out / "snapshot.zip"
             save_checkpoint(self.model, path, self.config, {"timesteps": int(t)})
-            from agents.policy import PolicyAgent
-
             self.pool.snapshot = PolicyAgent(path, deterministic=False)
         if t >= self.next_eval:
             self.next_eval += self.args.eval_every
@@ -337,20 +283,6 @@ class TrainCallback(BaseCallback):
 
 
 # --------------------------------------------------------------------------- CLI
-def _pick_eval_opponent(wanted: str) -> str:
-    if wanted == "random":
-        return wanted
-    from agents import make_agent
-
-    for name in (wanted, "greedy"):
-        try:
-            make_agent(name)
-            return name
-        except ValueError:
-            continue
-    return "random"
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4")
@@ -376,11 +308,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=None,
                    help="PPO minibatch size (default: solo 2048, 2-4 players 1024)")
     p.add_argument("--features", choices=("figure", "none"), default="figure",
-                   help="policy input: 'figure' adds figure-progress features (umbrella_env.policy_features)")
+                   help="policy input: 'figure' adds figure-progress features (agents.features)")
     p.add_argument("--net", type=int, nargs="+", default=None,
                    help="hidden layer sizes of the policy and value MLPs (default: solo 128 128, 2-4 players 256 256)")
     p.add_argument("--pretrain", default=None, metavar="AGENT",
-                   help="behaviour-clone this agent (e.g. heuristic) before PPO (umbrella_env.imitation)")
+                   help="behaviour-clone this agent (e.g. heuristic) before PPO (umbrella_env.training.imitation)")
     p.add_argument("--pretrain-games", type=int, default=2000, help="teacher games for --pretrain")
     p.add_argument("--pretrain-cache", type=Path, default=None, metavar="FILE.npz",
                    help="reuse the teacher games stored in this file, or store them there")
@@ -423,8 +355,6 @@ def build_model(args: argparse.Namespace, env: Any, tensorboard_log: str | None 
 def policy_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"net_arch": list(args.net)}
     if args.features == "figure":
-        from umbrella_env.policy_features import FigureFeatures
-
         kwargs["features_extractor_class"] = FigureFeatures
     return kwargs
 
@@ -462,8 +392,6 @@ QUICK = {
 def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> list[dict[str, float]]:
     """``--pretrain``: the teacher's games (from ``--pretrain-cache`` when it holds them),
     behaviour cloning, and one evaluation of the cloned policy; returns the cloning history."""
-    from umbrella_env.imitation import Demonstrations, collect, pretrain, source
-
     opponents = ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
     cache = args.pretrain_cache
     if cache is not None and cache.is_file():
@@ -483,6 +411,29 @@ def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> l
     return history
 
 
+#: Options that must be at least 1 (name, attribute).
+_POSITIVE = (
+    ("--n-envs", "n_envs"), ("--timesteps", "timesteps"), ("--eval-every", "eval_every"),
+    ("--eval-games", "eval_games"), ("--snapshot-every", "snapshot_every"), ("--max-turns", "max_turns"),
+    ("--n-epochs", "n_epochs"), ("--batch-size", "batch_size"), ("--workers", "workers"),
+)
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse, before anything is built or written, options outside their range (ValueError)."""
+    if args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    for flag, attr in _POSITIVE:
+        if getattr(args, attr) < 1:
+            raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
+    if any(n < 1 for n in args.net):
+        raise ValueError(f"--net layer sizes must be at least 1, got {args.net}")
+    if args.torch_threads is not None and args.torch_threads < 1:
+        raise ValueError(f"--torch-threads must be at least 1, got {args.torch_threads}")
+    if args.learning_rate <= 0:
+        raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = resolve_defaults(parser.parse_args(argv))
@@ -492,19 +443,20 @@ def main(argv: list[str] | None = None) -> int:
                 setattr(args, key, value)
     try:
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
-        if args.n_envs < 1 or args.timesteps < 1:
-            raise ValueError("--n-envs and --timesteps must be positive")
+        check_options(args)
         if args.pretrain is not None:
-            from agents import make_agent
-
             make_agent(args.pretrain)  # an unknown teacher is refused here, naming the valid agents
             if args.pretrain_games < 1 or args.pretrain_epochs < 1 or args.workers < 1:
                 raise ValueError("--pretrain-games, --pretrain-epochs and --workers must be positive")
         if args.pretrain_cache is not None and args.pretrain is None:
             raise ValueError("--pretrain-cache needs --pretrain AGENT (the teacher whose games it holds)")
-        args.eval_opponent = _pick_eval_opponent(args.eval_opponent) if config.num_players > 1 else "random"
+        if config.num_players > 1:
+            make_agent(args.eval_opponent)  # an unknown evaluation opponent is refused, naming the valid agents
+        else:
+            args.eval_opponent = "random"
         out = args.out or Path("runs") / f"train-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
-        out.mkdir(parents=True, exist_ok=True)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {str(out)!r} is a file, not a folder")
         pool = None
         if config.solo:
             env: VecEnv = UmbrellaSB3VecEnv(num_envs=args.n_envs, plate_level=config.plate_level,
@@ -514,8 +466,6 @@ def main(argv: list[str] | None = None) -> int:
             pool = OpponentPool(args.opponents, config, seed=args.seed)
             env = LearnerVecEnv(args.n_envs, config, pool, args.shaping, seed=args.seed)
         if args.resume is not None:
-            from agents.policy import read_metadata
-
             meta = read_metadata(args.resume)
             if (meta["num_players"], meta["plate_level"]) != (config.num_players, config.plate_level):
                 raise ValueError(
@@ -524,8 +474,17 @@ def main(argv: list[str] | None = None) -> int:
                 )
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
-    import torch
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return _train(args, parser, config, env, pool, out)
+    finally:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a run that failed before writing anything leaves no empty folder
 
+
+def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, config: GameConfig, env: Any,
+           pool: OpponentPool | None, out: Path) -> int:
     args.torch_threads = args.torch_threads or default_threads()
     torch.set_num_threads(max(1, args.torch_threads))
     tb = None

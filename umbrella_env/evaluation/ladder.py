@@ -2,18 +2,18 @@
 
 Solo: the mean final score of each agent over the same seeded deals.  2 players: for
 each pair of agents, seeded deals each played twice with the seats swapped; the win
-rate counts a shared victory (or a truncated game) as half a win.
+rate is :func:`umbrella_env.match.win_credits` (a shared victory or a truncated game
+counts half a win).
 
-    python -m umbrella_env.tools.agent_ladder --solo-games 500 --agents random greedy heuristic
-    python -m umbrella_env.tools.agent_ladder --solo-games 100 --agents "search:simulations=100" --jobs 2
-    python -m umbrella_env.tools.agent_ladder --pair-games 100 --agents random greedy heuristic
+    python -m umbrella_env.evaluation.ladder --solo-games 500 --agents random greedy heuristic
+    python -m umbrella_env.evaluation.ladder --solo-games 100 --agents "search:simulations=100" --jobs 2
+    python -m umbrella_env.evaluation.ladder --pair-games 100 --agents random greedy heuristic
 
 An agent is a :func:`agents.registry.make_agent` spec, optionally followed by
 ``:key=value,key=value`` keyword arguments (numbers are parsed), e.g.
-``search:simulations=200`` or ``heuristic:depth=2``.  Games are played on
-:class:`~umbrella_env.core.single.SingleGame` exactly as an environment drives agents —
-``act(game.observe(actor), game.legal_mask(), game)`` — and every action is checked for
-legality.  Game ``g`` uses the deal ``seed * 100000 + g`` and resets every agent with a
+``search:simulations=200`` or ``heuristic:depth=2``.  Games are played by
+:func:`umbrella_env.match.play_out`, with the match runner's call convention and legality
+check.  Game ``g`` uses the deal ``seed * 100000 + g`` and resets every agent with a
 seed derived from ``g``, so results do not depend on ``--jobs``.
 """
 
@@ -27,8 +27,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from agents import make_agent
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
+from umbrella_env.match import DecisionTimes, play_out, win_credits
 from umbrella_env.parallel import process_pool
 
 
@@ -50,8 +52,6 @@ def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def build(text: str, seed: int | None = None) -> Any:
-    from agents.registry import make_agent
-
     name, kwargs = parse_spec(text)
     return make_agent(name, seed=seed, **kwargs)
 
@@ -61,22 +61,11 @@ def play(
 ) -> tuple[SingleGame, list[float], list[int]]:
     """Play one game (seat ``i`` is ``agents[i]``, reset with seed ``seed * 1000 + i``);
     returns the final game, each seat's thinking time in seconds and its decisions."""
-    game = SingleGame.new(config, key)
     for i, agent in enumerate(agents):
         agent.reset(seed * 1000 + i)
-    times: list[float] = [0.0] * len(agents)
-    counts: list[int] = [0] * len(agents)
-    while not game.done:
-        seat = game.actor
-        mask = game.legal_mask()
-        t0 = time.perf_counter()
-        a = agents[seat].act(game.observe(seat), mask, game)
-        times[seat] += time.perf_counter() - t0
-        counts[seat] += 1
-        if not mask[a]:
-            raise AssertionError(f"{agents[seat].name} chose illegal action {a} in phase {game.phase}")
-        game.step(a)
-    return game, times, counts
+    times = DecisionTimes([0.0] * len(agents), [0] * len(agents))
+    game = play_out(agents, SingleGame.new(config, key), times=times)
+    return game, times.seconds, times.decisions
 
 
 # --------------------------------------------------------------------------- solo
@@ -110,9 +99,9 @@ def _solo_chunk(spec: str, level: int, seed: int, games: Sequence[int]) -> SoloR
     for g in games:
         game, times, counts = play(config, [agent], key=seed * 100_000 + g, seed=g)
         res.scores.append(game.scores()[0])
-        res.tokens.append(game.ntok[0])
-        res.all_tokens.append(game.ntok[0] >= game.T.solo_tokens)
-        res.bonus.append(game.T.bonus[game.bits[0]])
+        res.tokens.append(game.tokens(0))
+        res.all_tokens.append(game.all_tokens_placed())
+        res.bonus.append(game.plate_bonus(0))
         res.seconds += times[0]
         res.decisions += counts[0]
     return res
@@ -183,11 +172,8 @@ def _pair_chunk(spec_a: str, spec_b: str, level: int, seed: int, games: Sequence
         for seats in ((a, b), (b, a)):
             game, times, counts = play(config, list(seats), key=seed * 100_000 + g, seed=g)
             i = seats.index(a)
-            ranks, scores = game.ranks(), game.scores()
-            if game.terminated:
-                res.points += 1.0 if ranks[i] == 0 and ranks[1 - i] > 0 else 0.5 if ranks[i] == 0 else 0.0
-            else:
-                res.points += 0.5
+            scores = game.scores()
+            res.points += win_credits(game.ranks(), game.truncated)[i]
             res.games += 1
             res.score_a += scores[i]
             res.score_b += scores[1 - i]

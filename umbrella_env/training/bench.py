@@ -1,9 +1,9 @@
 """MaskablePPO training throughput: the native vector env against a per-game peer.
 
-    python -m umbrella_env.tools.bench_train                  # train.py's defaults, solo level 1
-    python -m umbrella_env.tools.bench_train --n-epochs 2 --features none
+    python -m umbrella_env.training.bench                  # train.py's defaults, solo level 1
+    python -m umbrella_env.training.bench --n-epochs 2 --features none
 
-Trains the same MaskablePPO (``umbrella_env.train.build_model`` with train.py's default
+Trains the same MaskablePPO (``umbrella_env.training.ppo.build_model`` with train.py's default
 hyperparameters, overridable with train.py's own options) for ``--timesteps`` decisions
 
 * on the native batched vector env (:class:`~umbrella_env.envs.sb3.UmbrellaSB3VecEnv`), and
@@ -15,11 +15,16 @@ after one warm-up rollout each, and prints env steps/s and the ratio.  Needs the
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 import gymnasium as gym
+import torch
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+import umbrella_env  # noqa: F401  (registers the envs)
+from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
+from umbrella_env.training import ppo as train
 
 
 def _measure(model, timesteps: int) -> float:
@@ -30,13 +35,6 @@ def _measure(model, timesteps: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import torch
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
-    import umbrella_env  # noqa: F401  (registers the envs)
-    from umbrella_env import train
-    from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
-
     parser = train.build_parser()
     parser.description = __doc__
     parser.set_defaults(players=1)

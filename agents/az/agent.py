@@ -1,0 +1,153 @@
+"""Agents that play a Gumbel AlphaZero network: alone (one forward pass per decision) or
+guiding the Gumbel search (:mod:`agents.az.search`).
+
+    make_agent("az-2p")                        # shipped 2-player network + search (32 simulations)
+    make_agent("az-2p-net")                    # the same network alone, greedy
+    make_agent("az-solo", seconds=0.5)         # shipped solo network + search, 0.5 s per decision
+    make_agent("runs/az/best.pt", search=False, deterministic=False)   # a checkpoint, sampled
+
+The shipped models live in ``agents/models`` (see ``docs/alphazero.md`` for how each was
+trained); :data:`SHIPPED_MODELS` maps the names to the files.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.az.net import AZNet, load_network
+from agents.az.search import GumbelSearch
+from agents.checkpoint import check_configuration
+from agents.common import legal_ids
+from umbrella_env.core.single import SingleGame
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+#: name -> (model file in agents/models, with search)
+SHIPPED_MODELS: dict[str, tuple[str, bool]] = {
+    "az-2p": ("az-2p.pt", True),
+    "az-2p-net": ("az-2p.pt", False),
+    "az-solo": ("az-solo.pt", True),
+    "az-solo-net": ("az-solo.pt", False),
+}
+
+
+def shipped_path(name: str) -> Path:
+    return MODELS_DIR / SHIPPED_MODELS[name][0]
+
+
+class AZAgent:
+    """A Gumbel AlphaZero network as an agent.
+
+    Args:
+        model: a ``.pt`` checkpoint path, or an :class:`~agents.az.net.AZNet`.
+        search: guide the Gumbel search (needs the game) or play the network alone.
+        simulations: search budget per decision (>= 1), unless ``seconds`` is given.
+        seconds: search budget in wall time per decision (> 0).
+        deterministic: network alone: the most likely legal action, else sampled from the
+            policy; with search: no Gumbel noise at the root, else the self-play sampling.
+        num_players, plate_level: when given, the checkpoint must have been trained for them.
+        max_considered: root actions considered by the search.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | AZNet,
+        *,
+        search: bool = True,
+        simulations: int = 32,
+        seconds: float | None = None,
+        deterministic: bool = True,
+        seed: int | None = None,
+        num_players: int | None = None,
+        plate_level: int | None = None,
+        max_considered: int = 16,
+        name: str | None = None,
+    ) -> None:
+        if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
+            raise ValueError(f"simulations must be an integer >= 1, got {simulations!r}")
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
+            raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
+        if isinstance(model, AZNet):
+            self.net, self.meta, self.path = (
+                model,
+                {"num_players": model.num_players, "plate_level": plate_level},
+                "<net>",
+            )
+        else:
+            self.net, self.meta = load_network(model, num_players=num_players, plate_level=plate_level)
+            self.path = str(model)
+        self.net.eval()
+        self.use_search = bool(search)
+        self.needs_game = self.use_search
+        self.simulations = int(simulations)
+        self.seconds = seconds
+        self.deterministic = deterministic
+        self.name = name or (Path(self.path).stem + ("+search" if search else ""))
+        self.search = GumbelSearch(
+            self.net.predict,
+            simulations=self.simulations,
+            max_considered=max_considered,
+            gumbel_scale=0.0 if deterministic else 1.0,
+        )
+        self._per_sim: float | None = None  # measured seconds per simulation (seconds budget)
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def _check_game(self, game: SingleGame) -> None:
+        cfg = game.config
+        check_configuration(
+            self.meta,
+            self.path,
+            num_players=cfg.num_players,
+            plate_level=cfg.plate_level if self.meta.get("plate_level") is not None else None,
+        )
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
+        legal = legal_ids(action_mask)
+        if game is not None:
+            self._check_game(game)
+        if legal.size == 1:
+            return int(legal[0])
+        if not self.use_search:
+            return self._policy_action(observation, legal)
+        if game is None:
+            raise ValueError(f"{self.name} searches and needs the game (needs_game=True)")
+        return self._search_action(game)
+
+    def _policy_action(self, observation: np.ndarray, legal: np.ndarray) -> int:
+        logits, _ = self.net.predict(np.asarray(observation, dtype=np.float32)[None])
+        z = logits[0, legal].astype(np.float64)
+        if self.deterministic:
+            return int(legal[int(np.argmax(z))])
+        p = np.exp(z - z.max())
+        return int(self._rng.choice(legal, p=p / p.sum()))
+
+    def _search_action(self, game: SingleGame) -> int:
+        sims = self.simulations
+        if self.seconds is not None:
+            if self._per_sim is None:  # calibrate on a small search of this decision
+                t0 = time.perf_counter()
+                self.search.run([game], [self._rng], simulations=4)
+                self._per_sim = (time.perf_counter() - t0) / 5
+            sims = max(1, int(self.seconds / self._per_sim))
+        t0 = time.perf_counter()
+        result = self.search.run([game], [self._rng], simulations=sims)[0]
+        if self.seconds is not None:  # keep the estimate current (the position changes the cost)
+            self._per_sim = 0.7 * self._per_sim + 0.3 * (time.perf_counter() - t0) / (sims + 1)
+        return int(result.action)
+
+
+def shipped_agent(name: str, **kwargs: Any) -> AZAgent:
+    """The shipped model ``name`` (a key of :data:`SHIPPED_MODELS`)."""
+    file, search = SHIPPED_MODELS[name]
+    path = MODELS_DIR / file
+    if not path.is_file():
+        raise ValueError(f"agent {name!r}: the shipped model {str(path)!r} is missing from this installation")
+    kwargs.setdefault("search", search)
+    kwargs.setdefault("name", name)
+    return AZAgent(path, **kwargs)

@@ -1,0 +1,57 @@
+"""The configuration a trained model was made for, and the checks that refuse another.
+
+Every trained model carries the same metadata, whatever its format: the ``.zip`` of
+``umbrella_env.training`` in its ``.json`` sidecar, the ``.onnx`` of ``umbrella_env.export``
+in the model's ``metadata_props``.  At least :data:`REQUIRED_KEYS`::
+
+    {"num_players": 2, "plate_level": 1, "obs_size": 899, "num_actions": 968, ...}
+
+:func:`check_metadata` refuses a model made for another observation or action layout,
+:func:`check_configuration` one made for another number of players or plate level.  Both
+:class:`agents.policy.PolicyAgent` and :class:`agents.onnx_agent.OnnxAgent` use them, so the
+two formats are refused with the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.observation import OBS_SIZE
+
+#: The metadata every trained model must carry.
+REQUIRED_KEYS: tuple[str, ...] = ("num_players", "plate_level", "obs_size", "num_actions")
+
+
+def check_metadata(meta: Mapping[str, Any], path: str | Path, source: str) -> dict[str, Any]:
+    """``meta`` as a dict, or a ``ValueError`` if a key is missing or the model was made for
+    another observation size or action count than this umbrella-env's.
+
+    ``path`` is the model file, ``source`` names where the metadata was read (for example
+    ``"metadata 'last.json'"``) in the message about a missing key.
+    """
+    if not isinstance(meta, Mapping):
+        raise ValueError(f"{source} is not a JSON object of metadata but {type(meta).__name__}")
+    for key in REQUIRED_KEYS:
+        if key not in meta:
+            raise ValueError(f"{source} lacks {key!r}")
+    if meta["obs_size"] != OBS_SIZE or meta["num_actions"] != NUM_ACTIONS:
+        raise ValueError(
+            f"checkpoint {str(path)!r} was trained with observation size {meta['obs_size']} and "
+            f"{meta['num_actions']} actions; this umbrella-env has {OBS_SIZE} and {NUM_ACTIONS}"
+        )
+    return dict(meta)
+
+
+def check_configuration(
+    meta: Mapping[str, Any], path: str | Path, *, num_players: int | None = None, plate_level: int | None = None
+) -> None:
+    """A ``ValueError`` if the model was trained for other ``num_players`` / ``plate_level``
+    than the ones given (``None``: not checked)."""
+    for key, want in (("num_players", num_players), ("plate_level", plate_level)):
+        if want is not None and meta[key] != want:
+            raise ValueError(
+                f"checkpoint {str(path)!r} was trained for {key}={meta[key]}, but this game has {key}={want}"
+            )

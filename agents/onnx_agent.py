@@ -1,0 +1,165 @@
+"""A policy exported to ONNX as an agent: plays without torch (needs the ``onnx`` extra).
+
+``python -m umbrella_env.export CHECKPOINT.zip OUT.onnx`` writes the file; this module
+needs only NumPy, onnxruntime and the environment library::
+
+    pip install -c constraints.txt -e ".[onnx]"
+
+The graph (the contract shared with :mod:`umbrella_env.export`):
+
+* inputs ``observation`` float32 [batch, 899] and ``action_mask`` bool [batch, 968];
+* outputs ``logits`` float32 [batch, 968], the policy's logits with every illegal action
+  set to :data:`MASKED_LOGIT` (a finite -1e8, as in sb3-contrib's masked distribution:
+  softmax gives illegal actions exactly 0 and no arithmetic meets an infinity), and
+  ``value`` float32 [batch], the value head's estimate for the deciding seat;
+* ``metadata_props``: the checkpoint's metadata (:mod:`agents.checkpoint`), every value as
+  JSON text, plus ``format`` = :data:`ONNX_FORMAT`, so a model exported for another
+  configuration is refused like a ``.zip`` checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import SeededAgent
+from agents.checkpoint import check_configuration, check_metadata
+from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.observation import OBS_SIZE
+
+#: ``metadata_props["format"]`` of the models written by :mod:`umbrella_env.export`.
+ONNX_FORMAT = "umbrella-env-policy-1"
+#: The logit of an illegal action in the exported graph's output.
+MASKED_LOGIT = -1e8
+INPUT_NAMES: tuple[str, str] = ("observation", "action_mask")
+OUTPUT_NAMES: tuple[str, str] = ("logits", "value")
+INSTALL_HINT = 'pip install -c constraints.txt -e ".[onnx]"'
+
+
+def encode_metadata(meta: dict[str, Any]) -> dict[str, str]:
+    """``metadata_props`` entries: every value as JSON text."""
+    return {str(key): json.dumps(value) for key, value in meta.items()}
+
+
+def decode_metadata(props: dict[str, str]) -> dict[str, Any]:
+    """The inverse of :func:`encode_metadata` (a value that is not JSON stays a string)."""
+    out: dict[str, Any] = {}
+    for key, text in props.items():
+        try:
+            out[key] = json.loads(text)
+        except ValueError:
+            out[key] = text
+    return out
+
+
+def sample_masked(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row of masked ``logits`` [n, A], drawn from their softmax with one
+    uniform number per row (illegal actions, at :data:`MASKED_LOGIT`, have probability 0)."""
+    z = logits.astype(np.float64)
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    cdf = np.cumsum(p, axis=1)
+    u = rng.random(len(z)) * cdf[:, -1]
+    # The first action whose cumulative probability exceeds u: the cdf only rises at
+    # actions of positive probability, so the pick is legal.
+    return np.minimum((cdf <= u[:, None]).sum(axis=1), z.shape[1] - 1).astype(np.int64)
+
+
+def _inputs(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The graph's inputs (float32 observations, bool masks), or a ``ValueError`` on a wrong shape."""
+    obs = np.asarray(observations, dtype=np.float32)
+    masks = np.asarray(action_masks) != 0
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or masks.shape != (len(obs), NUM_ACTIONS):
+        raise ValueError(
+            f"expected observations [n, {OBS_SIZE}] and action masks [n, {NUM_ACTIONS}], "
+            f"got {obs.shape} and {masks.shape}"
+        )
+    return obs, masks
+
+
+class OnnxAgent(SeededAgent):
+    """Plays the most likely legal action of an exported policy (``deterministic``, the
+    default: argmax of the masked logits) or samples it from their softmax with the agent's
+    seeded NumPy generator.
+
+    Args:
+        path: the ``.onnx`` file written by ``python -m umbrella_env.export``.
+        num_players, plate_level: when given, the model must have been trained for them.
+        deterministic: argmax (default) or sampling.
+        seed: seeds the sampling.
+        threads: onnxruntime threads per call (1: the lowest latency for single decisions).
+    """
+
+    needs_game = False
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        num_players: int | None = None,
+        plate_level: int | None = None,
+        deterministic: bool = True,
+        seed: int | None = None,
+        name: str | None = None,
+        threads: int = 1,
+    ) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ValueError(
+                f"model {str(self.path)!r} does not exist "
+                "(expected an .onnx file written by python -m umbrella_env.export)"
+            )
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise ValueError(f"playing from an .onnx model needs onnxruntime: {INSTALL_HINT}") from None
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only
+        try:
+            self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # a corrupt or foreign file: onnxruntime raises its own types
+            raise ValueError(f"model {str(self.path)!r} could not be loaded by onnxruntime: {exc}") from None
+        meta = decode_metadata(dict(self.session.get_modelmeta().custom_metadata_map))
+        if meta.get("format") != ONNX_FORMAT:
+            raise ValueError(
+                f"model {str(self.path)!r} has no metadata_props format={ONNX_FORMAT!r}; "
+                "it was not written by python -m umbrella_env.export"
+            )
+        self.meta = check_metadata(meta, self.path, f"the metadata_props of {str(self.path)!r}")
+        check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)
+        names = tuple(i.name for i in self.session.get_inputs()), tuple(o.name for o in self.session.get_outputs())
+        if names != (INPUT_NAMES, OUTPUT_NAMES):
+            raise ValueError(
+                f"model {str(self.path)!r} has inputs {names[0]} and outputs {names[1]}; "
+                f"expected {INPUT_NAMES} and {OUTPUT_NAMES}"
+            )
+        super().__init__(seed, name or self.path.stem)
+        self.deterministic = deterministic
+
+    def evaluate(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Masked logits float32 [n, 968] and values float32 [n] of ``n`` observations."""
+        return self._run(*_inputs(observations, action_masks))
+
+    def _run(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        logits, values = self.session.run(list(OUTPUT_NAMES), {INPUT_NAMES[0]: obs, INPUT_NAMES[1]: masks})
+        return logits, values
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Actions int64 [n] for ``n`` games at once."""
+        obs, masks = _inputs(observations, action_masks)
+        empty = ~masks.any(axis=1)
+        if empty.any():
+            raise ValueError(
+                f"no legal action in mask {int(np.flatnonzero(empty)[0])}: the game is over or the mask is empty"
+            )
+        logits, _ = self._run(obs, masks)
+        if self.deterministic:
+            return np.argmax(logits, axis=1).astype(np.int64)
+        return sample_masked(logits, self._rng)

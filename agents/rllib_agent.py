@@ -1,0 +1,149 @@
+"""An RLlib checkpoint as an agent: ``make_agent("rllib:PATH")`` (needs the ``ray`` extra).
+
+``PATH`` is a checkpoint folder written by ``python -m umbrella_env.rllib_train`` (its
+``last/`` or ``best/``): RLlib's algorithm checkpoint plus ``umbrella.json``, the
+metadata every trained model carries (:mod:`agents.checkpoint`: players, plate level,
+observation size, action count) and the id of the RLModule to play.  A checkpoint made
+for another configuration is refused with the same words as a ``.zip`` or ``.onnx``.
+
+Only the RLModule is loaded (``RLModule.from_checkpoint``, the class
+:class:`agents.rllib_module.MaskedPPOModule`), on the CPU, without starting Ray.  The agent
+plays the most likely legal action (``deterministic=True``, the default) or samples the
+masked distribution with its own seeded generator.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.checkpoint import check_configuration, check_metadata
+
+#: The prefix of an RLlib checkpoint in an agent spec.
+PREFIX = "rllib:"
+#: The metadata file inside a checkpoint folder.
+METADATA = "umbrella.json"
+#: Where RLlib keeps the RLModule of ``module_id`` inside an algorithm checkpoint.
+MODULE_DIR = ("learner_group", "learner", "rl_module")
+RAY_INSTALL = 'pip install -c constraints.txt -e ".[ray]"'
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``umbrella.json`` of a checkpoint folder, checked, or a ``ValueError``."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ValueError(
+            f"RLlib checkpoint {str(path)!r} is not a folder (expected the last/ or best/ folder written by "
+            "python -m umbrella_env.rllib_train)"
+        )
+    meta_file = path / METADATA
+    if not meta_file.is_file():
+        raise ValueError(
+            f"RLlib checkpoint {str(path)!r} has no {METADATA}: "
+            "it was not written by python -m umbrella_env.rllib_train"
+        )
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
+    meta = check_metadata(meta, path, f"metadata {str(meta_file)!r}")
+    if not isinstance(meta.get("module_id"), str):
+        raise ValueError(f"metadata {str(meta_file)!r} lacks 'module_id' (the RLModule to play)")
+    return meta
+
+
+def module_path(path: str | Path, module_id: str) -> Path:
+    return Path(path).joinpath(*MODULE_DIR, module_id)
+
+
+class RLlibAgent:
+    """Plays the RLModule of an RLlib checkpoint (see the module doc).
+
+    Args:
+        path: the checkpoint folder (``rllib:`` prefix allowed).
+        num_players, plate_level: when given, the checkpoint must have been trained for them.
+        deterministic: the most likely legal action (default) or a sample.
+    """
+
+    needs_game = False
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        num_players: int | None = None,
+        plate_level: int | None = None,
+        deterministic: bool = True,
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        text = str(path)
+        self.path = Path(text[len(PREFIX) :] if text.startswith(PREFIX) else text)
+        self.meta = read_metadata(self.path)
+        check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)
+        try:
+            import torch
+            from ray.rllib.core.rl_module.rl_module import RLModule
+        except ImportError:
+            raise ValueError(f"playing an RLlib checkpoint needs the ray extra: {RAY_INSTALL}") from None
+        where = module_path(self.path, self.meta["module_id"])
+        if not where.is_dir():
+            raise ValueError(f"RLlib checkpoint {str(self.path)!r} has no RLModule folder {str(where)!r}")
+        try:
+            module = RLModule.from_checkpoint(where.resolve())
+        except Exception as exc:  # a damaged or foreign checkpoint
+            raise ValueError(f"RLlib checkpoint {str(self.path)!r} could not be loaded: {exc}") from None
+        module.eval()
+        self._torch = torch
+        self.module = module
+        self.deterministic = deterministic
+        self.name = name or self.path.name
+        self._rng = np.random.default_rng(seed)
+
+    @classmethod
+    def from_module(cls, module: Any, *, deterministic: bool = True, name: str = "rllib") -> RLlibAgent:
+        """An agent over an in-memory RLModule (e.g. the one being trained)."""
+        import torch
+
+        agent = cls.__new__(cls)
+        agent.path, agent.meta, agent.module, agent._torch = Path(name), {}, module, torch
+        agent.deterministic, agent.name = deterministic, name
+        agent._rng = np.random.default_rng()
+        return agent
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """float32 [B, A] masked logits of a batch of observations [B, OBS] and masks [B, A]."""
+        torch = self._torch
+        from ray.rllib.core.columns import Columns
+
+        from agents.rllib_module import MASK_KEY, OBS_KEY
+
+        obs = {
+            OBS_KEY: torch.as_tensor(np.asarray(observations, dtype=np.float32)),
+            MASK_KEY: torch.as_tensor(np.asarray(action_masks, dtype=np.float32)),
+        }
+        with torch.no_grad():
+            out = self.module.forward_inference({Columns.OBS: obs})
+        return out[Columns.ACTION_DIST_INPUTS].numpy()
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        logits = self.logits(observations, action_masks)
+        legal = np.asarray(action_masks, dtype=bool)
+        if not legal.any(axis=1).all():
+            raise ValueError("no legal action: the game is over or a mask is empty")
+        logits = np.where(legal, logits, -np.inf)
+        if self.deterministic:
+            return logits.argmax(axis=1).astype(np.int64)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return np.array([self._rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])

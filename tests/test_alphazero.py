@@ -1,0 +1,335 @@
+"""Gumbel AlphaZero (agents.az, umbrella_env.training.alphazero): the search is legal in
+every phase and configuration and never reads the hidden tiles, value targets belong to
+the right seat, a tiny seeded run is reproducible and beats random, checkpoints and the
+shipped models load and act legally, bad input is refused.  Marked ``train`` (torch)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from umbrella_env.core import actions as A
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.single import SingleGame
+
+pytestmark = pytest.mark.train
+
+torch = pytest.importorskip("torch")
+
+import agents.az.search as az_search  # noqa: E402
+from agents import make_agent  # noqa: E402
+from agents.az.agent import SHIPPED_MODELS, AZAgent, shipped_path  # noqa: E402
+from agents.az.net import AZNet, load_network, save_network  # noqa: E402
+from agents.az.search import GumbelSearch, considered_visits, outcome_values, to_absolute, to_relative  # noqa: E402
+from umbrella_env.core.observation import observation_layout  # noqa: E402
+from umbrella_env.match import AgentError, AgentSpecError, build_agent, play_game  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = [(p, level) for p in (1, 2, 3, 4) for level in (1, 2, 3, 4)]
+
+
+def tiny_net(num_players: int, seed: int = 0) -> AZNet:
+    torch.manual_seed(seed)
+    return AZNet(num_players, hidden=(16,)).eval()
+
+
+def positions(num_players: int, level: int, seed: int, per_phase: int = 2) -> dict[int, list[SingleGame]]:
+    """Seeded random games (one from a normal deal, one from the differential test's
+    stress start, which reaches the fallback, one from its late start): up to
+    ``per_phase`` positions of each decision phase."""
+    from umbrella_env.tools import differential
+
+    rng = np.random.default_rng(seed)
+    found: dict[int, list[SingleGame]] = {}
+    for game in range(3):
+        g = SingleGame.new(GameConfig(num_players=num_players, plate_level=level, max_turns=300), seed * 100 + game)
+        if game == 1 and num_players > 1:
+            g = SingleGame.from_dict(differential.stress_start(g.to_dict()))
+        elif game == 2:
+            g = SingleGame.from_dict(differential.late_start(g.to_dict(), rng))
+        while not g.done:
+            legal = g.legal_actions()
+            if len(found.setdefault(g.phase, [])) < per_phase and (len(legal) > 1 or rng.random() < 0.05):
+                found[g.phase].append(g.clone())
+            g.step(legal[int(rng.integers(len(legal)))])
+    return found
+
+
+# --------------------------------------------------------------------------- search
+def test_sequential_halving_schedule() -> None:
+    # 4 considered actions, 8 simulations: every action once, then the best 2 twice more
+    assert considered_visits(4, 8) == (0, 0, 0, 0, 1, 1, 2, 2)
+    assert considered_visits(2, 5) == (0, 0, 1, 1, 2)
+    assert len(considered_visits(16, 32)) == 32
+
+
+@pytest.mark.parametrize(("num_players", "level"), CONFIGS)
+def test_search_returns_legal_actions_in_every_phase(num_players: int, level: int) -> None:
+    found = positions(num_players, level, seed=num_players * 10 + level)
+    games = [g for phase in sorted(found) for g in found[phase]]
+    net = tiny_net(num_players)
+    search = GumbelSearch(net.predict, simulations=6, max_considered=4)
+    rngs = [np.random.default_rng(i) for i in range(len(games))]
+    for g, res in zip(games, search.run(games, rngs)):
+        legal = g.legal_actions()
+        assert res.action in legal
+        assert res.actions == legal
+        assert res.policy.shape == (len(legal),) and abs(res.policy.sum() - 1) < 1e-9
+        assert res.visits.sum() == (6 if len(legal) > 1 else 0)
+    # the agents agree: the network alone and with search, on every position
+    alone = AZAgent(net, search=False, plate_level=level)
+    searching = AZAgent(net, search=True, simulations=3, plate_level=level, seed=1)
+    for g in games:
+        mask = g.legal_mask()
+        assert mask[alone.act(g.observe(g.actor), mask)]
+        assert mask[searching.act(g.observe(g.actor), mask, g.clone())]
+
+
+def test_every_decision_phase_is_searched() -> None:
+    seen = set()
+    for num_players, level in CONFIGS:
+        seen |= set(positions(num_players, level, seed=num_players * 10 + level))
+    assert seen == set(range(A.PHASE_GAME_OVER))
+
+
+def _reshuffle_hidden(g: SingleGame, rng: np.random.Generator) -> SingleGame:
+    """A copy of ``g`` whose hidden tiles are other unseen tiles (same faces): what a
+    searcher must not be able to tell apart."""
+    h = g.clone()
+    hidden = h.hidden_tiles()
+    P = h.config.num_players
+    seen = {h.top_tile(p, k) >> 1 for p in range(P) for k in range(4) if h.top_tile(p, k) >= 0}
+    seen |= {h.passing >> 1} if h.passing >= 0 else set()
+    pool = [t for t in range(len(h.config.components.tiles)) if t not in seen]
+    drawn = rng.permutation(pool)[: len(hidden)]
+    for (p, k, depth, code), tile in zip(hidden, drawn):
+        h.set_hidden_tile(p, k, depth, 2 * int(tile) + (code & 1))
+    return h
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+def test_search_decisions_do_not_depend_on_the_hidden_tiles(num_players: int, monkeypatch) -> None:
+    # positions where a validation (which reveals the tile under it) is open
+    cands = [
+        g
+        for seed in range(6)
+        for g in positions(num_players, 1, seed, per_phase=4).get(A.PHASE_VALIDATE, [])
+        if len(g.hidden_tiles()) >= 2
+    ]
+    assert cands
+    net = tiny_net(num_players, seed=3)
+    search = GumbelSearch(net.predict, simulations=8, max_considered=4)
+    other = [_reshuffle_hidden(g, np.random.default_rng(i)) for i, g in enumerate(cands)]
+    assert all(o.hidden_tiles() != g.hidden_tiles() for o, g in zip(other, cands))
+
+    def run(games: list[SingleGame]) -> list[tuple[int, list[float], list[int]]]:
+        rngs = [np.random.default_rng(7) for _ in games]
+        return [(r.action, r.policy.round(12).tolist(), r.visits.tolist()) for r in search.run(games, rngs)]
+
+    assert run(cands) == run(other)
+    # the check can fail: a search that kept the true hidden tiles would tell them apart
+    monkeypatch.setattr(az_search, "determinize", lambda game, seat, rng: game.clone())
+    assert run(cands) != run(other)
+
+
+# --------------------------------------------------------------------------- values
+def test_network_values_are_observer_relative_like_the_observation() -> None:
+    score = {name: start for start, _, name, _ in observation_layout()}
+    g = SingleGame.new(GameConfig(num_players=3), 5)
+    rng = np.random.default_rng(0)
+    while g.turn < 12:
+        legal = g.legal_actions()
+        g.step(legal[int(rng.integers(len(legal)))])
+    scores = g.scores()
+    for observer in range(3):
+        obs = g.observe(observer)
+        relative = np.array([obs[score[f"seat{j}.score"]] for j in range(3)])
+        assert np.array_equal(to_absolute(relative, observer), np.array(scores, dtype=float))
+        assert np.array_equal(to_relative(np.array(scores, dtype=float), observer), relative)
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_value_targets_belong_to_the_right_seat(num_players: int) -> None:
+    from umbrella_env.training.alphazero import game_targets
+
+    rng = np.random.default_rng(num_players)
+    g = SingleGame.new(GameConfig(num_players=num_players), 11)
+    records = []
+    while not g.done:
+        legal = g.legal_actions()
+        seat = g.actor
+        records.append((g.observe(seat), g.legal_mask(), np.zeros(A.NUM_ACTIONS, np.float32), seat))
+        g.step(legal[int(rng.integers(len(legal)))])
+    z = outcome_values(g)
+    ranks = g.ranks()
+    winner = ranks.index(0)
+    assert z[winner] == max(z) and z[winner] > 0 > min(z)
+    rows = game_targets(records, g, margin_weight=0.5)
+    for (_, _, _, seat), (_, _, _, values) in zip(records, rows):
+        assert values[0] == z[seat]  # index 0 is the decider
+        assert np.array_equal(to_absolute(values, seat), z)
+    # the searcher rotates the network's relative values to absolute seats
+    relative = np.array([1.0] + [-1.0] * (num_players - 1))
+    search = GumbelSearch(lambda obs: (np.zeros((len(obs), A.NUM_ACTIONS)), np.tile(relative, (len(obs), 1))))
+    h = SingleGame.new(GameConfig(num_players=num_players), 3)
+    h.step(h.legal_actions()[0])  # seat 1 decides now (or seat 0 in a fallback-free start)
+    (node,) = search._expand([h], [h.legal_actions()])
+    assert node.value[h.actor] == 1.0 and sorted(node.value) == sorted(relative)
+
+
+def test_solo_value_is_the_scaled_score() -> None:
+    g = SingleGame.new(GameConfig(num_players=1), 2)
+    rng = np.random.default_rng(0)
+    while not g.done:
+        legal = g.legal_actions()
+        g.step(legal[int(rng.integers(len(legal)))])
+    assert outcome_values(g).tolist() == [g.scores()[0] / 40.0]
+
+
+# --------------------------------------------------------------------------- training
+TINY = [
+    "--players",
+    "2",
+    "--iterations",
+    "1",
+    "--games",
+    "2",
+    "--simulations",
+    "2",
+    "--train-steps",
+    "2",
+    "--batch-size",
+    "32",
+    "--buffer",
+    "64",
+    "--pretrain-games",
+    "40",
+    "--pretrain-epochs",
+    "3",
+    "--eval-every",
+    "1",
+    "--eval-games",
+    "2",
+    "--eval-search-games",
+    "0",
+    "--max-turns",
+    "40",
+    "--hidden",
+    "64",
+    "--workers",
+    "1",
+    "--seed",
+    "5",
+    "--no-progress",
+]
+
+
+def test_tiny_seeded_run_is_reproducible_and_beats_random(tmp_path: Path) -> None:
+    from umbrella_env.training import alphazero
+
+    for run in ("a", "b"):
+        assert alphazero.main(TINY + ["--out", str(tmp_path / run)]) == 0
+    a, meta = load_network(tmp_path / "a" / "last.pt", num_players=2, plate_level=1)
+    b, _ = load_network(tmp_path / "b" / "last.pt", num_players=2, plate_level=1)
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(x, y), name
+    assert meta["iteration"] == 1 and meta["seed"] == 5 and "--seed 5" in meta["command"]
+    history = json.loads((tmp_path / "a" / "history.json").read_text())["history"]
+    assert [h["iteration"] for h in history] == [0, 1]
+    assert (tmp_path / "a" / "best.pt").is_file() and (tmp_path / "a" / "best.json").is_file()
+    cfg = GameConfig(num_players=2)
+    me = make_agent(str(tmp_path / "a" / "last.pt"), search=False, num_players=2, plate_level=1)
+    wins = sum(
+        play_game([me, make_agent("random")] if i % 2 == 0 else [make_agent("random"), me], cfg, 100 + i).credits[i % 2]
+        for i in range(10)
+    )
+    assert wins >= 8
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--simulations", "0"], "--simulations must be at least 1, got 0"),
+        (["--buffer", "100", "--batch-size", "256"], "--buffer (100) must be at least --batch-size (256)"),
+        (["--players", "5"], "--players must be 1, 2, 3 or 4, got 5"),
+        (["--margin-weight", "2"], "--margin-weight must be in [0, 1], got 2.0"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_options_are_refused(argv: list[str], message: str, tmp_path: Path, capsys) -> None:
+    from umbrella_env.training import alphazero
+
+    with pytest.raises(SystemExit) as info:
+        alphazero.main(argv + ["--out", str(tmp_path / "run")])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_checkpoint_of_another_configuration_is_refused(tmp_path: Path, capsys) -> None:
+    from umbrella_env.training import alphazero
+
+    path = tmp_path / "solo.pt"
+    save_network(tiny_net(1), path, plate_level=1)
+    assert json.loads(path.with_suffix(".json").read_text())["num_players"] == 1
+    with pytest.raises(ValueError, match="was trained for num_players=1, but this game has num_players=2"):
+        make_agent(str(path), num_players=2, plate_level=1)
+    with pytest.raises(SystemExit) as info:
+        alphazero.main(["--players", "2", "--resume", str(path), "--out", str(tmp_path / "run")])
+    assert info.value.code == 2
+    assert "was trained for num_players=1, plate_level=1; this run has num_players=2" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no metadata file"):
+        path.with_suffix(".json").unlink()
+        load_network(path)
+
+
+def test_agent_budget_is_checked() -> None:
+    with pytest.raises(ValueError, match="simulations must be an integer >= 1, got 0"):
+        AZAgent(tiny_net(2), simulations=0)
+    with pytest.raises(ValueError, match="seconds must be a positive number"):
+        AZAgent(tiny_net(2), seconds=0)
+
+
+def test_train_py_dispatches_to_the_alphazero_trainer() -> None:
+    out = subprocess.run(
+        [sys.executable, "train.py", "--algo", "alphazero", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "--simulations" in out.stdout
+    bad = subprocess.run(
+        [sys.executable, "train.py", "--algo", "dqn"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert bad.returncode == 2 and "--algo must be one of ppo, alphazero, got 'dqn'" in bad.stderr
+
+
+# --------------------------------------------------------------------------- shipped models
+@pytest.mark.parametrize("name", sorted(SHIPPED_MODELS))
+def test_shipped_models_load_and_act_legally(name: str) -> None:
+    path = shipped_path(name)
+    assert path.is_file() and path.with_suffix(".json").is_file()
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["command"] and "seed" in meta
+    solo = name.startswith("az-solo")
+    agent = make_agent(name, seed=0, simulations=4)
+    assert agent.needs_game == (not name.endswith("-net"))
+    cfg = GameConfig(num_players=1 if solo else 2, plate_level=1)
+    res = play_game([agent] if solo else [agent, make_agent("random", seed=1)], cfg, seed=3)  # checks legality
+    assert res.turns > 0
+    wrong = GameConfig(num_players=2 if solo else 1)
+    with pytest.raises(AgentError, match="was trained for num_players"):
+        play_game([agent] * wrong.num_players, wrong, seed=3)
+    with pytest.raises(AgentSpecError, match="was trained for num_players"):
+        build_agent(name, wrong)
+
+
+def test_shipped_models_are_small() -> None:
+    assert sum(shipped_path(n).stat().st_size for n in SHIPPED_MODELS if not n.endswith("-net")) <= 2_000_000

@@ -1,0 +1,115 @@
+"""Every command answers bad input in words (exit status 2 and a message), before it
+builds or writes anything; one test per case of the reliability issue."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from umbrella_env.core.config import GameConfig
+from umbrella_env.evaluation import cli as evaluate_cli
+from umbrella_env.match import AgentSpecError, build_agent
+from umbrella_env.play import main as play_main
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Not an agent factory: a module attribute that is not callable, and one whose result has no act().
+NOT_CALLABLE = 42
+
+
+def not_an_agent() -> object:
+    return object()
+
+
+def _evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = evaluate_cli.main(argv)
+    return code, capsys.readouterr().err
+
+
+def test_evaluate_refuses_a_negative_seed(capsys, tmp_path) -> None:
+    code, err = _evaluate(["--agents", "random", "greedy", "--seed", "-1", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and "--seed must be a non-negative integer, got -1" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_evaluate_refuses_an_unwritable_out_folder_before_playing(capsys, tmp_path, monkeypatch) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    # Permission bits do not stop root (CI runs as root), so the check's view of them is simulated.
+    monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == locked else real_access(path, mode))
+    code, err = _evaluate(["--agents", "random", "greedy", "--games", "2", "--out", str(locked / "r")], capsys)
+    assert code == 2 and "is not writable" in err
+    assert not (locked / "r").exists()
+
+
+def test_evaluate_refuses_an_out_path_that_is_a_file(capsys, tmp_path) -> None:
+    target = tmp_path / "report.md"
+    target.write_text("x", encoding="utf-8")
+    code, err = _evaluate(["--agents", "random", "greedy", "--games", "2", "--out", str(target / "sub")], capsys)
+    assert code == 2 and "is a file, not a folder" in err
+
+
+@pytest.mark.parametrize(
+    ("attr", "message"),
+    [("NOT_CALLABLE", "not an agent factory"), ("not_an_agent", "not an agent")],
+)
+def test_evaluate_refuses_a_factory_that_does_not_make_an_agent(capsys, tmp_path, attr, message) -> None:
+    spec = f"tests.test_cli_errors:{attr}"
+    code, err = _evaluate(["--agents", "random", spec, "--games", "2", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and message in err and spec in err
+
+
+def test_play_refuses_a_checkpoint_of_another_configuration(tmp_path) -> None:
+    """One check for evaluate and play: the match runner's build_agent reads the sidecar."""
+    ckpt = tmp_path / "solo.zip"
+    ckpt.write_bytes(b"PK")
+    ckpt.with_suffix(".json").write_text(
+        '{"num_players": 1, "plate_level": 1, "obs_size": 899, "num_actions": 968}', encoding="utf-8"
+    )
+    with pytest.raises(AgentSpecError, match="num_players=1.*num_players=2"):
+        build_agent(str(ckpt), GameConfig(num_players=2))
+    out = io.StringIO()
+    code = play_main(["--players", "2", "--opponents", str(ckpt), "--seed", "1"], stdin=io.StringIO(""), stdout=out)
+    assert code == 2 and "num_players=1" in out.getvalue()
+
+
+def test_play_refuses_a_negative_seed() -> None:
+    out = io.StringIO()
+    assert play_main(["--seed", "-5"], stdin=io.StringIO(""), stdout=out) == 2
+    assert "--seed must be a non-negative integer, got -5" in out.getvalue()
+
+
+@pytest.mark.train
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+        (["--eval-games", "0"], "--eval-games must be at least 1, got 0"),
+        (["--eval-opponent", "nosuch"], "unknown agent 'nosuch'"),
+        (["--timesteps", "0"], "--timesteps must be at least 1"),
+    ],
+)
+def test_train_refuses_bad_options_before_training_and_leaves_no_folder(tmp_path, capsys, argv, message) -> None:
+    from umbrella_env.training import ppo
+
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as info:
+        ppo.main(argv + ["--out", str(out)])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.train
+def test_train_scripts_at_the_top_level_run_from_a_clone() -> None:
+    import subprocess
+
+    for script in ("train.py", "evaluate.py"):
+        out = subprocess.run([sys.executable, script, "--help"], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert "--seed" in out.stdout

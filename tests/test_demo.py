@@ -1,0 +1,162 @@
+"""python -m umbrella_env.demo: the batch summary, the pictures of one game (GIF, PNG
+frames, SVG), the README picture that must be what its command draws, and bad input."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from umbrella_env import demo
+from umbrella_env.core.image import render_rgb
+from umbrella_env.core.svg import state_to_svg
+
+
+@pytest.fixture
+def pil_image():
+    """PIL.Image: the GIF and PNG frames need Pillow (the eval extra); the other tests do not."""
+    return pytest.importorskip("PIL.Image", reason="the GIF and PNG frames need Pillow (the eval extra)")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+README_PICTURE = ROOT / "docs" / "images" / "game.svg"
+#: The command that draws docs/images/game.svg (also in umbrella_env/demo.py's docstring and the file's <desc>).
+README_PICTURE_ARGS = "--svg docs/images/game.svg --players 2 --level 1 --seed 6 --policy greedy --turns 40".split()
+#: A short game for the picture tests: 2 players, 3 whole turns.
+SHORT = ["--players", "2", "--seed", "3", "--turns", "3"]
+
+
+def short_positions() -> list[dict]:
+    return list(demo.positions(2, 1, 3, "random", 3))
+
+
+def read_frames(pil_image, path: Path) -> list[np.ndarray]:
+    with pil_image.open(path) as im:
+        frames = []
+        for k in range(im.n_frames):
+            im.seek(k)
+            frames.append(np.asarray(im.convert("RGB")))
+        return frames
+
+
+# --------------------------------------------------------------------------- pictures
+def test_gif_has_one_frame_per_position_showing_the_game(
+    pil_image, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "game.gif"
+    assert demo.main(["--gif", str(out), *SHORT]) == 0
+    positions = short_positions()
+    assert positions[-1]["turn"] == 3 and len(positions) > 3
+    frames = read_frames(pil_image, out)
+    assert len(frames) == len(positions)
+    # The palette keeps every colour: the first and the last frame are the rgb_array pictures.
+    np.testing.assert_array_equal(frames[0], render_rgb(positions[0]))
+    np.testing.assert_array_equal(frames[-1], render_rgb(positions[-1]))
+    assert f"{len(positions)} frames, 300 ms each, from the start to turn 3" in capsys.readouterr().out
+
+
+def test_max_frames_caps_the_gif_and_frame_ms_sets_its_timing(pil_image, tmp_path: Path) -> None:
+    out = tmp_path / "capped.gif"
+    assert demo.main(["--gif", str(out), "--max-frames", "3", "--frame-ms", "120", *SHORT]) == 0
+    with pil_image.open(out) as im:
+        assert im.n_frames == 3
+        assert im.info["duration"] == 120
+
+
+def test_png_frames_are_the_gif_frames(pil_image, tmp_path: Path) -> None:
+    folder = tmp_path / "new" / "frames"
+    assert demo.main(["--frames", str(folder), "--max-frames", "4", *SHORT]) == 0
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == [f"frame_{k:04d}.png" for k in range(4)]
+    positions = short_positions()
+    with pil_image.open(files[3]) as im:
+        np.testing.assert_array_equal(np.asarray(im.convert("RGB")), render_rgb(positions[3]))
+
+
+def test_svg_is_the_last_position(tmp_path: Path) -> None:
+    out = tmp_path / "last.svg"
+    assert demo.main(["--svg", str(out), *SHORT]) == 0
+    last = short_positions()[-1]
+    assert last["turn"] == 3
+    command = f"python -m umbrella_env.demo --svg {out} --players 2 --level 1 --seed 3 --policy random --turns 3"
+    assert out.read_text(encoding="utf-8") == state_to_svg(last, description=f"Drawn by {command}")
+
+
+def test_the_readme_picture_is_what_its_command_draws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs" / "images").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert demo.main(README_PICTURE_ARGS) == 0
+    drawn = (tmp_path / "docs" / "images" / "game.svg").read_text(encoding="utf-8")
+    committed = README_PICTURE.read_text(encoding="utf-8")
+    command = "python -m umbrella_env.demo " + " ".join(README_PICTURE_ARGS)
+    assert committed == drawn, f"docs/images/game.svg is stale: run {command}"
+    assert "Umbrella, 2 players" in committed and "turn 40 of" in committed
+    assert f"<desc>Drawn by {command}</desc>" in committed  # the file says how it was made
+
+
+# --------------------------------------------------------------------------- the batch summary
+def test_summary_of_a_seeded_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main(["--players", "1", "--games", "4", "--seed", "2", "--policy", "greedy"]) == 0
+    out = capsys.readouterr().out
+    assert "4 solo games at plate level 1, greedy policy, seed 2" in out
+    assert "merit bands:" in out
+
+
+def test_the_demo_imports_nothing_from_the_tools() -> None:
+    """Its greedy policy comes from the environment library (umbrella_env.core.playout)."""
+    tree = ast.parse(Path(demo.__file__).read_text(encoding="utf-8"))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert "umbrella_env.core.playout" in imported
+    assert not [m for m in imported if m.startswith("umbrella_env.tools")]
+
+
+# --------------------------------------------------------------------------- bad input
+def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
+    a_file = tmp / "a_file.txt"
+    a_file.write_text("x", encoding="utf-8")
+    return [
+        (["--gif", str(tmp / "out.png")], "--gif: expected a file name ending in .gif"),
+        (["--svg", str(tmp / "out.gif")], "--svg: expected a file name ending in .svg"),
+        (["--gif", str(tmp / "missing" / "out.gif")], "does not exist"),
+        (["--svg", str(a_file / "out.svg")], "does not exist"),
+        (["--gif", str(tmp)], "expected a file name ending in .gif"),
+        (["--frames", str(a_file)], "--frames: "),
+        (["--frames", str(a_file / "sub")], "is not a directory"),
+        (["--seed", "-1"], "--seed: expected an int >= 0, got -1"),
+        (["--seed", "-1", "--gif", str(tmp / "x.gif")], "--seed: expected an int >= 0"),
+        (["--games", "0"], "--games: expected an int >= 1"),
+        (["--turns", "3"], "--turns: only with a picture option"),
+        (["--max-frames", "0", "--gif", str(tmp / "x.gif")], "--max-frames: expected an int >= 1"),
+        (["--frame-ms", "5", "--gif", str(tmp / "x.gif")], "--frame-ms: expected an int >= 20"),
+        (["--games", "4", "--svg", str(tmp / "x.svg")], "leave out --games"),
+        (["--players", "5", "--svg", str(tmp / "x.svg")], "num_players"),
+        (["--level", "0", "--gif", str(tmp / "x.gif")], "plate_level"),
+    ]
+
+
+def test_bad_input_exits_with_code_2_and_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in _bad_cases(tmp_path):
+        before = sorted(p.name for p in tmp_path.rglob("*"))
+        with pytest.raises(SystemExit) as exc:
+            demo.main(argv)
+        assert exc.value.code == 2, argv
+        err = capsys.readouterr().err
+        assert message in err, (argv, err)
+        assert sorted(p.name for p in tmp_path.rglob("*")) == before, f"{argv} wrote a file"
+
+
+def test_missing_pillow_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "PIL", None)  # makes `from PIL import Image` fail
+    with pytest.raises(SystemExit) as exc:
+        demo.main(["--gif", str(tmp_path / "x.gif"), *SHORT])
+    assert exc.value.code == 1
+    assert 'pip install -c constraints.txt -e ".[eval]"' in capsys.readouterr().err
+    assert not (tmp_path / "x.gif").exists()
+    # The SVG needs no Pillow.
+    assert demo.main(["--svg", str(tmp_path / "x.svg"), *SHORT]) == 0

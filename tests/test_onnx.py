@@ -1,0 +1,324 @@
+"""ONNX export (umbrella_env.export) and the torch-free agent (agents.onnx_agent).
+
+A tiny training run writes a checkpoint whose weights are then redrawn (seeded) so that the
+logits spread over several units: parity at 1e-5 then means something, which it would not
+on the near-zero logits of a fresh policy head.  The tests that need torch are marked
+``train``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.onnx_agent import MASKED_LOGIT, sample_masked
+from umbrella_env.core import actions as A
+from umbrella_env.core import batch_io
+from umbrella_env.core import engine as E
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import observe
+from umbrella_env.core.playout import policy_actions
+
+REPO = Path(__file__).resolve().parents[1]
+PARITY_POSITIONS = 1000
+#: The decision phases the parity positions must cover (every phase but game_over).
+DECISION_PHASES = tuple(p for p in A.PHASES if p != "game_over")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(checkpoint .zip, exported .onnx) of a 2-player level-1 run, weights redrawn."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from umbrella_env import export
+    from umbrella_env.training import ppo
+
+    out = tmp_path_factory.mktemp("onnx") / "run"
+    options = (
+        "--players 2 --timesteps 64 --n-envs 2 --eval-every 1000000 --snapshot-every 1000000 --eval-games 1 "
+        "--eval-opponent random --opponents random --max-turns 20 --no-progress --torch-threads 1"
+    )
+    assert ppo.main([*options.split(), "--out", str(out)]) == 0
+    checkpoint = out / "last.zip"
+    model = MaskablePPO.load(checkpoint, device="cpu")
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.copy_(torch.randn(p.shape, generator=generator) * 2 / max(1, p.shape[-1]) ** 0.5)
+    model.save(checkpoint)  # the .json sidecar written by training stays beside it
+    onnx_path = out / "last.onnx"
+    assert export.main([str(checkpoint), str(onnx_path), "--check-positions", "64"]) == 0
+    return checkpoint, onnx_path
+
+
+def phase_positions(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``count`` (observation, mask, phase) triples from seeded games of every configuration
+    (solo and 2-4 players, levels 1-4), as evenly spread over the decision phases as they come.
+
+    Some games start near their end or with the player's zones emptied
+    (:func:`umbrella_env.tools.differential.late_start` / ``stress_start``) so that covers,
+    fallback slides and level-4 swaps happen.
+    """
+    from umbrella_env.tools.differential import late_start, stress_start
+
+    rng = np.random.default_rng(seed)
+    obs, masks, phases = [], [], []
+    for players in (1, 2, 3, 4):
+        for level in (1, 2, 3, 4):
+            state = E.init(GameConfig(num_players=players, plate_level=level, max_turns=60), 16, seed=rng)
+            for b in range(16):
+                d = batch_io.to_dict(state, b)
+                if b % 2:
+                    d = late_start(d, rng)
+                if players > 1 and b % 4 == 0:
+                    d = stress_start(d)
+                batch_io.load_dict(state, b, d)
+            for _ in range(40):
+                live = np.flatnonzero(~state.done)
+                if not live.size:
+                    break
+                obs.append(observe(state)[live])
+                masks.append(E.legal_action_mask(state)[live])
+                phases.append(state.phase[live].astype(np.int64))
+                E.step(state, policy_actions(state, rng, 0.9))
+    all_obs, all_masks, all_phases = np.concatenate(obs), np.concatenate(masks), np.concatenate(phases)
+    order = rng.permutation(len(all_phases))
+    quota = count // len(DECISION_PHASES)
+    taken = np.zeros(len(order), dtype=bool)
+    per_phase: Counter[int] = Counter()
+    for i in order:  # an even share of each phase first, then the rest in random order
+        if per_phase[all_phases[i]] < quota:
+            per_phase[all_phases[i]] += 1
+            taken[i] = True
+    chosen = np.concatenate([order[taken[order]], order[~taken[order]]])[:count]
+    return all_obs[chosen], all_masks[chosen], all_phases[chosen]
+
+
+@pytest.mark.train
+def test_onnxruntime_reproduces_the_torch_policy_in_every_phase(exported) -> None:
+    import torch
+
+    from agents.onnx_agent import OnnxAgent
+    from agents.policy import PolicyAgent
+    from umbrella_env.export import MaskablePPONet, masked_outputs
+
+    checkpoint, onnx_path = exported
+    obs, masks, phases = phase_positions(PARITY_POSITIONS)
+    counts = Counter(A.PHASES[p] for p in phases)
+    assert len(obs) == PARITY_POSITIONS and set(counts) == set(DECISION_PHASES), counts
+
+    torch_agent = PolicyAgent(checkpoint)
+    policy = torch_agent.model.policy
+    want_logits, want_values = masked_outputs(MaskablePPONet(policy), obs, masks)
+    onnx_agent = OnnxAgent(onnx_path)
+    got_logits, got_values = onnx_agent.evaluate(obs, masks)
+    assert got_logits.dtype == np.float32 and got_logits.shape == (PARITY_POSITIONS, A.NUM_ACTIONS)
+    assert got_values.shape == (PARITY_POSITIONS,)
+    assert np.ptp(want_logits[masks]) > 5  # the redrawn weights give spread-out logits
+    logit_diff = np.abs(got_logits - want_logits)[masks]
+    value_diff = np.abs(got_values - want_values)
+    assert logit_diff.max() < 1e-5 and value_diff.max() < 1e-5
+    assert (got_logits[~masks] == MASKED_LOGIT).all() and (want_logits[~masks] == MASKED_LOGIT).all()
+
+    # The adapter computes what sb3-contrib's policy computes: its masked distribution and value.
+    with torch.no_grad():
+        obs_t = torch.as_tensor(obs)
+        sb3_log_probs = policy.get_distribution(obs_t, action_masks=masks).distribution.logits.numpy()
+        sb3_values = policy.predict_values(obs_t).numpy()[:, 0]
+    shifted = got_logits.astype(np.float64) - got_logits.max(1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    assert np.abs(log_probs - sb3_log_probs)[masks].max() < 1e-4
+    assert np.abs(got_values - sb3_values).max() < 1e-5
+
+    # The same actions: PolicyAgent (torch, sb3's predict) and OnnxAgent, both deterministic.
+    torch_actions = torch_agent.act_batch(obs, masks)
+    onnx_actions = onnx_agent.act_batch(obs, masks)
+    np.testing.assert_array_equal(onnx_actions, torch_actions)
+    assert masks[np.arange(PARITY_POSITIONS), onnx_actions].all()
+    assert [onnx_agent.act(obs[i], masks[i].astype(np.int8)) for i in range(50)] == torch_actions[:50].tolist()
+
+
+@pytest.mark.train
+def test_metadata_travels_with_the_model_and_another_configuration_is_refused(exported, tmp_path) -> None:
+    import onnx
+
+    import umbrella_env
+    from agents import make_agent
+    from agents.onnx_agent import OnnxAgent, decode_metadata
+    from agents.policy import PolicyAgent
+
+    checkpoint, onnx_path = exported
+    model = onnx.load(str(onnx_path))
+    props = decode_metadata({p.key: p.value for p in model.metadata_props})
+    sidecar = json.loads(checkpoint.with_suffix(".json").read_text())
+    assert {k: props[k] for k in sidecar} == sidecar
+    assert props["num_players"] == 2 and props["plate_level"] == 1
+    assert props["source_checkpoint"] == "last.zip" and len(props["source_sha256"]) == 64
+    assert props["umbrella_env_version"] == umbrella_env.__version__
+
+    agent = make_agent(str(onnx_path), num_players=2, plate_level=1, seed=3)
+    assert isinstance(agent, OnnxAgent) and agent.meta["num_players"] == 2
+    for kwargs in ({"num_players": 3}, {"plate_level": 4}):
+        with pytest.raises(ValueError) as from_zip:
+            PolicyAgent(checkpoint, **kwargs)
+        with pytest.raises(ValueError) as from_onnx:
+            make_agent(str(onnx_path), **kwargs)
+        # The same words for both formats, only the file differs.
+        assert str(from_onnx.value) == str(from_zip.value).replace(str(checkpoint), str(onnx_path))
+        assert "was trained for" in str(from_onnx.value)
+
+    def rewrite(name: str, change: dict[str, str], drop: str | None = None) -> Path:
+        copy = onnx.load(str(onnx_path))
+        kept = {p.key: p.value for p in copy.metadata_props if p.key != drop}
+        del copy.metadata_props[:]
+        onnx.helper.set_model_props(copy, {**kept, **change})
+        onnx.save(copy, str(tmp_path / name))
+        return tmp_path / name
+
+    with pytest.raises(ValueError, match="observation size 898 and 968 actions; this umbrella-env has 899"):
+        OnnxAgent(rewrite("small.onnx", {"obs_size": "898"}))
+    with pytest.raises(ValueError, match="lacks 'plate_level'"):
+        OnnxAgent(rewrite("nolevel.onnx", {}, drop="plate_level"))
+    with pytest.raises(ValueError, match="not written by python -m umbrella_env.export"):
+        OnnxAgent(rewrite("foreign.onnx", {}, drop="format"))
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="could not be loaded by onnxruntime"):
+        OnnxAgent(tmp_path / "junk.onnx")
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent(str(tmp_path / "missing.onnx"))
+
+
+@pytest.mark.train
+def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
+    from umbrella_env import export
+
+    checkpoint, _ = exported
+    (tmp_path / "weights.pt").write_bytes(b"")
+    for argv, message in [
+        ([str(tmp_path / "nope.zip"), str(tmp_path / "x.onnx")], "does not exist"),
+        ([str(tmp_path / "weights.pt"), str(tmp_path / "x.onnx")], "must be a .zip written by training"),
+        ([str(checkpoint), str(tmp_path / "x.pb")], "must end in .onnx"),
+        ([str(checkpoint), str(tmp_path / "no" / "x.onnx")], "does not exist"),
+        ([str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "-1"], "must be >= 0"),
+        ([str(checkpoint), str(tmp_path / "x.onnx"), "--opset", "9"], "--opset must be 14 to 20, got 9"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            export.main(argv)
+        assert info.value.code == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert not (tmp_path / "x.onnx").exists()
+    (tmp_path / "foreign.zip").write_bytes(b"not a zip")  # no sidecar
+    with pytest.raises(SystemExit) as info:
+        export.main([str(tmp_path / "foreign.zip"), str(tmp_path / "x.onnx")])
+    assert info.value.code == 2 and "has no metadata file" in capsys.readouterr().err
+
+
+@pytest.mark.train
+def test_export_module_takes_any_policy_value_network(tmp_path) -> None:
+    """The path a policy+value net of another trainer takes: (obs, mask) -> (logits, value [B, 1])."""
+    import torch
+
+    from agents.onnx_agent import OnnxAgent
+    from umbrella_env.export import export_module, masked_outputs, sample_positions
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            torch.manual_seed(1)
+            self.body = torch.nn.Sequential(torch.nn.Linear(899, 32), torch.nn.ReLU())
+            self.policy, self.value = torch.nn.Linear(32, 968), torch.nn.Linear(32, 1)
+
+        def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            h = self.body(obs)
+            return self.policy(h), torch.tanh(self.value(h))
+
+    meta = {"num_players": 3, "plate_level": 2, "obs_size": 899, "num_actions": 968, "trainer": "az"}
+    path = export_module(Net(), meta, tmp_path / "az.onnx")
+    agent = OnnxAgent(path, num_players=3, plate_level=2)
+    assert agent.meta["trainer"] == "az"
+    obs, masks = sample_positions(GameConfig(num_players=3, plate_level=2), 50, seed=2)
+    want = masked_outputs(Net(), obs, masks)
+    got = agent.evaluate(obs, masks)
+    np.testing.assert_allclose(got[0], want[0], atol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], atol=1e-5)
+
+    class Wrong(torch.nn.Module):
+        def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            return obs
+
+    with pytest.raises(ValueError, match=r"must return \(logits, value\)"):
+        export_module(Wrong(), meta, tmp_path / "wrong.onnx")
+    with pytest.raises(ValueError, match="lacks 'plate_level'"):
+        export_module(Net(), {k: v for k, v in meta.items() if k != "plate_level"}, tmp_path / "x.onnx")
+    assert not (tmp_path / "wrong.onnx").exists() and not (tmp_path / "x.onnx").exists()
+
+
+@pytest.mark.train
+def test_the_onnx_agent_plays_without_torch(exported, tmp_path) -> None:
+    _, onnx_path = exported
+    script = textwrap.dedent(f"""
+        import sys
+
+        BLOCKED = ("torch", "stable_baselines3", "sb3_contrib")
+
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in BLOCKED:
+                    raise ImportError(f"{{name}} is blocked in this test")
+                return None
+
+        sys.meta_path.insert(0, Block())
+        from agents import make_agent
+        from umbrella_env.core.config import GameConfig
+        from umbrella_env.core.single import SingleGame
+
+        game = SingleGame.new(GameConfig(num_players=2, max_turns=40), key=11)
+        agents = [make_agent({str(onnx_path)!r}, num_players=2, plate_level=1),
+                  make_agent({str(onnx_path)!r}, num_players=2, plate_level=1, deterministic=False, seed=4)]
+        decisions = 0
+        while not game.done:
+            mask = game.legal_mask()
+            action = agents[game.actor].act(game.observe(), mask)
+            assert mask[action], action
+            game.step(action)
+            decisions += 1
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+        print(decisions, loaded)
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert run.returncode == 0, run.stderr
+    decisions, loaded = run.stdout.split(maxsplit=1)
+    assert int(decisions) > 20 and loaded.strip() == "[]"
+
+
+def test_a_missing_onnxruntime_names_the_install_command(tmp_path, monkeypatch) -> None:
+    from agents import make_agent
+
+    (tmp_path / "model.onnx").write_bytes(b"")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime now raises ImportError
+    with pytest.raises(ValueError, match=r'needs onnxruntime: pip install -c constraints.txt -e "\.\[onnx\]"'):
+        make_agent(str(tmp_path / "model.onnx"))
+
+
+def test_sampling_follows_the_softmax_of_the_legal_logits() -> None:
+    rng = np.random.default_rng(0)
+    logits = np.full((1, 12), MASKED_LOGIT, dtype=np.float32)
+    legal = np.array([1, 4, 5, 11])
+    logits[0, legal] = [0.0, 1.0, 2.0, -1.0]
+    draws = sample_masked(np.repeat(logits, 20000, axis=0), rng)
+    assert set(np.unique(draws)) <= set(legal.tolist())
+    p = np.exp(logits[0, legal] - logits[0, legal].max())
+    p /= p.sum()
+    freq = np.array([(draws == a).mean() for a in legal])
+    assert np.abs(freq - p).max() < 0.015  # about 4 standard deviations at 20,000 draws
+    # Seeded: the same generator state gives the same draws.
+    again = sample_masked(np.repeat(logits, 20000, axis=0), np.random.default_rng(0))
+    np.testing.assert_array_equal(draws, again)

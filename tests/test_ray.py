@@ -1,0 +1,246 @@
+"""Scaling out on Ray: RLlib training, RLlib checkpoints as agents, tournaments as Ray tasks.
+
+Needs the ray extra: without Ray this file is not collected (tests/conftest.py); CI runs
+it in the Ray environment with ``python -m pytest -m ray``.  One local Ray with 2 CPUs
+serves the whole module.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import ray
+
+import umbrella_env
+from agents import make_agent
+from agents.rllib_module import MASK_KEY, OBS_KEY, MaskedPPOModule
+from umbrella_env.core.config import GameConfig
+from umbrella_env.evaluation import cli as evaluate_cli
+from umbrella_env.evaluation.stats import summarise
+from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
+from umbrella_env.match import AgentSpecError, build_agent, play_game
+from umbrella_env.rllib_env import MaskedSoloEnv, TurnBasedEnv
+from umbrella_env.rllib_train import build_config, build_parser
+from umbrella_env.rllib_train import main as train
+
+pytestmark = pytest.mark.ray
+
+#: A tiny, seeded run: 2 iterations of 400 env steps, games cut at 40 turns, one final evaluation.
+SMOKE = [
+    *("--iterations", "2", "--train-batch", "400", "--batch-size", "200", "--max-turns", "40"),
+    *("--envs-per-runner", "2", "--eval-every", "1e9", "--eval-games", "2", "--eval-opponent", "random"),
+    *("--net", "64", "--seed", "0"),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray() -> Any:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _random_legal(obs: dict[str, np.ndarray], rng: np.random.Generator) -> int:
+    return int(rng.choice(np.flatnonzero(obs[MASK_KEY])))
+
+
+# --------------------------------------------------------------------------- the env adapters
+def test_turn_based_env_plays_the_aec_game_with_its_rewards() -> None:
+    env = TurnBasedEnv({"num_players": 3, "plate_level": 2, "max_turns": 3000})
+    aec = umbrella_env.env(num_players=3, plate_level=2)
+    obs, _ = env.reset(seed=5)
+    aec.reset(seed=5)
+    rng = np.random.default_rng(5)
+    returns = dict.fromkeys(env.possible_agents, 0.0)
+    while True:
+        (mover,) = obs  # one observation: the seat to move, the AEC env's agent_selection
+        assert mover == aec.agent_selection
+        np.testing.assert_array_equal(obs[mover][OBS_KEY], aec.observe(mover)["observation"])
+        np.testing.assert_array_equal(obs[mover][MASK_KEY], aec.observe(mover)["action_mask"])
+        action = _random_legal(obs[mover], rng)
+        obs, rewards, terminated, truncated, _ = env.step({mover: action})
+        aec.step(action)
+        for agent, r in rewards.items():
+            returns[agent] += r
+        if terminated["__all__"] or truncated["__all__"]:
+            break
+    assert terminated["__all__"] and set(obs) == set(env.possible_agents)  # every seat sees the end
+    assert returns == aec.rewards  # shaping 0: the end rewards of the AEC env
+    assert sorted(returns.values())[0] == -1.0 and env.illegal_actions == 0
+
+
+def test_an_illegal_action_is_counted_and_loses_the_game() -> None:
+    env = TurnBasedEnv({"num_players": 2, "shaping": 0.5})
+    obs, _ = env.reset(seed=1)
+    (mover,) = obs
+    illegal = int(np.flatnonzero(obs[mover][MASK_KEY] == 0)[0])
+    with pytest.warns(UserWarning, match="not legal"):
+        obs, rewards, terminated, _, _ = env.step({mover: illegal})
+    assert env.illegal_actions == 1 and env.episode_illegal_actions == 1
+    assert terminated["__all__"] and rewards[mover] == -1.0 and set(obs) == {"player_0", "player_1"}
+    solo = MaskedSoloEnv({"plate_level": 1})
+    obs, _ = solo.reset(seed=1)
+    with pytest.warns(UserWarning, match="not legal"):
+        solo.step(int(np.flatnonzero(obs[MASK_KEY] == 0)[0]))
+    assert solo.illegal_actions == 1
+
+
+def test_frozen_opponents_play_inside_the_step_and_only_the_learner_observes() -> None:
+    env = TurnBasedEnv({"num_players": 3, "opponents": ["greedy"], "max_turns": 3000})
+    rng = np.random.default_rng(2)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        learner = env.agents
+        assert len(learner) == 1
+        total = 0.0
+        done = False
+        while not done:
+            assert list(obs) == learner
+            obs, rewards, terminated, truncated, _ = env.step({learner[0]: _random_legal(obs[learner[0]], rng)})
+            assert list(rewards) == learner
+            total += rewards[learner[0]]
+            done = terminated["__all__"] or truncated["__all__"]
+        assert total == -1.0  # a random learner loses to greedy opponents, and is told so
+    with pytest.raises(AgentSpecError, match="unknown agent"):
+        TurnBasedEnv({"num_players": 2, "opponents": ["nobody"]})
+
+
+def test_rllib_episodes_give_every_seat_its_moves_and_the_loser_its_minus_one() -> None:
+    args = build_parser().parse_args(["--num-env-runners", "0", "--envs-per-runner", "1", "--shaping", "0",
+                                      "--max-turns", "3000", "--net", "32", "--features", "none"])  # fmt: skip
+    algo = build_config(args).build_algo()
+    try:
+        episodes = algo.env_runner.sample(num_episodes=1, random_actions=False)
+    finally:
+        algo.stop()
+    finished = [e for e in episodes if e.is_done]
+    assert finished
+    for episode in finished:
+        assert episode.is_terminated  # a whole game (no truncation at 3000 turns)
+        last = {aid: sa.get_rewards()[-1] for aid, sa in episode.agent_episodes.items()}
+        assert sorted(last.values()) in ([-1.0, 1.0], [0.5, 0.5])
+        moves = sum(len(sa) for sa in episode.agent_episodes.values())
+        assert moves == episode.env_t  # one decision per env step, each in exactly one seat's episode
+
+
+# --------------------------------------------------------------------------- training
+@pytest.fixture(scope="module")
+def run_2p(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("rllib") / "run-2p"
+    assert train([*SMOKE, "--players", "2", "--num-env-runners", "1", "--out", str(out)]) == 0
+    return out
+
+
+def test_two_player_smoke_run_sends_no_illegal_action(run_2p: Path) -> None:
+    summary = json.loads((run_2p / "summary.json").read_text(encoding="utf-8"))
+    assert summary["iterations"] == 2 and summary["env_steps"] >= 800
+    assert summary["illegal_actions"] == 0  # counted by the env adapters, reported by every env runner
+    rows = [json.loads(line) for line in (run_2p / "progress.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["iteration"] for r in rows if not r.get("eval")] == [1, 2]
+    assert all(r["illegal_actions"] == 0 for r in rows if not r.get("eval"))
+    meta = json.loads((run_2p / "best" / "umbrella.json").read_text(encoding="utf-8"))
+    assert (meta["num_players"], meta["plate_level"], meta["module_id"]) == (2, 1, "shared")
+
+
+def test_solo_smoke_run_with_cloning_sends_no_illegal_action_and_its_checkpoint_plays(tmp_path: Path) -> None:
+    out = tmp_path / "solo"
+    clone = ["--pretrain", "heuristic", "--pretrain-games", "3", "--pretrain-epochs", "2", "--workers", "1"]
+    assert train([*SMOKE, *clone, "--players", "1", "--num-env-runners", "0", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["illegal_actions"] == 0 and summary["iterations"] == 2
+    assert [row["epoch"] for row in summary["pretrain"]] == [1, 2]
+    agent = build_agent(f"rllib:{out / 'best'}", GameConfig(num_players=1))
+    result = play_game([agent], GameConfig(num_players=1), seed=3)
+    assert result.turns > 0
+
+
+@pytest.mark.filterwarnings("ignore:.*is not legal in phase")
+def test_the_illegal_action_count_would_see_an_unmasked_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same run with the masking switched off: the env adapters must count what arrives.
+    monkeypatch.setattr("agents.rllib_module.masked_logits", lambda logits, mask: logits)
+    out = tmp_path / "unmasked"
+    assert train([*SMOKE, "--players", "2", "--num-env-runners", "0", "--iterations", "1", "--out", str(out)]) == 0
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["illegal_actions"] > 0
+
+
+# --------------------------------------------------------------------------- checkpoints as agents
+def test_an_rllib_checkpoint_plays_legal_games_as_an_agent(run_2p: Path, tmp_path: Path) -> None:
+    config = GameConfig(num_players=2)
+    spec = f"rllib:{run_2p / 'best'}"
+    for seed in range(3):  # play_game raises AgentError on any illegal action
+        result = play_game([build_agent(spec, config), make_agent("random", seed=seed)], config, seed)
+        assert result.turns > 0
+    sampled = make_agent(spec, seed=1, deterministic=False)
+    obs = umbrella_env.env(num_players=2)
+    obs.reset(seed=4)
+    mask = obs.observe("player_0")["action_mask"]
+    assert all(mask[sampled.act(obs.observe("player_0")["observation"], mask)] for _ in range(20))
+    report = tmp_path / "eval"
+    assert evaluate_cli.main(["--agents", spec, "random", "--games", "4", "--workers", "1", "--out", str(report),
+                              "--no-progress"]) == 0  # fmt: skip
+    assert (report / "report.md").is_file()
+
+
+def test_an_rllib_checkpoint_of_another_configuration_is_refused(run_2p: Path, tmp_path: Path) -> None:
+    spec = f"rllib:{run_2p / 'best'}"
+    with pytest.raises(AgentSpecError, match="trained for num_players=2, but this game has num_players=3"):
+        build_agent(spec, GameConfig(num_players=3))
+    with pytest.raises(AgentSpecError, match="trained for plate_level=1, but this game has plate_level=2"):
+        build_agent(spec, GameConfig(num_players=2, plate_level=2))
+    with pytest.raises(ValueError, match="not a folder"):
+        make_agent(f"rllib:{tmp_path / 'missing'}")
+    (tmp_path / "other").mkdir()
+    with pytest.raises(ValueError, match="has no umbrella.json"):
+        make_agent(f"rllib:{tmp_path / 'other'}")
+
+
+# --------------------------------------------------------------------------- tournaments on Ray
+def test_the_ray_backend_gives_the_process_pool_report(run_2p: Path) -> None:
+    agents = ["random", "greedy", f"rl=rllib:{run_2p / 'best'}"]
+    pool = run_tournament(agents, 2, 1, games=4, seed=11, workers=1)
+    on_ray = run_tournament(agents, 2, 1, games=4, seed=11, backend="ray")
+    assert len(pool.records) == 12 and on_ray.records == pool.records
+    timing = "elapsed_seconds"  # the one entry of a summary that is not a result
+    assert {k: v for k, v in summarise(on_ray).items() if k != timing} == {
+        k: v for k, v in summarise(pool).items() if k != timing
+    }
+
+
+# --------------------------------------------------------------------------- bad input
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_bad_ray_options_are_refused_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "never"
+    assert train(["--num-env-runners", "-1", "--out", str(out)]) == 2
+    assert "--num-env-runners must be 0" in capsys.readouterr().err
+    assert train(["--num-env-runners", "3", "--out", str(out)]) == 2
+    assert "needs 3 CPUs (one per env runner), the Ray cluster has 2" in capsys.readouterr().err
+    address = f"127.0.0.1:{_closed_port()}"
+    t0 = time.perf_counter()
+    assert train(["--address", address, "--out", str(out)]) == 2
+    assert f"no Ray cluster at --address {address}" in capsys.readouterr().err
+    with pytest.raises(EvaluationError, match=f"no Ray cluster at --address {address}"):
+        run_tournament(["random", "greedy"], 2, games=2, backend="ray", address=address)
+    assert time.perf_counter() - t0 < 30
+    assert train(["--address", "not an address", "--out", str(out)]) == 2
+    assert "--address must be HOST:PORT" in capsys.readouterr().err
+    with pytest.raises(EvaluationError, match="--address is the Ray cluster of --backend ray"):
+        run_tournament(["random", "greedy"], 2, games=2, address=address)
+    assert not out.exists()
+
+
+def test_the_masking_module_refuses_an_observation_without_a_mask() -> None:
+    from gymnasium import spaces
+
+    with pytest.raises(ValueError, match="keys 'observations' and 'action_mask'"):
+        MaskedPPOModule(observation_space=spaces.Box(0, 1, (4,)), action_space=spaces.Discrete(3), model_config={})

@@ -1,0 +1,116 @@
+"""The evaluation command: ``python evaluate.py`` (from a clone) or ``umbrella-evaluate``.
+
+    python evaluate.py --agents random greedy heuristic runs/ppo/best.zip --players 2 --games 200
+
+Bad input exits with status 2 and a message; an agent that misbehaves during a game, 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Sequence
+
+from agents import AGENT_NAMES
+from umbrella_env.core.config import DEFAULT_MAX_TURNS
+from umbrella_env.evaluation.report import print_summary, write_report
+from umbrella_env.evaluation.stats import summarise
+from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
+from umbrella_env.match import AgentError
+
+PROG = "python evaluate.py"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Round-robin tournament (2-4 players) or solo evaluation of umbrella-env agents.",
+    )
+    p.add_argument(
+        "--agents", nargs="+", required=True, metavar="AGENT",
+        help=f"agents: {', '.join(AGENT_NAMES)}, a .zip or .onnx checkpoint, rllib:FOLDER, package.module:factory; "
+        "label=spec renames",
+    )  # fmt: skip
+    p.add_argument("--players", type=int, default=2, help="1 (solo), 2, 3 or 4 (default 2)")
+    p.add_argument("--level", type=int, default=1, help="score-plate level 1-4 (default 1)")
+    p.add_argument("--games", type=int, default=40, help="games per table, rounded up to a multiple of --players")
+    p.add_argument("--seed", type=int, default=0, help="base seed, a non-negative integer (default 0)")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: os.cpu_count())")
+    p.add_argument("--backend", choices=("process", "ray"), default="process",
+                   help="play the games in a local process pool (default) or as Ray tasks (the ray extra)")
+    p.add_argument("--address", default=None,
+                   help="with --backend ray: HOST:PORT of an existing Ray cluster (default: a local Ray)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/eval-<timestamp>)")
+    p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"truncation (default {DEFAULT_MAX_TURNS})")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def writable_dir(path: Path) -> str | None:
+    """None when ``path`` is (or can be created as) a writable folder, else the reason."""
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        return f"{str(probe)!r} is a file, not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{str(probe)!r} is not writable"
+    if probe == path:
+        try:
+            tempfile.TemporaryFile(dir=path).close()
+        except OSError as exc:
+            return f"{str(path)!r} is not writable ({exc.strerror})"
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The CLI; returns the exit status (2 for bad input, with a message on stderr)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the usage and the problem
+        return exc.code if isinstance(exc.code, int) else 2
+    missing = [m for m in ("openskill", "matplotlib") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(
+            f"error: {PROG} needs {' and '.join(missing)}: pip install -c constraints.txt -e '.[eval]'",
+            file=sys.stderr,
+        )
+        return 2
+    if args.workers is not None and args.workers < 1:
+        print(f"error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        return 2
+    if args.seed < 0:
+        print(f"error: --seed must be a non-negative integer, got {args.seed}", file=sys.stderr)
+        return 2
+    out = args.out if args.out is not None else Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}"
+    problem = writable_dir(out)
+    if problem is not None:
+        print(f"error: --out {str(out)!r} cannot hold the report: {problem}", file=sys.stderr)
+        return 2
+    try:
+        result = run_tournament(
+            args.agents, args.players, args.level, args.games, args.seed, args.workers,
+            max_turns=args.max_turns, progress=not args.no_progress, backend=args.backend, address=args.address,
+        )  # fmt: skip
+    except EvaluationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except AgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    summary = summarise(result)
+    report = write_report(result, out, summary, argv)
+    if args.games != result.games_per_table:
+        print(f"note: --games {args.games} rounded up to {result.games_per_table} per table (a multiple of --players)")
+    print_summary(summary)
+    print(f"{summary['games']} games in {result.elapsed:.1f} s; report: {report}")
+    return 0

@@ -1,0 +1,74 @@
+"""``evaluate.py --backend ray [--address HOST:PORT]``: a tournament's games as Ray tasks.
+
+The games are cut into the same chunks as for the process pool and each chunk is one Ray
+task (one CPU) running :func:`umbrella_env.evaluation.tournament._play_chunk`: the
+workers build their agents from the spec strings once per process and reset them before
+every game, exactly as pool processes do.  Every game's deal and agent seeds depend on
+its index alone (tournament module doc), so the records, and the report, are the same as
+the process pool's for the same ``--seed``.
+
+Checkpoint paths are made absolute before they are sent (a worker's current folder is not
+the command's); on a cluster every machine needs umbrella-env installed and the
+checkpoint files at the same path (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from umbrella_env.core.config import GameConfig
+from umbrella_env.match import RLLIB_PREFIX, is_checkpoint
+from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, ray_session
+
+
+def absolute_spec(spec: str) -> str:
+    """``spec`` with the path of a checkpoint made absolute (other specs unchanged)."""
+    if not is_checkpoint(spec):
+        return spec
+    if spec.startswith(RLLIB_PREFIX):
+        return RLLIB_PREFIX + str(Path(spec[len(RLLIB_PREFIX) :]).resolve())
+    return str(Path(spec).resolve())
+
+
+def play_on_ray(
+    tasks: Sequence[Any],
+    specs: list[str],
+    labels: list[str],
+    config: GameConfig,
+    address: str | None,
+    on_done: Callable[[int], None],
+) -> list[Any]:
+    """The records of ``tasks`` (tournament ``_Task``s), played as Ray tasks on the cluster
+    at ``address`` (default: a local Ray); ``on_done(n)`` after every finished chunk.
+
+    Raises ``EvaluationError`` when Ray is missing or unreachable, and the game's own
+    exception (``AgentError``, ...) when a game fails on a worker.
+    """
+    from umbrella_env.evaluation.tournament import EvaluationError, _play_chunk
+
+    remote_specs = [absolute_spec(s) for s in specs]
+    try:
+        with ray_session(address, what="evaluate.py --backend ray") as ray:
+            workers = max(1, cluster_cpus(ray))
+            chunk = max(1, min(32, len(tasks) // (workers * 8)))
+            play = ray.remote(num_cpus=1, max_retries=0)(_play_chunk)
+            pending = [play.remote(list(tasks[i : i + chunk]), remote_specs, labels, config)
+                       for i in range(0, len(tasks), chunk)]  # fmt: skip
+            records: list[Any] = []
+            try:
+                while pending:
+                    done, pending = ray.wait(pending, num_returns=1)
+                    for ref in done:
+                        part = ray.get(ref)
+                        records += part
+                        on_done(len(part))
+            except ray.exceptions.RayTaskError as exc:
+                for ref in pending:
+                    ray.cancel(ref)
+                cause = getattr(exc, "cause", None)
+                raise (cause if isinstance(cause, Exception) else exc) from None
+            return records
+    except RayUnavailable as exc:
+        raise EvaluationError(str(exc)) from None

@@ -1,0 +1,217 @@
+"""The tournament report: terminal tables (rich when installed), ``report.md`` with the
+plots, ``summary.json`` and ``games.jsonl``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shlex
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from umbrella_env.evaluation.plots import write_plots
+from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, RATING_ORDERS, ranked, summarise
+from umbrella_env.evaluation.tournament import TournamentResult
+from umbrella_env.match import MERIT_BANDS, band_label
+
+
+def _f(x: float | None, digits: int = 2) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _pct(x: float) -> str:
+    return "–" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def standings_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the standings table, best agent first."""
+    rows = []
+    if summary["mode"] == "solo":
+        header = ["agent", "games", "mean score", "95% CI", "sd", "median", "min", "max", "truncated"]
+        for e in ranked(summary):
+            lo, hi = e["score_ci"]
+            rows.append([
+                e["label"], str(e["games"]), _f(e["mean_score"]), f"[{_f(lo)}, {_f(hi)}]", _f(e["score_sd"]),
+                _f(e["median_score"], 1), str(e["min_score"]), str(e["max_score"]), str(e["truncated"]),
+            ])  # fmt: skip
+        return header, rows
+    header = ["agent", "games", "win rate", "95% CI", "mean score ± 95% CI", "mu", "sigma", "ordinal", "Elo", "Elo 95% CI"]
+    for e in ranked(summary):
+        lo, hi = e["win_ci"]
+        slo, shi = e["score_ci"]
+        half = (shi - slo) / 2 if not math.isnan(slo) else math.nan
+        rows.append([
+            e["label"], str(e["games"]), _pct(e["win_rate"]), f"[{_pct(lo)}, {_pct(hi)}]",
+            f"{_f(e['mean_score'])} ± {_f(half)}", _f(e["mu"]), _f(e["sigma"]), _f(e["ordinal"]),
+            _f(e["elo"], 0), f"[{_f(e['elo_ci'][0], 0)}, {_f(e['elo_ci'][1], 0)}]",
+        ])  # fmt: skip
+    return header, rows
+
+
+def head_to_head_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    h = summary["head_to_head"]
+    labels = h["labels"]
+    header = ["row vs column", *labels]
+    rows = []
+    for i, label in enumerate(labels):
+        cells = []
+        for j in range(len(labels)):
+            rate, n = h["rate"][i][j], h["n"][i][j]
+            cells.append("" if i == j else "–" if rate is None else f"{100 * rate:.0f}% ({n})")
+        rows.append([label, *cells])
+    return header, rows
+
+
+def merit_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    header = ["agent", *[f"{name} ({band_label(lo, hi)})" for lo, hi, name in MERIT_BANDS]]
+    rows = []
+    for e in ranked(summary):
+        g = max(1, e["games"])
+        rows.append([e["label"], *[f"{c} ({100 * c / g:.0f}%)" for c in e["merit_bands"].values()]])
+    return header, rows
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    esc = [[c.replace("|", "\\|") for c in row] for row in [header, *rows]]
+    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in esc[1:]]
+    return "\n".join(lines)
+
+
+def _text_histogram(counts: dict[str, int], width: int = 40) -> str:
+    top = max(counts.values(), default=0) or 1
+    name_w = max(len(k) for k in counts)
+    return "\n".join(f"{k:>{name_w}} {'█' * round(width * v / top):<{width}} {v}" for k, v in counts.items())
+
+
+def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequence[str] | None) -> str:
+    P = summary["num_players"]
+    mode = "solo" if P == 1 else f"{P} players"
+    lines = [
+        f"# Umbrella evaluation: {mode}, plate level {summary['plate_level']}",
+        "",
+        "Replay with (results do not depend on `--workers`):",
+        "",
+        "```bash",
+        summary["command"],
+        "```",
+        "",
+    ]
+    if argv is not None:
+        lines += [f"Invoked as: `python evaluate.py {shlex.join(argv)}`", ""]
+    lines += [
+        f"- seed {summary['seed']}; {len(summary['tables'])} {'agent' if P == 1 else 'table'}(s) × "
+        f"{summary['games_per_table']} games = "
+        f"{summary['games']} games, {summary['elapsed_seconds']:.1f} s",
+        f"- turns per game: mean {_f(summary['mean_turns'], 1)}; truncated at {summary['max_turns']} turns: "
+        f"{summary['truncated_games']}",
+        f"- written {datetime.now().isoformat(timespec='seconds')}",
+        "",
+        "## Standings",
+        "",
+        _markdown_table(*standings_rows(summary)),
+        "",
+    ]
+    if summary["mode"] == "solo":
+        lines += [
+            "Mean score with a 95% normal-approximation interval; every agent played the same deals.",
+            "",
+            "## Merit bands (docs/rules.md §8)",
+            "",
+            _markdown_table(*merit_rows(summary)),
+            "",
+        ]
+        for e in ranked(summary):
+            lines += [f"**{e['label']}**", "", "```", _text_histogram(e["merit_bands"]), "```", ""]
+        lines += [
+            "## Head to head (same deals)",
+            "",
+            "Share of deals on which the row agent scored more than the column agent (ties count ½), (deals).",
+            "",
+            _markdown_table(*head_to_head_rows(summary)),
+            "",
+        ]
+    else:
+        lines += [
+            f"Win rate per seat played (a win shared by k counts 1/k; equal strength is {100 / P:.0f}%), "
+            "95% Wilson interval; OpenSkill Plackett-Luce rating from each game's ranks (mean over "
+            f"{RATING_ORDERS} seeded orderings of the games), ordinal = mu − 3 sigma (the sort key); "
+            "Bradley–Terry rating on the Elo scale (mean 1500; 400 points = odds of 10 to 1) from every "
+            f"pair of seats of every game, its 95% interval from {ELO_BOOTSTRAP} bootstrap resamples of the games.",
+            "",
+            "## Head to head",
+            "",
+            "Rate at which the row agent finished ahead of the column agent in the games both played "
+            "(ties count ½), (seat pairs).",
+            "",
+            _markdown_table(*head_to_head_rows(summary)),
+            "",
+            "## Seats",
+            "",
+            "Every agent sat in every seat of its tables equally often:",
+            "",
+            _markdown_table(
+                ["seat", "games", "win rate", "mean score"],
+                [[str(s["seat"]), str(s["games"]), _pct(s["win_rate"]), _f(s["mean_score"])] for s in summary["seats"]],
+            ),
+            "",
+            "## Tables",
+            "",
+            ", ".join("(" + " · ".join(t) + ")" for t in summary["tables"]),
+            "",
+        ]
+    lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots] + [""]
+    return "\n".join(lines)
+
+
+def write_report(
+    result: TournamentResult,
+    out: str | Path,
+    summary: dict[str, Any] | None = None,
+    argv: Sequence[str] | None = None,
+) -> Path:
+    """Write report.md, the PNG plots, summary.json and games.jsonl into ``out``; returns report.md."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summary if summary is not None else summarise(result)
+    plots = write_plots(summary, out)
+    report = out / "report.md"
+    report.write_text(_format_report(summary, plots, argv), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=True) + "\n", encoding="utf-8")
+    with open(out / "games.jsonl", "w", encoding="utf-8") as fh:
+        for rec in result.records:
+            fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")
+    return report
+
+
+def print_summary(summary: dict[str, Any], file: Any = None) -> None:
+    """The standings (and merit bands or head-to-head) on the terminal: rich if installed."""
+    file = file if file is not None else sys.stdout
+    tables = [("Standings", standings_rows(summary))]
+    if summary["mode"] == "solo":
+        tables.append(("Merit bands", merit_rows(summary)))
+    tables.append(("Head to head (row vs column)", head_to_head_rows(summary)))
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        for title, (header, rows) in tables:
+            widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+            print(f"\n{title}", file=file)
+            for row in [header, *rows]:
+                print("  ".join(c.ljust(w) for c, w in zip(row, widths)), file=file)
+        return
+    console = Console(file=file)
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    for title, (header, rows) in tables:
+        table = Table(title=title)
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+

@@ -1,0 +1,383 @@
+"""Round-robin tournaments and solo evaluations of umbrella-env agents.
+
+    python evaluate.py --agents random greedy heuristic runs/ppo/model.zip \\
+        --players 2 --level 1 --games 40 --seed 0 [--workers N] [--out DIR] [--max-turns T]
+
+An agent is named by a spec string: a name of :func:`agents.make_agent` (``random``,
+``greedy``, ``heuristic``, ``search``), a trained checkpoint (``.zip`` written by
+``train.py``, or ``.onnx`` exported from one), or ``package.module:factory`` (a callable
+returning an agent, for agents that are not registered); see :func:`umbrella_env.match.build_agent`.  ``label=spec`` gives an agent a display name; a spec
+given twice is labelled ``spec#2``.
+
+**Tables.**  With P >= 2 players and at least P agents, every combination of P distinct
+agents is a table.  With fewer agents than seats, the tables are every multiset of P
+agents that seats each agent at least once (2 agents at 4 seats: AAAB, AABB, ABBB), so
+the schedule stays symmetric between agents; an agent holding several seats plays each
+one as a separate seat.  Solo (``--players 1``): each agent plays its games alone.
+
+**Games and seats.**  A table plays ``--games N`` games, rounded up to a multiple of P:
+N/P *deals*, each played once per rotation of the seats, so every agent of the table
+sits in every seat equally often **on the same deals** (the duplicate format of card
+games: the luck of the deal cancels out between the agents of a table).  Rotations do
+not balance who passes tiles to whom at 3-4 players; a table keeps its cyclic order.
+In solo every agent plays the same N deals.
+
+**Seeds.**  Deal ``d`` of the tournament is dealt from ``deal_key(seed, d)`` and game
+``i`` seeds its agents from ``game_seed(seed, i)`` (``agent.reset`` gets one seed per
+seat), both derived with ``numpy.random.SeedSequence`` from the base seed and the index
+alone, so results do not depend on the number of workers or on the order in which games
+finish.  Workers re-create agents from their spec strings (once per process and seat)
+and reset them before every game: an agent's play must depend only on its reset seed.
+
+**Statistics** (:func:`umbrella_env.evaluation.stats.summarise`).  Per agent and seat played: win rate (:func:`umbrella_env.match.win_credits`: a win shared
+by k seats counts 1/k, a truncated game is a draw) with its 95% Wilson interval; mean score with a 95% normal
+interval; an OpenSkill Plackett-Luce rating (mu, sigma, ordinal = mu - 3 sigma) updated
+game by game from the ranks, averaged over several seeded orderings of the games
+(:func:`openskill_ratings`); and a head-to-head table: the rate at which the row agent finished ahead of
+the column agent in the games both played (ties count 1/2; at 2 players this is the
+win rate).  Solo: the score distribution, mean score with its interval, the rulebook's
+merit bands, and the head-to-head rate of scoring more on the same deal.
+
+Writes ``report.md``, PNG plots, ``summary.json`` and ``games.jsonl`` to ``--out``
+(default ``runs/eval-<timestamp>``).  Bad input exits with status 2 and a message.
+Needs the ``eval`` extra (openskill, matplotlib, tqdm; rich is used when installed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import re
+import shlex
+import time
+from collections import Counter
+from concurrent.futures import as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.core.engine import draw_key
+from umbrella_env.match import (
+    SPEC_FACTORY,
+    AgentError,
+    AgentSpecError,
+    build_agent,
+    is_checkpoint,
+    play_game,
+    valid_choices,
+)
+from umbrella_env.parallel import Progress, process_pool
+
+__all__ = [
+    "AgentError",
+    "EvaluationError",
+    "GameRecord",
+    "TournamentResult",
+    "create_agent",
+    "deal_key",
+    "game_seed",
+    "parse_specs",
+    "plan_tables",
+    "play_specs",
+    "run_tournament",
+    "validate",
+]
+
+
+class EvaluationError(ValueError):
+    """Bad tournament input (unknown agent, impossible player count, ...); the CLI exits 2."""
+
+
+# --------------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game.
+
+    ``seats[s]`` is the tournament index of the agent in seat ``s`` and ``agents[s]`` its
+    label; ``scores`` and ``ranks`` are by seat (rank 0 is best, equal ranks share).
+    ``seed`` seeded the agents and ``key`` dealt the game:
+    ``play_specs(specs, config, record.seed, key=record.key)`` replays it.
+    """
+
+    index: int
+    table: int
+    seats: tuple[int, ...]
+    agents: tuple[str, ...]
+    scores: tuple[int, ...]
+    ranks: tuple[int, ...]
+    turns: int
+    truncated: bool
+    seed: int
+    key: int
+
+
+@dataclass
+class TournamentResult:
+    """Everything :func:`run_tournament` played; :func:`summarise` turns it into tables."""
+
+    specs: list[str]
+    labels: list[str]
+    agent_args: list[str]
+    num_players: int
+    plate_level: int
+    max_turns: int
+    games_per_table: int
+    seed: int
+    workers: int
+    tables: list[tuple[int, ...]]
+    records: list[GameRecord] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @property
+    def solo(self) -> bool:
+        return self.num_players == 1
+
+    def command(self) -> str:
+        """The CLI command that replays this tournament (workers do not change results)."""
+        args = ["--agents", *self.agent_args, "--players", str(self.num_players), "--level", str(self.plate_level)]
+        args += ["--games", str(self.games_per_table), "--seed", str(self.seed), "--max-turns", str(self.max_turns)]
+        return "python evaluate.py " + shlex.join(args)
+
+
+# --------------------------------------------------------------------------- seeds
+def deal_key(base_seed: int, deal: int) -> int:
+    """The 63-bit key dealing deal ``deal`` of a tournament seeded ``base_seed``."""
+    return draw_key(np.random.default_rng(np.random.SeedSequence(base_seed, spawn_key=(0, deal))))
+
+
+def game_seed(base_seed: int, index: int) -> int:
+    """The seed of game ``index``'s agents in a tournament seeded ``base_seed``."""
+    return int(np.random.SeedSequence(base_seed, spawn_key=(1, index)).generate_state(1, np.uint64)[0] >> 1)
+
+
+# --------------------------------------------------------------------------- agents
+_SPEC_LABEL = re.compile(r"^([A-Za-z0-9_.\-]+)=(.+)$")
+
+
+def _default_label(spec: str) -> str:
+    if is_checkpoint(spec):
+        return Path(spec).stem
+    return spec.rsplit(":", 1)[1] if SPEC_FACTORY.match(spec) else spec
+
+
+def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(specs, labels): ``label=spec`` split, repeated labels numbered ``label#2``, ..."""
+    out_specs: list[str] = []
+    labels: list[str] = []
+    for raw in specs:
+        m = _SPEC_LABEL.match(raw)
+        spec, label = (m.group(2), m.group(1)) if m and not Path(raw).exists() else (raw, _default_label(raw))
+        out_specs.append(spec)
+        labels.append(label)
+    seen: Counter[str] = Counter()
+    for i, label in enumerate(labels):
+        seen[label] += 1
+        if seen[label] > 1:
+            labels[i] = f"{label}#{seen[label]}"
+    return out_specs, labels
+
+
+#: Agents of this process, by (spec, seat, players, level): built once, reset every game.
+_AGENTS: dict[tuple[str, int, int, int], Any] = {}
+
+
+def _agent_for(spec: str, seat: int, config: GameConfig) -> Any:
+    key = (spec, seat, config.num_players, config.plate_level)
+    agent = _AGENTS.get(key)
+    if agent is None:
+        agent = _AGENTS[key] = create_agent(spec, config)
+    return agent
+
+
+
+def create_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
+    """:func:`umbrella_env.match.build_agent`, with a bad spec as :class:`EvaluationError`."""
+    try:
+        return build_agent(spec, config, seed)
+    except AgentSpecError as exc:
+        raise EvaluationError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------- one game
+def play_specs(
+    specs_by_seat: Sequence[str], config: GameConfig, seed: int, *, key: int | None = None
+) -> GameRecord:
+    """One game by :func:`umbrella_env.match.play_game`, the agent of seat ``s`` built from
+    ``specs_by_seat[s]`` (once per process and seat, reset every game).
+
+    The record's ``seats`` are ``0..P-1`` and ``agents`` the specs; :func:`run_tournament`
+    fills in tournament indices and labels.
+    """
+    P = config.num_players
+    if len(specs_by_seat) != P:
+        raise EvaluationError(f"{P}-player game needs {P} agent specs, got {len(specs_by_seat)}")
+    agents = [_agent_for(spec, s, config) for s, spec in enumerate(specs_by_seat)]
+    res = play_game(agents, config, seed, key=key, names=specs_by_seat)
+    return GameRecord(
+        index=0,
+        table=0,
+        seats=tuple(range(P)),
+        agents=tuple(specs_by_seat),
+        scores=res.scores,
+        ranks=res.ranks,
+        turns=res.turns,
+        truncated=res.truncated,
+        seed=res.seed,
+        key=res.key,
+    )
+
+
+# --------------------------------------------------------------------------- schedule
+def plan_tables(num_agents: int, num_players: int) -> list[tuple[int, ...]]:
+    """The tables of a tournament, as sorted tuples of agent indices (see module doc)."""
+    if num_players == 1:
+        return [(i,) for i in range(num_agents)]
+    if num_agents >= num_players:
+        return list(itertools.combinations(range(num_agents), num_players))
+    return [
+        t
+        for t in itertools.combinations_with_replacement(range(num_agents), num_players)
+        if len(set(t)) == num_agents
+    ]
+
+
+@dataclass(frozen=True)
+class _Task:
+    index: int
+    table: int
+    seats: tuple[int, ...]
+    seed: int
+    key: int
+
+
+def _schedule(result: TournamentResult) -> list[_Task]:
+    P, G = result.num_players, result.games_per_table
+    deals_per_table = G // P
+    tasks = []
+    for t, table in enumerate(result.tables):
+        for g in range(G):
+            deal, rotation = divmod(g, P)
+            if result.solo:
+                deal_index = g  # every agent plays the same deals
+            else:
+                deal_index = t * deals_per_table + deal
+            seats = tuple(table[(s + rotation) % P] for s in range(P))
+            index = t * G + g
+            tasks.append(_Task(index, t, seats, game_seed(result.seed, index), deal_key(result.seed, deal_index)))
+    return tasks
+
+
+def _play_chunk(tasks: list[_Task], specs: list[str], labels: list[str], config: GameConfig) -> list[GameRecord]:
+    out = []
+    for task in tasks:
+        rec = play_specs([specs[a] for a in task.seats], config, task.seed, key=task.key)
+        out.append(
+            dataclasses.replace(
+                rec, index=task.index, table=task.table, seats=task.seats, agents=tuple(labels[a] for a in task.seats)
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- tournament
+def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, games: int, max_turns: int) -> None:
+    """Raise :class:`EvaluationError` for an impossible tournament (before any agent is built)."""
+    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 1 <= num_players <= 4:
+        raise EvaluationError(f"--players must be 1 (solo), 2, 3 or 4, got {num_players!r}")
+    if isinstance(plate_level, bool) or not isinstance(plate_level, int) or not 1 <= plate_level <= 4:
+        raise EvaluationError(f"--level (plate level) must be 1, 2, 3 or 4, got {plate_level!r}")
+    if not isinstance(games, int) or games < 1:
+        raise EvaluationError(f"--games must be a positive number of games per table, got {games!r}")
+    if not isinstance(max_turns, int) or max_turns < 1:
+        raise EvaluationError(f"--max-turns must be a positive int, got {max_turns!r}")
+    if not agent_specs:
+        raise EvaluationError(f"no agents given; {valid_choices()}")
+    if num_players >= 2 and len(agent_specs) < 2:
+        raise EvaluationError(
+            f"a {num_players}-player tournament needs at least 2 agents, got {len(agent_specs)} "
+            f"({', '.join(agent_specs)}); to evaluate one agent alone use --players 1"
+        )
+
+
+#: Where the games of a tournament are played: a local process pool, or Ray tasks.
+BACKENDS = ("process", "ray")
+
+
+def run_tournament(
+    agent_specs: Sequence[str],
+    num_players: int,
+    plate_level: int = 1,
+    games: int = 40,
+    seed: int = 0,
+    workers: int | None = None,
+    *,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    progress: bool = False,
+    backend: str = "process",
+    address: str | None = None,
+) -> TournamentResult:
+    """Play a round-robin tournament (or, for ``num_players=1``, solo games) of the agents.
+
+    ``games`` is per table, rounded up to a multiple of ``num_players``; ``workers``
+    processes play them (default ``os.cpu_count()``; 1 plays in this process).  Every
+    agent is built once here first, so a bad spec raises :class:`EvaluationError` before
+    any game starts.  ``backend="ray"`` plays the games as Ray tasks instead, on the
+    cluster at ``address`` or on a local Ray (:mod:`umbrella_env.evaluation.ray_backend`;
+    ``workers`` is then unused): the same records for the same seed.
+    """
+    validate(agent_specs, num_players, plate_level, games, max_turns)
+    if backend not in BACKENDS:
+        raise EvaluationError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise EvaluationError("--address is the Ray cluster of --backend ray; add --backend ray or leave it out")
+    specs, labels = parse_specs(agent_specs)
+    config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
+    for spec in dict.fromkeys(specs):
+        _agent_for(spec, 0, config)
+    workers = max(1, int(workers or os.cpu_count() or 1))
+    per_table = games if num_players == 1 else -(-games // num_players) * num_players
+    result = TournamentResult(
+        specs=specs,
+        labels=labels,
+        agent_args=list(agent_specs),
+        num_players=num_players,
+        plate_level=plate_level,
+        max_turns=max_turns,
+        games_per_table=per_table,
+        seed=int(seed),
+        workers=workers,
+        tables=plan_tables(len(specs), num_players),
+    )
+    tasks = _schedule(result)
+    bar = Progress(len(tasks), progress, f"{len(result.tables)} table(s)")
+    t0 = time.perf_counter()
+    records: list[GameRecord] = []
+    try:
+        if backend == "ray":
+            from umbrella_env.evaluation.ray_backend import play_on_ray
+
+            records += play_on_ray(tasks, specs, labels, config, address, bar.update)
+        elif workers == 1:
+            for task in tasks:
+                records += _play_chunk([task], specs, labels, config)
+                bar.update(1)
+        else:
+            chunk = max(1, min(32, len(tasks) // (workers * 8)))
+            chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
+            with process_pool(min(workers, len(chunks))) as pool:
+                futures = [pool.submit(_play_chunk, c, specs, labels, config) for c in chunks]
+                for fut in as_completed(futures):
+                    done = fut.result()
+                    records += done
+                    bar.update(len(done))
+    finally:
+        bar.close()
+    result.records = sorted(records, key=lambda r: r.index)
+    result.elapsed = time.perf_counter() - t0
+    return result
+
+

@@ -1,0 +1,305 @@
+"""Export a trained policy to ONNX, to play it without torch (``agents.onnx_agent``).
+
+    python -m umbrella_env.export runs/strong/best.zip best.onnx
+
+reads a MaskablePPO checkpoint (the ``.zip`` and its ``.json`` sidecar written by
+training), writes an ONNX graph ``(observation, action_mask) -> (logits, value)`` whose
+``metadata_props`` carry the sidecar (players, plate level, observation size, action
+count, ...), the source checkpoint's name and SHA-256 and the umbrella-env version, then
+checks that onnxruntime reproduces the torch policy on observations of seeded games of
+the checkpoint's configuration.  The graph's inputs, outputs and masking convention are
+those of :mod:`agents.onnx_agent` (illegal actions get the logit
+:data:`~agents.onnx_agent.MASKED_LOGIT` = -1e8).
+
+Any network of the same shape exports through :func:`export_module`: a torch module
+taking ``(observation float32 [B, 899], action_mask bool [B, 968])`` and returning
+``(logits [B, 968], value [B] or [B, 1])``.  The exporter applies the mask itself, so a
+module may return raw logits.  :class:`MaskablePPONet` adapts a MaskablePPO policy to that
+contract; a future policy+value network plugs in directly.
+
+Needs the ``train`` extra (torch, sb3-contrib, and the ``onnx`` package that torch's
+exporter uses, plus onnxruntime for the check).  This module sits above ``agents``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+    from torch import nn
+except ImportError:  # pragma: no cover - exercised only without the train extra
+    print("umbrella_env.export needs torch and onnx: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
+    raise SystemExit(2) from None
+
+import umbrella_env
+from agents.checkpoint import check_metadata
+from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
+from agents.policy import read_metadata
+from umbrella_env.core import engine as E
+from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import OBS_SIZE, observe
+from umbrella_env.core.playout import policy_actions
+
+#: The ONNX opset of the exported graphs (onnxruntime >= 1.13 runs it).
+OPSET = 17
+#: The opsets ``--opset`` accepts: 14 is the oldest this graph was checked with, 20 the
+#: newest torch's TorchScript-based exporter writes.
+OPSETS = range(14, 21)
+#: Largest |torch - onnxruntime| difference of a logit or value the post-export check accepts.
+TOLERANCE = 1e-4
+
+
+class MaskablePPONet(nn.Module):
+    """A MaskablePPO policy (``model.policy``) as ``(observation, action_mask) -> (logits, value)``.
+
+    The same computation as the policy's ``forward`` (features extractor, shared or
+    separate; the actor and critic MLPs; the action and value heads), without sampling.
+    """
+
+    def __init__(self, policy: nn.Module) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        p = self.policy
+        features = p.extract_features(observation)
+        if p.share_features_extractor:
+            latent_pi, latent_vf = p.mlp_extractor(features)
+        else:
+            pi_features, vf_features = features
+            latent_pi = p.mlp_extractor.forward_actor(pi_features)
+            latent_vf = p.mlp_extractor.forward_critic(vf_features)
+        return p.action_net(latent_pi), p.value_net(latent_vf)
+
+
+class _Masked(nn.Module):
+    """The exported graph: the module's logits with illegal actions at MASKED_LOGIT, value [B]."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits, value = self.module(observation, action_mask)
+        logits = logits.masked_fill(~action_mask, MASKED_LOGIT)
+        return logits, value.reshape(-1)
+
+
+def masked_outputs(module: nn.Module, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the exported graph computes, in torch: masked logits [n, 968] and values [n]."""
+    with torch.no_grad():
+        logits, value = _Masked(module).eval()(
+            torch.as_tensor(observations, dtype=torch.float32), torch.as_tensor(np.asarray(masks) != 0)
+        )
+    return logits.numpy(), value.numpy()
+
+
+def _check_outputs(module: nn.Module) -> None:
+    obs, mask = torch.zeros(3, OBS_SIZE), torch.ones(3, NUM_ACTIONS, dtype=torch.bool)
+    with torch.no_grad():
+        out = module(obs, mask)
+    if not (isinstance(out, tuple) and len(out) == 2 and all(isinstance(t, torch.Tensor) for t in out)):
+        raise ValueError(f"the module must return (logits, value) tensors, got {type(out).__name__}")
+    logits, value = out
+    if tuple(logits.shape) != (3, NUM_ACTIONS) or tuple(value.shape) not in ((3,), (3, 1)):
+        raise ValueError(
+            f"the module must map observations [B, {OBS_SIZE}] to logits [B, {NUM_ACTIONS}] and values [B] or "
+            f"[B, 1]; for B=3 it returned {tuple(logits.shape)} and {tuple(value.shape)}"
+        )
+
+
+def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, *, opset: int = OPSET) -> Path:
+    """Write ``module`` to the ONNX file ``path`` with ``meta`` in its ``metadata_props``.
+
+    ``module``: ``(observation float32 [B, 899], action_mask bool [B, 968]) -> (logits, value)``
+    (see the module doc); ``meta``: at least ``num_players``, ``plate_level``, ``obs_size``,
+    ``num_actions`` (:mod:`agents.checkpoint`); ``umbrella_env_version`` and ``format`` are
+    added.  The batch axis is dynamic.  The file appears only once complete.
+    """
+    try:
+        import onnx
+    except ImportError:
+        raise ImportError(
+            "exporting to ONNX needs the onnx package (torch's exporter writes through it): "
+            'pip install -c constraints.txt -e ".[train]"'
+        ) from None
+
+    path = Path(path)
+    meta = check_metadata(meta, path, "the metadata to export")
+    module = module.eval()
+    _check_outputs(module)
+    props = {**meta, "format": ONNX_FORMAT, "umbrella_env_version": umbrella_env.__version__}
+    example = (torch.zeros(2, OBS_SIZE), torch.ones(2, NUM_ACTIONS, dtype=torch.bool))
+    batch = {0: "batch"}
+    fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            # The TorchScript-based exporter is deprecated in favour of the dynamo one, which
+            # needs onnxscript; the graph here is static, which the classic exporter handles.
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _Masked(module),
+                example,
+                tmp,
+                input_names=list(INPUT_NAMES),
+                output_names=list(OUTPUT_NAMES),
+                dynamic_axes={name: batch for name in (*INPUT_NAMES, *OUTPUT_NAMES)},
+                opset_version=opset,
+                dynamo=False,
+            )
+        model = onnx.load(tmp)
+        onnx.helper.set_model_props(model, encode_metadata(props))
+        model.doc_string = (
+            f"umbrella-env policy: observation float32 [batch, {OBS_SIZE}], action_mask bool [batch, "
+            f"{NUM_ACTIONS}] -> logits float32 [batch, {NUM_ACTIONS}] (illegal actions = {MASKED_LOGIT:g}), "
+            "value float32 [batch]"
+        )
+        onnx.checker.check_model(model)
+        onnx.save(model, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def load_maskable_ppo(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
+    """The :class:`MaskablePPONet` of a training checkpoint and the metadata to export: its
+    sidecar plus ``source_checkpoint`` (the file name) and ``source_sha256``.
+    ``ValueError`` for a missing, foreign or corrupt checkpoint."""
+    meta = read_metadata(checkpoint)
+    meta.update(source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
+    from sb3_contrib import MaskablePPO
+
+    try:
+        model = MaskablePPO.load(checkpoint, device="cpu")
+    except Exception as exc:  # a corrupt or foreign zip
+        raise ValueError(f"checkpoint {str(checkpoint)!r} could not be loaded: {exc}") from None
+    return MaskablePPONet(model.policy).eval(), meta
+
+
+def sample_positions(config: GameConfig, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Observations [count, 899] and legal masks [count, 968] of seeded games of ``config``
+    (random play that likes completing figures, :mod:`umbrella_env.core.playout`)."""
+    rng = np.random.default_rng(seed)
+    state = E.init(config, 16, seed=rng)
+    obs, masks, total = [], [], 0
+    while total < count:
+        live = np.flatnonzero(~state.done)
+        obs.append(observe(state)[live])
+        masks.append(E.legal_action_mask(state)[live])
+        total += live.size
+        E.step(state, policy_actions(state, rng, 0.7))
+        done = np.flatnonzero(state.done)
+        if done.size:
+            E.reset(state, done, rng)
+    return np.concatenate(obs)[:count], np.concatenate(masks)[:count]
+
+
+@dataclass
+class Parity:
+    """torch vs onnxruntime on the same positions."""
+
+    positions: int
+    max_logit_diff: float  # over the legal actions
+    max_value_diff: float
+    same_actions: int  # positions where both argmax to the same action
+
+
+def check_parity(module: nn.Module, onnx_path: str | Path, observations: np.ndarray, masks: np.ndarray) -> Parity:
+    """Run ``module`` (torch) and the exported file (onnxruntime) on the same positions."""
+    want_logits, want_values = masked_outputs(module, observations, masks)
+    got_logits, got_values = OnnxAgent(onnx_path).evaluate(observations, masks)
+    legal = np.asarray(masks) != 0
+    return Parity(
+        positions=len(observations),
+        max_logit_diff=float(np.abs(got_logits - want_logits)[legal].max()),
+        max_value_diff=float(np.abs(got_values - want_values).max()),
+        same_actions=int((got_logits.argmax(1) == want_logits.argmax(1)).sum()),
+    )
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def export_checkpoint(checkpoint: str | Path, out: str | Path, *, opset: int = OPSET) -> Path:
+    """Export a MaskablePPO training checkpoint (see the module doc) to ``out``."""
+    module, meta = load_maskable_ppo(checkpoint)
+    return export_module(module, meta, out, opset=opset)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m umbrella_env.export",
+        description="Export a MaskablePPO checkpoint (.zip + .json sidecar) to ONNX, playable without torch "
+        "(make_agent('model.onnx'), agents/onnx_agent.py).",
+    )
+    p.add_argument("checkpoint", type=Path, help="the .zip written by training (its .json sidecar beside it)")
+    p.add_argument("out", type=Path, help="the .onnx file to write")
+    p.add_argument(
+        "--opset", type=int, default=OPSET, help=f"ONNX opset, {OPSETS.start}-{OPSETS.stop - 1} (default {OPSET})"
+    )
+    p.add_argument(
+        "--check-positions",
+        type=int,
+        default=512,
+        metavar="N",
+        help="positions of seeded games on which onnxruntime must reproduce torch (0: no check)",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.checkpoint.suffix.lower() != ".zip":
+        parser.error(f"checkpoint {str(args.checkpoint)!r} must be a .zip written by training")
+    if args.out.suffix.lower() != ".onnx":
+        parser.error(f"output {str(args.out)!r} must end in .onnx")
+    if not args.out.parent.is_dir():
+        parser.error(f"output folder {str(args.out.parent)!r} does not exist")
+    if args.opset not in OPSETS:
+        parser.error(f"--opset must be {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
+    if args.check_positions < 0:
+        parser.error(f"--check-positions must be >= 0, got {args.check_positions}")
+    try:
+        module, meta = load_maskable_ppo(args.checkpoint)
+    except ValueError as exc:
+        parser.error(str(exc))
+    export_module(module, meta, args.out, opset=args.opset)
+    players = "solo" if meta["num_players"] == 1 else f"{meta['num_players']} players"
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB): {players}, plate level {meta['plate_level']}")
+    if args.check_positions:
+        config = GameConfig(num_players=meta["num_players"], plate_level=meta["plate_level"])
+        parity = check_parity(module, args.out, *sample_positions(config, args.check_positions))
+        print(
+            f"onnxruntime vs torch on {parity.positions} positions: max |logit diff| {parity.max_logit_diff:.2e}, "
+            f"max |value diff| {parity.max_value_diff:.2e}, same action {parity.same_actions}/{parity.positions}"
+        )
+        if max(parity.max_logit_diff, parity.max_value_diff) > TOLERANCE:
+            print(f"error: {args.out} differs from the checkpoint by more than {TOLERANCE:g}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""One game between agents: the match runner every caller shares.
+
+Evaluation, terminal play, teacher games for imitation, the agent ladder and training's
+periodic evaluation all play games through :func:`play_game`, so these are defined here
+once:
+
+* **Agent specs** (:func:`build_agent`): a name of :func:`agents.make_agent`
+  (``random``, ``greedy``, ``heuristic``, ``search``), a trained checkpoint (``.zip`` or
+  ``.onnx``, checked against the game's player count and plate level) or
+  ``package.module:factory`` (a callable returning an agent).  A spec that cannot be built
+  raises :class:`AgentSpecError` naming the valid choices.
+* **The call convention** (:func:`agent_action`): the deciding seat's agent gets its own
+  observation, the legal mask and a *clone* of the game, so no agent can change the game
+  it is asked about.  An agent that declares ``needs_game = False`` gets ``None``
+  instead (cheaper); an agent that declares nothing gets the clone.  An exception in
+  ``act`` or an illegal answer raises :class:`AgentError` naming the agent and its seat.
+* **Win credits** (:func:`win_credits`): in a finished game each of the ``k`` seats of
+  rank 0 gets ``1/k`` (a shared victory is split); a truncated game has no winner and is
+  a draw between all ``P`` seats (``1/P`` each).  Credits of a game always sum to 1.
+* **Solo merit bands** (:data:`MERIT_BANDS`, :func:`merit_band`), docs/rules.md §8.
+
+This module sits above the environment library and :mod:`agents`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from agents import AGENT_NAMES, make_agent
+from agents.registry import AZ_NAMES
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.engine import draw_key
+from umbrella_env.core.single import SingleGame
+
+#: The rulebook's solo merit table (docs/rules.md §8): (lowest score, highest score, verdict).
+MERIT_BANDS: tuple[tuple[float, float, str], ...] = (
+    (-math.inf, 14, "try again"),
+    (15, 18, "a start"),
+    (19, 23, "not bad"),
+    (24, 26, "well played"),
+    (27, 30, "impressive"),
+    (31, math.inf, "big respect"),
+)
+
+
+def merit_band(score: float) -> str:
+    """The verdict of the solo merit table for a final score."""
+    for low, high, name in MERIT_BANDS:
+        if low <= score <= high:
+            return name
+    raise ValueError(f"score {score!r} is not a number")
+
+
+def band_label(low: float, high: float) -> str:
+    """A merit band's score range as text: ``<15``, ``15-18``, ``31+``."""
+    if low == -math.inf:
+        return f"<{int(high) + 1}"
+    if high == math.inf:
+        return f"{int(low)}+"
+    return f"{int(low)}-{int(high)}"
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that cannot be built (unknown name, bad checkpoint, not an agent)."""
+
+
+class AgentError(RuntimeError):
+    """An agent misbehaved during a game (an illegal action, an exception in ``act``)."""
+
+
+class StopMatch(Exception):
+    """Raised by an agent to abandon the game (a human player who quits); passes through
+    the runner unchanged."""
+
+
+# --------------------------------------------------------------------------- specs
+SPEC_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+CHECKPOINT_SUFFIXES = (".zip", ".onnx", ".pt")
+#: An RLlib checkpoint folder: ``rllib:PATH`` (agents.rllib_agent).
+RLLIB_PREFIX = "rllib:"
+
+
+def is_checkpoint(spec: str) -> bool:
+    return spec.lower().endswith(CHECKPOINT_SUFFIXES) or spec.startswith(RLLIB_PREFIX)
+
+
+def valid_choices() -> str:
+    return (
+        f"valid agents: {', '.join(AGENT_NAMES)}, a path to a trained checkpoint "
+        f"({' or '.join(CHECKPOINT_SUFFIXES)}), {RLLIB_PREFIX}FOLDER (an RLlib checkpoint), or package.module:factory"
+    )
+
+
+def build_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
+    """A new agent from its spec string for a game of ``config``, or :class:`AgentSpecError`.
+
+    Checkpoints are checked against the game's player count and plate level; a factory's
+    result must have callable ``act`` and ``reset``.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"agent spec must be a non-empty string, got {spec!r}; {valid_choices()}")
+    if SPEC_FACTORY.match(spec) and not is_checkpoint(spec):
+        module_name, attr = spec.split(":")
+        try:
+            factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise AgentSpecError(f"agent {spec!r}: cannot import {attr} from {module_name}: {exc}") from None
+        if not callable(factory):
+            raise AgentSpecError(f"agent {spec!r}: {attr} is a {type(factory).__name__}, not an agent factory")
+        try:
+            takes_seed = "seed" in inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            takes_seed = False
+        try:
+            agent = factory(seed=seed) if takes_seed else factory()
+        except Exception as exc:  # any failure of a user factory is reported, never a traceback
+            raise AgentSpecError(f"agent {spec!r}: the factory raised {exc!r}") from None
+    else:
+        kwargs: dict[str, Any] = {}
+        if is_checkpoint(spec) or spec.strip().lower() in AZ_NAMES:  # trained for one configuration
+            kwargs = {"num_players": config.num_players, "plate_level": config.plate_level}
+        try:
+            agent = make_agent(spec, seed=seed, **kwargs)
+        except (ValueError, TypeError, OSError) as exc:
+            message = f"agent {spec!r}: {exc}" if repr(spec) not in str(exc) else str(exc)
+            if not all(name in message for name in AGENT_NAMES):
+                message += f"\n{valid_choices()}"
+            raise AgentSpecError(message) from None
+    for method in ("act", "reset"):
+        if not callable(getattr(agent, method, None)):
+            raise AgentSpecError(
+                f"agent {spec!r} is a {type(agent).__name__} with no {method}() method: not an agent "
+                "(an agent has act(observation, action_mask, game) and reset(seed); see agents/base.py)"
+            )
+    return agent
+
+
+# --------------------------------------------------------------------------- one decision
+def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
+    """The agent's checked action for the seat deciding in ``game`` (see the module doc)."""
+    actor = game.actor
+    mask = game.legal_mask()
+    view = game.clone() if getattr(agent, "needs_game", True) else None
+    who = who or f"agent {getattr(agent, 'name', type(agent).__name__)!r}"
+    try:
+        action = agent.act(game.observe(actor), mask, view)
+    except StopMatch:
+        raise
+    except Exception as exc:
+        raise AgentError(f"{who} (seat {actor}) raised {exc!r} at turn {game.turn}") from exc
+    if (
+        isinstance(action, (bool, np.bool_))
+        or not isinstance(action, (int, np.integer))
+        or not (0 <= action < mask.size and mask[action])
+    ):
+        raise AgentError(
+            f"{who} (seat {actor}) chose {action!r}, not a legal action, "
+            f"at turn {game.turn} ({int(mask.sum())} legal)"
+        )
+    return int(action)
+
+
+def win_credits(ranks: Sequence[int], truncated: bool = False) -> list[float]:
+    """Per seat: ``1/k`` for each of the ``k`` seats of rank 0, else 0; a truncated game
+    is a draw (``1/P`` each).  Solo games have no winner: ``[0.0]``."""
+    P = len(ranks)
+    if P == 1:
+        return [0.0]
+    if truncated:
+        return [1.0 / P] * P
+    k = sum(1 for r in ranks if r == 0)
+    return [1.0 / k if r == 0 else 0.0 for r in ranks]
+
+
+# --------------------------------------------------------------------------- one game
+@dataclass(frozen=True)
+class MatchResult:
+    """One finished (or truncated) game, by seat.  ``play_game(agents, config, seed,
+    key=result.key)`` replays it."""
+
+    scores: tuple[int, ...]
+    ranks: tuple[int, ...]
+    turns: int
+    truncated: bool
+    seed: int
+    key: int
+
+    @property
+    def credits(self) -> list[float]:
+        return win_credits(self.ranks, self.truncated)
+
+
+@dataclass
+class DecisionTimes:
+    """Seconds spent in each seat's ``act`` and the number of its decisions."""
+
+    seconds: list[float]
+    decisions: list[int]
+
+
+def play_out(
+    agents: Sequence[Any],
+    game: SingleGame,
+    *,
+    names: Sequence[str] | None = None,
+    on_move: Callable[[SingleGame, int, int], None] | None = None,
+    times: DecisionTimes | None = None,
+) -> SingleGame:
+    """Play ``game`` to its end with the agents as they are (already reset); returns it.
+
+    ``names`` label the agents in errors (default: their ``name``);
+    ``on_move(game, seat, action)`` is called before each action is applied; ``times``
+    (when given) accumulates each seat's thinking time.
+    """
+    labels = [f"agent {n!r}" for n in names] if names is not None else [None] * len(agents)
+    while not game.done:
+        actor = game.actor
+        t0 = time.perf_counter()
+        action = agent_action(agents[actor], game, labels[actor])
+        if times is not None:
+            times.seconds[actor] += time.perf_counter() - t0
+            times.decisions[actor] += 1
+        if on_move is not None:
+            on_move(game, actor, action)
+        game.step(action)
+    return game
+
+
+def play_game(
+    agents: Sequence[Any],
+    config: GameConfig,
+    seed: int,
+    *,
+    key: int | None = None,
+    names: Sequence[str] | None = None,
+    on_move: Callable[[SingleGame, int, int], None] | None = None,
+    times: DecisionTimes | None = None,
+) -> MatchResult:
+    """Play one game on :class:`SingleGame`; ``agents[s]`` plays seat ``s``.
+
+    ``seed`` seeds the agents (one derived seed per seat, passed to ``reset``) and,
+    unless ``key`` is given, the deal; the other arguments are :func:`play_out`'s.
+    """
+    P = config.num_players
+    if len(agents) != P:
+        raise ValueError(f"a {P}-player game needs {P} agents, got {len(agents)}")
+    rng = np.random.default_rng(seed)
+    agent_seeds = rng.integers(0, 2**63, size=P)
+    if key is None:
+        key = draw_key(rng)
+    for agent, s in zip(agents, agent_seeds):
+        agent.reset(int(s))
+    game = play_out(agents, SingleGame.new(config, key), names=names, on_move=on_move, times=times)
+    return MatchResult(
+        scores=tuple(int(x) for x in game.scores()),
+        ranks=tuple(int(x) for x in game.ranks()),
+        turns=int(game.turn),
+        truncated=bool(game.truncated),
+        seed=int(seed),
+        key=int(key),
+    )

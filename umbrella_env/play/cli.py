@@ -1,0 +1,166 @@
+"""The ``python -m umbrella_env.play`` / ``umbrella-play`` command: options (asked for on
+a terminal when left out), then one :class:`~umbrella_env.play.session.Session`.
+
+:func:`main` takes its arguments and both streams as parameters so tests can drive it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from typing import Any, Sequence, TextIO
+
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.match import AgentSpecError, build_agent
+from umbrella_env.play.session import Console, Session, Settings, default_opponent
+
+DEFAULT_PLAYERS = 2
+DEFAULT_LEVEL = 1
+
+
+class _Exit(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that writes to the given stream and raises instead of exiting."""
+
+    def __init__(self, out: TextIO, **kwargs: Any) -> None:
+        self._out = out
+        super().__init__(**kwargs)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message:
+            self._out.write(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        if message:
+            self._out.write(message)
+        raise _Exit(status)
+
+
+def build_parser(out: TextIO) -> _Parser:
+    p = _Parser(
+        out,
+        prog="python -m umbrella_env.play",
+        description="Play Umbrella against agents in the terminal.",
+        epilog="Options left out are asked for when stdin is a terminal.",
+    )
+    p.add_argument("--players", type=int, choices=range(1, 5), help="1 = solo, 2-4 players (default 2)")
+    p.add_argument("--level", type=int, choices=range(1, 5), help="score-plate level 1-4 (default 1)")
+    p.add_argument(
+        "--opponents",
+        nargs="+",
+        metavar="SPEC",
+        help="one agent per other seat, in seat order (one spec = all of them): random, greedy, "
+        "heuristic, search or a .zip/.onnx checkpoint for this configuration (default greedy)",
+    )
+    p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    p.add_argument("--seed", type=int, help="seed of the deal and the agents (default: a random one, printed)")
+    p.add_argument(
+        "--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"turn limit (default {DEFAULT_MAX_TURNS})"
+    )
+    return p
+
+
+def _ask_choice(io: Console, prompt: str, default: int, allowed: range = range(1, 5)) -> int | None:
+    while True:
+        line = io.ask(f"{prompt} [{default}]: ")
+        if line is None:
+            return None
+        text = line.strip()
+        if not text:
+            return default
+        if text.isdigit() and int(text) in allowed:
+            return int(text)
+        io.say(f"  please type a number from {allowed.start} to {allowed.stop - 1}, or press Enter for {default}")
+
+
+def _ask_opponent(io: Console, seat: int, default: str, config: GameConfig) -> str | None:
+    while True:
+        line = io.ask(f"Opponent for seat {seat} (random, greedy, heuristic, search or a .zip file) [{default}]: ")
+        if line is None:
+            return None
+        spec = line.strip() or default
+        try:
+            build_agent(spec, config, seed=0)
+        except AgentSpecError as e:
+            io.say(f"  cannot build an agent: {e}")
+            continue
+        return spec
+
+
+def settle(args: argparse.Namespace, io: Console) -> Settings | None:
+    """Complete the options (asking on a terminal); None if input ended while asking.
+
+    Raises ValueError (an :class:`AgentSpecError` for a bad opponent) for inconsistent options."""
+    interactive = io.tty
+    players, level, opponents = args.players, args.level, args.opponents
+    if players is None:
+        players = _ask_choice(io, "Players (1 = solo, 2-4)", DEFAULT_PLAYERS) if interactive else DEFAULT_PLAYERS
+        if players is None:
+            return None
+    if level is None:
+        level = _ask_choice(io, "Plate level (1-4)", DEFAULT_LEVEL) if interactive else DEFAULT_LEVEL
+        if level is None:
+            return None
+    if not 0 <= args.seat < players:
+        raise ValueError(f"--seat must be a seat of the game, 0-{players - 1}; got {args.seat}")
+    if args.max_turns < 1:
+        raise ValueError(f"--max-turns must be positive, got {args.max_turns}")
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    config = GameConfig(num_players=players, plate_level=level, max_turns=args.max_turns)
+    others = [p for p in range(players) if p != args.seat]
+    if opponents is None:
+        default = default_opponent() if others else "random"
+        opponents = []
+        for p in others:
+            spec = _ask_opponent(io, p, default, config) if interactive else default
+            if spec is None:
+                return None
+            opponents.append(spec)
+    elif not others:
+        raise ValueError("--opponents: the solo game has no opponents")
+    elif len(opponents) == 1:
+        opponents = opponents * len(others)
+    elif len(opponents) != len(others):
+        raise ValueError(
+            f"--opponents: expected one spec for each of the {len(others)} other seat(s) {others} "
+            f"(or one spec for all), got {len(opponents)}"
+        )
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    return Settings(players, level, list(opponents), args.seat, seed, args.max_turns)
+
+
+def main(argv: Sequence[str] | None = None, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Run the command; returns the exit status (0 also after 'quit' or end of input)."""
+    try:
+        args = build_parser(stdout).parse_args(argv)
+    except _Exit as e:
+        return e.status
+    io = Console(stdin, stdout)
+    try:
+        try:
+            settings = settle(args, io)
+            if settings is None:
+                io.say("No game started.")
+                return 0
+            session = Session(settings, io)
+        except AgentSpecError as e:
+            io.say(f"error: cannot build an agent: {e}")
+            return 2
+        except ValueError as e:
+            io.say(f"error: {e}")
+            return 2
+        return session.run()
+    except KeyboardInterrupt:
+        io.say("\nInterrupted: the game is abandoned.")
+        return 130
+    finally:
+        stdout.flush()
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""Moves as a player types and reads them: :func:`parse_move` (readable names, action
+ids, forgiving spelling), :func:`format_legal` (the legal moves grouped for reading) and
+the one-line explanation of why a move is not legal now."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any, Sequence
+
+from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
+from umbrella_env.core.components import COLOURS
+from umbrella_env.core.single import SingleGame
+
+_MOVE_VERBS = ("slide", "fallback", "validate", "swap-stage", "swap-zone", "give", "cover", "pass")
+
+_COLOUR_WORDS = {"blue": "b", "green": "g", "red": "r", "yellow": "y"}
+_FILLERS = frozenset({"from", "of", "with", "into", "in", "the"})
+
+# --------------------------------------------------------------------------- parsing moves
+def _loose_key(text: str) -> tuple[str, ...]:
+    """Words of a move name, normalised so that near-spellings of a name compare equal."""
+    t = text.strip().lower().replace(",", " ")
+    t = re.sub(r"\bswap[\s_-]*(stage|zone)\b", r"swap-\1", t)
+    t = re.sub(r"\b(col|row|slot|space)\s+(\d)\b", r"\1\2", t)
+    t = re.sub(r"\b(side|personal)\s*\+\s*(\d)\b", r"\1+\2", t)
+    return tuple(_COLOUR_WORDS.get(w, w) for w in t.split() if w not in _FILLERS)
+
+
+_LOOSE_TO_ACTION: dict[tuple[str, ...], int] = {_loose_key(s): a for a, s in enumerate(A.ACTION_STRINGS)}
+assert len(_LOOSE_TO_ACTION) == A.NUM_ACTIONS
+
+
+class InputError(Exception):
+    """A typed line that is not a legal move; the message is the one-line explanation."""
+
+
+def parse_move(text: str, game: SingleGame) -> int:
+    """The legal action id a typed line names; :class:`InputError` explains a refusal."""
+    phase = A.PHASES[game.phase]
+    legal = game.legal_actions()
+    words = _loose_key(text)
+    if not words:
+        raise InputError("empty input; type a move, its id, or 'help'")
+    if len(words) == 1 and words[0].lstrip("#").isdigit():
+        a = int(words[0].lstrip("#"))
+        if not 0 <= a < A.NUM_ACTIONS:
+            raise InputError(f"there is no move number {a} (ids are 0-{A.NUM_ACTIONS - 1}); {_suggest(game, legal)}")
+    elif words == ("pass",):
+        passes = {"swap_stage": A.SWAP_STAGE_PASS, "swap_zone": A.SWAP_ZONE_PASS}
+        if phase not in passes:
+            raise InputError(f"there is no pass in the {phase} decision; {_suggest(game, legal)}")
+        a = passes[phase]
+    elif phase == "give_face" and words in (("white",), ("black",)):
+        a = A.give_face_action(A.FACES.index(words[0]))
+    elif words in _LOOSE_TO_ACTION:
+        a = _LOOSE_TO_ACTION[words]
+    elif words[0] in _MOVE_VERBS:
+        raise InputError(f"unknown move {text.strip()!r}; {_suggest(game, legal, text)}")
+    else:
+        raise InputError(
+            f"I don't understand {text.strip()!r}; type a move such as "
+            f"{A.ACTION_STRINGS[legal[0]]!r}, its id, or 'help'"
+        )
+    if a not in legal:
+        name = A.ACTION_STRINGS[a]
+        raise InputError(f"{name!r} (id {a}) is not legal now: {_why_illegal(a, game)}; {_suggest(game, legal, name)}")
+    return a
+
+
+def _suggest(game: SingleGame, legal: list[int], text: str | None = None) -> str:
+    """'did you mean ...' for the closest legal move name, else a pointer to 'legal'."""
+    if text is not None:
+        names = {" ".join(_loose_key(A.ACTION_STRINGS[a])): a for a in legal}
+        close = difflib.get_close_matches(" ".join(_loose_key(text)), list(names), n=1, cutoff=0.6)
+        if close:
+            return f"did you mean {A.ACTION_STRINGS[names[close[0]]]!r}? ('legal' lists all {len(legal)})"
+    return f"type 'legal' to list the {len(legal)} legal moves"
+
+
+def _own_zones(d: dict[str, Any], seat: int) -> dict[str, str]:
+    """Side of ``seat``'s stage -> umbrellas of the zone on that side (docs/rules.md §2)."""
+    return dict(zip(A.SIDES, F.seat_zone_strings(d, seat)))
+
+
+def _zone_text(d: dict[str, Any], zone: int) -> str:
+    key, index = F.zone_keys(d["num_players"])[zone]
+    return d["zones"][key] if index is None else d["zones"][key][index]
+
+
+def _ego_zone(d: dict[str, Any], actor: int, zone: int) -> tuple[str, str | None]:
+    """(label, umbrellas or None if absent) of egocentric fallback zone ``zone`` of ``actor``."""
+    P = d["num_players"]
+    absolute = F.egocentric_zone(P, actor, zone)
+    if absolute < 0:
+        return f"zone {A.ZONE_NAMES[zone]}", None
+    key, seat = F.zone_keys(P)[absolute]
+    if key == "central":
+        return "the central zone", _zone_text(d, absolute)
+    if key == "side":
+        return f"side zone {seat}", _zone_text(d, absolute)
+    owner = "your" if seat == actor else f"seat {seat}'s"
+    return f"{owner} personal zone", _zone_text(d, absolute)
+
+
+def _why_illegal(a: int, game: SingleGame) -> str:
+    phase = A.PHASES[game.phase]
+    move_phase = A.phase_of_action(a)
+    if move_phase != phase:
+        return f"it is a {move_phase} move and this is the {phase} decision"
+    d = game.to_dict()
+    kind, f = A.decode(a)
+    if kind == A.PHASE_SLIDE:
+        side, colour = A.SIDES[f[0]], COLOURS[f[1]]
+        return f"your {side} zone has no {colour} (it holds {_own_zones(d, game.actor)[side] or 'nothing'})"
+    if kind == A.PHASE_FALLBACK:
+        label, held = _ego_zone(d, game.actor, f[0])
+        if held is None:
+            return f"{label} does not exist with {d['num_players']} players"
+        return f"{label} has no {COLOURS[f[1]]} (it holds {held or 'nothing'})"
+    if kind == A.PHASE_VALIDATE:
+        return f"slot {f[0]} shows no complete figure that space {f[1]} accepts, or the space is taken"
+    if kind == A.PHASE_SWAP_STAGE:
+        return "those two cells hold the same colour"
+    if kind == A.PHASE_SWAP_ZONE:
+        side, colour = A.SIDES[f[1]], COLOURS[f[2]]
+        return f"your {side} zone has no {colour}, or the cell already holds {colour}"
+    return "it is not among the legal choices"
+
+
+# --------------------------------------------------------------------------- listing moves
+def _columns(items: Sequence[str], indent: str = "  ", width: int = 78) -> list[str]:
+    if not items:
+        return []
+    cell = max(map(len, items)) + 2
+    per_line = max(1, (width - len(indent)) // cell)
+    return [
+        indent + "".join(x.ljust(cell) for x in items[i : i + per_line]).rstrip()
+        for i in range(0, len(items), per_line)
+    ]
+
+
+def _fallback_lines(game: SingleGame, legal: list[int]) -> list[str]:
+    """Fallback ids by zone and colour: each taken umbrella has 16 ids (side x line)."""
+    lines = [
+        "  (every umbrella can enter from top/bottom col0-3 or left/right row0-3; its 16 ids",
+        "   run top col0-3, bottom col0-3, left row0-3, right row0-3)",
+    ]
+    by_zone: dict[int, list[int]] = {}
+    for a in legal:
+        zone, colour, _, _ = A.decode(a)[1]
+        by_zone.setdefault(zone, []).append(a)
+    p = game.config.num_players
+    for zone, ids in by_zone.items():
+        k = (zone - 1) % 4
+        seat = (game.actor + k) % p
+        owner = "central" if zone == 0 else f"side {seat}" if zone <= 4 else f"seat {seat}"
+        label = f"  {A.ZONE_NAMES[zone]} ({owner})".ljust(23)
+        colours = sorted({A.decode(a)[1][1] for a in ids})
+        first = [A.fallback_action(zone, c, 0, 0) for c in colours]
+        if len(ids) == 16 * len(colours):
+            lines.append(label + "  ".join(f"{COLOURS[c]} [{a}-{a + 15}]" for c, a in zip(colours, first)))
+        else:  # not produced by the rules (a legal zone colour allows every side and line)
+            lines += _columns([f"[{a}] {A.ACTION_STRINGS[a]}" for a in ids])
+    return lines
+
+
+def _swap_zone_table(game: SingleGame, legal: set[int]) -> list[str]:
+    """Swap-zone ids as a table: a row per stage cell, a column per (side, colour)."""
+    stage = game.to_dict()["stages"][game.actor]
+    head1 = " " * 10 + "".join(f"{side:<17}" for side in A.SIDES)
+    head2 = " " * 10 + " ".join("".join(f"{c:>4}" for c in COLOURS) for _ in A.SIDES)
+    lines = ["  (a row per cell of your stage, with its colour; '.' = not possible)", head1.rstrip(), head2]
+    for cell in range(16):
+        groups = []
+        for side in range(4):
+            ids = [A.swap_zone_action(cell, side, colour) for colour in range(4)]
+            groups.append("".join(f"{a:>4}" if a in legal else "   ." for a in ids))
+        lines.append(f"  r{cell // 4}c{cell % 4} {stage[cell // 4][cell % 4]}  " + " ".join(groups))
+    lines.append(f"  [{A.SWAP_ZONE_PASS}] swap-zone pass")
+    return lines
+
+
+def format_legal(game: SingleGame) -> str:
+    """The legal moves of the current decision, grouped compactly, each with its id."""
+    legal = game.legal_actions()
+    if not legal:
+        return "no legal moves: the game is over"
+    phase = A.PHASES[game.phase]
+    first = legal[0]
+    lines = [
+        f"{len(legal)} legal move(s) in the {phase} decision, each with its id;",
+        f"type a name such as '{A.ACTION_STRINGS[first]}', or an id such as {first}:",
+    ]
+    if phase == "slide":
+        groups: dict[tuple[int, int], list[int]] = {}
+        for a in legal:
+            side, colour, _ = A.decode(a)[1]
+            groups.setdefault((side, colour), []).append(a)
+        for (side, colour), ids in groups.items():
+            moves = "  ".join(f"[{a}] {A.ACTION_STRINGS[a].rsplit(' ', 1)[1]}" for a in ids)
+            lines.append(f"  slide {COLOURS[colour]} from {A.SIDES[side]:<6}  {moves}")
+    elif phase == "fallback":
+        lines += _fallback_lines(game, legal)
+    elif phase == "swap_zone":
+        lines += _swap_zone_table(game, set(legal))
+    else:
+        lines += _columns([f"[{a}] {A.ACTION_STRINGS[a]}" for a in legal])
+    return "\n".join(lines)

@@ -1,0 +1,352 @@
+"""One game between you and the agents in the terminal: :class:`Session` draws the table
+before each of your decisions, reads your moves through a :class:`Console` and plays the
+game with the shared match runner (:func:`umbrella_env.match.play_out`): you are one of
+its agents, the others are built from their specs by :func:`umbrella_env.match.build_agent`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.engine import draw_key
+from umbrella_env.core.render import render_text
+from umbrella_env.core.single import SingleGame
+from umbrella_env.match import (
+    MERIT_BANDS,
+    AgentError,
+    AgentSpecError,
+    StopMatch,
+    agent_action,
+    band_label,
+    build_agent,
+    play_out,
+)
+from umbrella_env.match import merit_band as _band
+from umbrella_env.play.moves import InputError, format_legal, parse_move
+
+HINT_AGENT = "greedy"
+
+COMMANDS: dict[str, str] = {
+    "help": "help",
+    "h": "help",
+    "?": "help",
+    "legal": "legal",
+    "moves": "legal",
+    "l": "legal",
+    "board": "board",
+    "b": "board",
+    "hint": "hint",
+    "quit": "quit",
+    "exit": "quit",
+    "q": "quit",
+}
+PHASE_PROMPTS: dict[str, str] = {
+    "slide": "slide one umbrella into your stage",
+    "fallback": "your four zones are empty: fallback slide, taking from any zone",
+    "validate": "validate one complete figure (you must, one is scorable)",
+    "swap_stage": "level-4 power: swap two adjacent umbrellas of your stage, or pass",
+    "swap_zone": "level-4 power: swap a stage umbrella with one of a zone, or pass",
+    "give_face": "choose the face of the tile your left neighbour receives",
+    "cover": "you receive a tile and every slot is full: choose the slot it covers",
+}
+
+HELP_TEXT = """\
+Type a move by its name or by its id (the number 'legal' shows in brackets):
+  slide <colour> from <side> <line>      slide B from top col2
+      top/bottom enter a column (col0-col3), left/right a row (row0-row3)
+  fallback <colour> of <zone> from <side> <line>
+      only when your four zones are empty; zones: central, side+k, personal+k
+      (k counts seats from you: side+0 is your left zone, personal+0 your own)
+  validate slot<k> space<s>              validate slot0 space3
+  swap-stage r<row>c<col> r<row>c<col>   swap-stage r0c0 r0c1   (or: pass)
+  swap-zone r<row>c<col> with <colour> of <side>   (or: pass)
+  give white | give black                the face the receiver sees (2 players)
+  cover slot<k>                          the slot a tile you receive covers
+Colours B G R Y (or blue, green, red, yellow).  Sides are those of your own stage.
+Case and extra spaces do not matter; 'from', 'of' and 'with' may be left out.
+Commands: legal (or moves) lists the legal moves; board draws the table again;
+hint asks the greedy agent; help shows this; quit ends the game."""
+
+
+def default_opponent() -> str:
+    """The opponent when none is given: the greedy agent."""
+    return HINT_AGENT
+
+
+def _display_name(spec: str) -> str:
+    return os.path.basename(spec) if spec.lower().endswith((".zip", ".onnx")) else spec
+
+
+class _Leave(StopMatch):
+    """The player quit or input ended: the game is abandoned."""
+
+
+class _Human:
+    """The player's seat as an agent of the match runner: asks the console for a move."""
+
+    needs_game = False
+    name = "you"
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
+        action = self.session.human_decision()
+        if action is None:
+            raise _Leave
+        return action
+
+
+class _Forgiving:
+    """An opponent whose failure must not end the player's game: a broken or illegal answer
+    is reported and replaced by the first legal move."""
+
+    needs_game = True  # the runner's clone is handed on to the agent when it wants one
+
+    def __init__(self, agent: Any, session: Session, seat: int) -> None:
+        self.agent, self.session, self.seat = agent, session, seat
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
+        legal = np.flatnonzero(action_mask)
+        view = game if getattr(self.agent, "needs_game", True) else None
+        try:
+            a = self.agent.act(observation, action_mask, view)
+            legal_answer = isinstance(a, (int, np.integer)) and not isinstance(a, bool) and a in legal
+            problem = None if legal_answer else f"chose {a}, which is not legal"
+        except Exception as e:  # a broken agent must not end the player's game with a traceback
+            problem = f"failed ({type(e).__name__}: {e})"
+        if problem is not None:
+            a = int(legal[0])
+            self.session.io.say(f"{self.session.who(self.seat)} {problem}; playing {A.ACTION_STRINGS[a]!r} instead")
+        return int(a)
+
+
+@dataclass
+class Settings:
+    players: int
+    level: int
+    opponents: list[str]  # one spec per seat other than yours, in seat order
+    seat: int
+    seed: int
+    max_turns: int
+
+
+class Console:
+    """Lines out, lines in; typed lines are echoed when input is not a terminal."""
+
+    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
+        self.stdin = stdin
+        self.stdout = stdout
+        self.tty = _isatty(stdin)
+
+    def say(self, text: str = "") -> None:
+        self.stdout.write(text + "\n")
+
+    def ask(self, prompt: str) -> str | None:
+        """One line of input (without its newline), or None at end of input."""
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        if not line:
+            self.stdout.write("\n")
+            return None
+        if not self.tty:
+            self.stdout.write(line if line.endswith("\n") else line + "\n")
+        return line.rstrip("\r\n")
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+class Session:
+    """One game between you and the agents, driven line by line through a Console."""
+
+    def __init__(self, settings: Settings, console: Console) -> None:
+        self.s = settings
+        self.io = console
+        rng = np.random.default_rng(settings.seed)
+        config = GameConfig(num_players=settings.players, plate_level=settings.level, max_turns=settings.max_turns)
+        self.game = SingleGame.new(config, draw_key(rng))
+        self.agents: dict[int, Any] = {}
+        self.names: dict[int, str] = {settings.seat: "you"}
+        others = [p for p in range(settings.players) if p != settings.seat]
+        for p, spec in zip(others, settings.opponents):
+            agent_seed = int(rng.integers(2**62))
+            agent = build_agent(spec, config, seed=agent_seed)
+            if hasattr(agent, "reset"):
+                agent.reset(agent_seed)
+            self.agents[p] = agent
+            self.names[p] = _display_name(spec)
+        self.hint_seed = int(rng.integers(2**62))
+        self.hinter: Any = None
+
+    # ------------------------------------------------------------------ naming
+    def who(self, seat: int) -> str:
+        return "you" if self.s.players == 1 and seat == self.s.seat else f"seat {seat} ({self.names[seat]})"
+
+    # ------------------------------------------------------------------ loop
+    def run(self) -> int:
+        self.io.say(self.intro())
+        seats = [_Human(self) if p == self.s.seat else _Forgiving(self.agents[p], self, p) for p in range(self.s.players)]
+        try:
+            play_out(seats, self.game, on_move=self.announce)
+        except _Leave:
+            return 0
+        self.io.say(self.final_report())
+        return 0
+
+    def agent_decision(self) -> None:
+        """Play one decision of the agent whose turn it is (as :meth:`run` does)."""
+        g = self.game
+        seat = g.actor
+        action = agent_action(_Forgiving(self.agents[seat], self, seat), g)
+        self.announce(g, seat, action)
+        g.step(action)
+
+    def announce(self, game: SingleGame, seat: int, action: int) -> None:
+        self.io.say(f"{self.who(seat)}: {A.ACTION_STRINGS[action]}")
+
+    def intro(self) -> str:
+        s = self.s
+        if s.players == 1:
+            who = "Solo game"
+        else:
+            opp = ", ".join(f"seat {p}: {self.names[p]}" for p in sorted(self.agents))
+            who = f"{s.players} players, you are seat {s.seat} ({opp})"
+        return (
+            f"Umbrella: {who}, plate level {s.level}.\n"
+            f"Seed {s.seed} (replay with --seed {s.seed}), turn limit {s.max_turns}. "
+            "Type 'help' for how to type moves, 'quit' to stop."
+        )
+
+    def status(self) -> str:
+        g = self.game
+        phase = A.PHASES[g.phase]
+        what = PHASE_PROMPTS[phase]
+        if phase == "give_face":
+            what = f"choose the face of the tile seat {F.receiver(g.current, self.s.players)} receives"
+        if phase == "cover":
+            what = f"seat {g.current} passes you a tile and every slot is full: choose the slot it covers"
+        n = len(g.legal_actions())
+        seat = "" if self.s.players == 1 else f" (seat {g.actor})"
+        return (
+            f"--- turn {g.turn + 1}, your decision{seat}, phase {phase}: {what}.\n"
+            f"    {n} legal move(s); 'legal' lists them, 'help' explains."
+        )
+
+    def board(self) -> str:
+        return render_text(self.game.to_dict(), seat=self.s.seat).rstrip("\n")
+
+    def human_decision(self) -> int | None:
+        """Read lines until a legal move is typed (its id) or the player leaves (None)."""
+        g = self.game
+        self.io.say()
+        self.io.say(self.board())
+        self.io.say(self.status())
+        prompt = f"[turn {g.turn + 1}, {A.PHASES[g.phase]}] your move> "
+        while True:
+            line = self.io.ask(prompt)
+            if line is None:
+                self.io.say(f"End of input: the game is abandoned at turn {g.turn + 1}. {self.scores_line()}")
+                return None
+            text = line.strip()
+            if not text:
+                continue
+            command = COMMANDS.get(text.lower())
+            if command == "quit":
+                self.io.say(f"You quit at turn {g.turn + 1}. {self.scores_line()}")
+                return None
+            if command == "help":
+                self.io.say(HELP_TEXT)
+            elif command == "legal":
+                self.io.say(format_legal(g))
+            elif command == "board":
+                self.io.say(self.board())
+                self.io.say(self.status())
+            elif command == "hint":
+                self.io.say(self.hint())
+            else:
+                try:
+                    a = parse_move(text, g)
+                except InputError as e:
+                    self.io.say(f"  {e}")
+                    continue
+                return a
+
+    def hint(self) -> str:
+        if self.hinter is None:
+            try:
+                self.hinter = build_agent(HINT_AGENT, self.game.config, seed=self.hint_seed)
+            except AgentSpecError as e:
+                return f"  no hint available: {e}"
+        try:
+            a = agent_action(self.hinter, self.game)
+        except AgentError as e:  # same policy as for opponents
+            cause = e.__cause__ or e
+            return f"  no hint available: the {HINT_AGENT} agent failed ({type(cause).__name__}: {cause})"
+        return f"  hint ({HINT_AGENT}): {A.ACTION_STRINGS[a]} (id {a})"
+
+    # ------------------------------------------------------------------ the end
+    def scores_line(self) -> str:
+        scores = self.game.scores()
+        if self.s.players == 1:
+            return f"Score so far: {scores[0]}."
+        return "Scores so far: " + ", ".join(f"{self.who(p)} {v}" for p, v in enumerate(scores)) + "."
+
+    def final_report(self) -> str:
+        g = self.game
+        d = g.to_dict()
+        how = (
+            f"ended by the rules after {g.turn} turn(s)"
+            if g.terminated
+            else f"stopped at the turn limit ({self.s.max_turns} turns): truncated, not a normal end"
+        )
+        out = ["", self.board(), "", f"=== Game over: {how} ==="]
+        scores, ranks = g.scores(), g.ranks()
+        if self.s.players == 1:
+            tokens = sum(t is not None for t in d["plates"][0])
+            band, span = merit_band(scores[0])
+            out.append(f"Final score: {scores[0]} ({tokens} token(s) placed) -- merit: {band} ({span}).")
+            return "\n".join(out)
+        width = max(len(self.who(p)) for p in range(self.s.players))
+        for p in sorted(range(self.s.players), key=lambda q: (ranks[q], q)):
+            personal = len(d["zones"]["personal"][p])
+            out.append(
+                f"  {ranks[p] + 1}. {self.who(p):<{width}}  {scores[p]:>3} points  "
+                f"(personal zone: {personal} umbrella(s))"
+            )
+        winners = [p for p in range(self.s.players) if ranks[p] == 0]
+        if g.truncated:
+            lead = " and ".join(self.who(p) for p in winners)
+            out.append(f"No winner by the rules (the game was cut short); ahead on points: {lead}.")
+        elif len(winners) == 1:
+            w = winners[0]
+            out.append("You win!" if w == self.s.seat else f"Winner: {self.who(w)}.")
+        else:
+            out.append("Shared victory: " + ", ".join(self.who(p) for p in winners) + ".")
+        return "\n".join(out)
+
+
+def merit_band(score: int) -> tuple[str, str]:
+    """(name, score range) of a solo score's merit band (docs/rules.md §8)."""
+    name = _band(score)
+    low, high, _ = next(band for band in MERIT_BANDS if band[2] == name)
+    span = band_label(low, high)
+    return name, {"<15": "under 15", "31+": "31 or more"}.get(span, span)

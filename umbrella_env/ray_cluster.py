@@ -1,0 +1,142 @@
+"""Connecting the commands to Ray: a local instance, or an existing cluster (``--address``).
+
+Used by ``python -m umbrella_env.rllib_train`` and ``evaluate.py --backend ray``
+(docs/scaling.md).  Without ``--address`` a command starts a local Ray with the CPUs of
+this machine and stops it at the end; with ``--address`` it joins the cluster there and
+leaves it running.  Every failure is a :class:`RayUnavailable` whose message says what to
+do: the ``ray`` extra missing, an address that is not ``host:port``, nothing answering at
+the address (checked with a plain TCP connection first, within :data:`CONNECT_TIMEOUT`
+seconds), or something answering that is not a Ray cluster (a trial connection in a child
+process, stopped after :data:`JOIN_TIMEOUT` seconds: ``ray.init`` itself would keep
+retrying for minutes).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+#: The install command of the ray extra, in every message about it missing.
+RAY_INSTALL = 'pip install -c constraints.txt -e ".[ray]"'
+#: Seconds to open a TCP connection to ``--address``, and to join the cluster there.
+CONNECT_TIMEOUT = 5.0
+JOIN_TIMEOUT = 60.0
+
+_ADDRESS = re.compile(r"^(?:ray://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+):(?P<port>\d{1,5})$")
+
+
+class RayUnavailable(RuntimeError):
+    """Ray cannot be used: the extra is missing or the cluster cannot be reached."""
+
+
+def import_ray(what: str) -> Any:
+    """The ``ray`` module, or :class:`RayUnavailable` naming the install command."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable(f"{what} needs the ray extra (Ray and RLlib): {RAY_INSTALL}") from None
+    return ray
+
+
+def ray_installed() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of ``host:port`` or ``ray://host:port``; ``None`` for ``auto`` (the
+    cluster started on this machine by ``ray start``); :class:`RayUnavailable` otherwise."""
+    if address == "auto":
+        return None
+    m = _ADDRESS.match(address.strip()) if isinstance(address, str) else None
+    if m is None or not 0 < int(m.group("port")) < 65536:
+        raise RayUnavailable(
+            f"--address must be HOST:PORT (the head node's GCS port, 6379 by default), ray://HOST:PORT "
+            f"or auto, got {address!r}"
+        )
+    return m.group("host").strip("[]"), int(m.group("port"))
+
+
+def probe(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """:class:`RayUnavailable` unless a TCP connection to ``address`` opens within ``timeout`` seconds."""
+    target = check_address(address)
+    if target is None:
+        return
+    try:
+        socket.create_connection(target, timeout=timeout).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, (socket.timeout, TimeoutError)) else (exc.strerror or str(exc))
+        raise RayUnavailable(
+            f"no Ray cluster at --address {address}: cannot connect ({reason}, {timeout:g} s limit). Start the "
+            "head node there with `ray start --head`, or leave out --address to run on a local Ray"
+        ) from None
+
+
+_JOIN = "import ray; ray.init(address={!r}, log_to_driver=False); print(ray.cluster_resources().get('CPU', 0))"
+
+
+def try_join(address: str, timeout: float = JOIN_TIMEOUT) -> float:
+    """The cluster's CPU count, from a trial connection in a child process (killed after
+    ``timeout`` seconds), or :class:`RayUnavailable`."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _JOIN.format(address)], capture_output=True, text=True,
+                             timeout=timeout)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise RayUnavailable(
+            f"--address {address} accepts connections but no Ray cluster answered within {timeout:g} s "
+            "(is it the head node's GCS port, 6379 by default?)"
+        ) from None
+    lines = out.stdout.strip().splitlines()
+    if out.returncode != 0 or not lines:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RayUnavailable(f"cannot join the Ray cluster at --address {address}: {last}")
+    return float(lines[-1])
+
+
+def local_cpus() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@contextmanager
+def ray_session(
+    address: str | None = None, *, what: str = "this command", num_cpus: int | None = None
+) -> Iterator[Any]:
+    """Ray, connected: to the cluster at ``address``, else a local instance with
+    ``num_cpus`` (default: :func:`local_cpus`) started here and shut down on exit.  When
+    Ray is already initialised in this process (a test, a notebook), that instance is
+    used and left running (``address`` is still checked to answer)."""
+    ray = import_ray(what)
+    if ray.is_initialized():
+        if address is not None:
+            probe(address)
+        yield ray
+        return
+    if address is not None:
+        probe(address)
+        try_join(address)
+        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+    else:
+        ray.init(num_cpus=num_cpus or local_cpus(), include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.ERROR)  # fmt: skip
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def cluster_cpus(ray: Any) -> int:
+    return int(ray.cluster_resources().get("CPU", 0))

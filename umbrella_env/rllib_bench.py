@@ -1,0 +1,122 @@
+"""Where the time of RLlib training goes: env steps/s with 1, 2, ... env runners.
+
+    python -m umbrella_env.rllib_bench --runners 1 2 [--steps 20000] [any rllib_train option]
+
+For each env-runner count, on a local Ray with this machine's CPUs (or ``--address``): the
+algorithm of ``python -m umbrella_env.rllib_train`` with the same options is built, warmed
+up by one training iteration, then timed twice:
+
+* **sampling**: every env runner plays ``--steps`` / N env steps at once
+  (``EnvRunnerGroup.foreach_env_runner(sample)``), the games only;
+* **training**: ``--iterations`` (default 3) training iterations end to end (sampling, the
+  learner's PPO update in this process, weight sync), as ``rllib_train`` runs them.
+
+One JSON line per runner count, then a table (docs/scaling.md quotes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
+from umbrella_env.rllib_train import build_config, build_parser, check_options
+
+PROG = "python -m umbrella_env.rllib_bench"
+
+
+def _steps(episodes: Any) -> int:
+    return int(sum(e.env_steps() if hasattr(e, "env_steps") else len(e) for e in episodes))
+
+
+def measure(args: argparse.Namespace, runners: int, steps: int, iterations: int) -> dict[str, Any]:
+    import torch
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    torch.set_num_threads(args.torch_threads)
+    args.num_env_runners = runners
+    algo = build_config(args).build_algo()
+    try:
+        algo.train()  # warm-up: actors started, first weights synced
+        group = algo.env_runner_group
+        share = max(1, steps // max(1, runners))
+        t0 = time.perf_counter()
+        if runners == 0:
+            sampled = _steps(algo.env_runner.sample(num_timesteps=share))
+        else:
+            parts = group.foreach_env_runner(lambda r: _steps(r.sample(num_timesteps=share)), local_env_runner=False)
+            sampled = int(sum(parts))
+        sample_s = time.perf_counter() - t0
+        before = algo.train()[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
+        t0 = time.perf_counter()
+        for _ in range(iterations):
+            after = algo.train()[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
+        train_s = time.perf_counter() - t0
+    finally:
+        algo.stop()
+    return {
+        "env_runners": runners,
+        "sampling_env_steps": sampled,
+        "sampling_seconds": round(sample_s, 2),
+        "sampling_env_steps_per_s": round(sampled / sample_s, 1),
+        "training_env_steps": int(after - before),
+        "training_seconds": round(train_s, 2),
+        "training_env_steps_per_s": round((after - before) / train_s, 1),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    bench = argparse.ArgumentParser(prog=PROG, add_help=False)
+    bench.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env-runner counts to time (default 1 2)")
+    bench.add_argument(
+        "--steps", type=int, default=20_000, help="env steps of the sampling measurement (default 20,000)"
+    )
+    bench.add_argument("--bench-iterations", type=int, default=3, help="timed training iterations (default 3)")
+    own, rest = bench.parse_known_args(None if argv is None else list(argv))
+    parser = build_parser()
+    parser.prog = PROG
+    try:
+        args = parser.parse_args(rest)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        import_ray(PROG)
+        check_options(args)
+        if any(r < 0 for r in own.runners) or own.steps < 1 or own.bench_iterations < 1:
+            raise ValueError("--runners must be >= 0, --steps and --bench-iterations >= 1")
+    except (ValueError, RayUnavailable) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    rows = []
+    try:
+        with ray_session(args.address, what=PROG) as ray:
+            cpus = cluster_cpus(ray)
+            if max(own.runners) > cpus:
+                need = max(own.runners)
+                print(f"{PROG}: error: {need} env runners need {need} CPUs, the cluster has {cpus}", file=sys.stderr)
+                return 2
+            for runners in own.runners:
+                row = measure(args, runners, own.steps, own.bench_iterations)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    except RayUnavailable as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    base = rows[0]
+    print(f"\n{'env runners':>11} | {'sampling env steps/s':>20} | {'x':>5} | {'training env steps/s':>20} | {'x':>5}")
+    for row in rows:
+        print(f"{row['env_runners']:>11} | {row['sampling_env_steps_per_s']:>20,.0f} | "
+              f"{row['sampling_env_steps_per_s'] / base['sampling_env_steps_per_s']:>5.2f} | "
+              f"{row['training_env_steps_per_s']:>20,.0f} | "
+              f"{row['training_env_steps_per_s'] / base['training_env_steps_per_s']:>5.2f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""RLlib environments for Umbrella (needs the ``ray`` extra): what ``rllib_train`` trains on.
+
+* :class:`TurnBasedEnv`, 2-4 players: an RLlib ``MultiAgentEnv`` (agents ``player_0`` ...).
+* :class:`MaskedSoloEnv`, solo: a Gymnasium env over :class:`~umbrella_env.envs.solo.UmbrellaSoloEnv`.
+
+Both observe ``{"observations": float32 [899], "action_mask": float32 [968]}`` (the keys
+of :mod:`agents.rllib_module`, which masks the logits), and both **count the illegal
+actions they receive** (:attr:`illegal_actions`): with the masked module there must be
+none, and the training command reports the count (:class:`UmbrellaCallbacks`).
+
+**Why our own MultiAgentEnv rather than RLlib's PettingZoo wrapper.**  ``TurnBasedEnv``
+plays the game through the env policy layer of the AEC env,
+:class:`~umbrella_env.envs.common.EnvGame` (the same legality check, illegal-action
+policy and end rewards; ``tests/test_ray.py`` checks it step for step against
+``umbrella_env.env()``), because RLlib's ``PettingZooEnv``
+
+* hands over the AEC observation dict as it is (``observation`` / ``action_mask`` int8),
+  while the masking module wants ``observations`` / ``action_mask`` float: a second
+  wrapper would be needed anyway;
+* can pay only the AEC env's rewards: no score shaping (``shaping``), which the sparse
+  win/loss signal of games of hundreds of turns needs;
+* cannot seat frozen opponents (``opponents``), whose moves must happen inside the step.
+
+**Turn-taking and rewards.**  A step returns an observation only for the seat to move
+next.  Every seat is paid its reward at every step (RLlib keeps the reward of an agent
+that did not observe as "hanging" and adds it to the agent's next transition), and when
+the game ends *every* seat gets its last observation with the end reward and
+``terminated`` (or ``truncated``): so the -1 of a loser, who did not make the last move,
+is in its last transition and reaches the learner.  The rewards: +1 sole winner, +0.5
+shared win, -1 loss (0 for everyone on truncation), plus ``shaping`` x the change of the
+seat's score edge (its score minus the mean score of the others, as ``train.py``).
+Training must not cut episodes (``batch_mode="complete_episodes"``): an episode cut
+while a seat waits for its next observation loses that seat's last action.
+
+**Frozen opponents** (``opponents=["greedy", "heuristic"]``): each game seats the
+learner at a random seat and one agent of the pool, drawn per game, at every other seat;
+the opponents move inside :meth:`TurnBasedEnv.step` through the match runner's call
+convention (:func:`umbrella_env.match.agent_action`), so only the learner's seat is an
+RLlib agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from agents.rllib_module import MASK_KEY, OBS_KEY
+from umbrella_env.core import actions as A
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import observation_bounds
+from umbrella_env.envs.common import EnvGame, end_rewards, illegal_rewards, score_edge
+from umbrella_env.envs.solo import UmbrellaSoloEnv
+from umbrella_env.match import agent_action, build_agent
+
+#: Turn limit of training games unless the env config says otherwise (as train.py).
+TRAIN_MAX_TURNS = 400
+
+
+def observation_space() -> spaces.Dict:
+    """The dict observation of both envs."""
+    return spaces.Dict(
+        {
+            OBS_KEY: spaces.Box(*observation_bounds(), dtype=np.float32),
+            MASK_KEY: spaces.Box(0.0, 1.0, (A.NUM_ACTIONS,), np.float32),
+        }
+    )
+
+
+def masked_observation(observation: np.ndarray, legal: np.ndarray) -> dict[str, np.ndarray]:
+    return {OBS_KEY: np.asarray(observation, dtype=np.float32), MASK_KEY: legal.astype(np.float32)}
+
+
+def _options(env_config: Any) -> dict[str, Any]:
+    cfg = dict(env_config or {})
+    known = {"num_players", "plate_level", "max_turns", "shaping", "opponents"}
+    unknown = set(cfg) - known
+    if unknown:
+        raise ValueError(f"unknown env config key(s) {sorted(unknown)}; known: {sorted(known)}")
+    return cfg
+
+
+class TurnBasedEnv(MultiAgentEnv):
+    """Umbrella for 2-4 players as an RLlib ``MultiAgentEnv`` (see the module doc).
+
+    ``env_config``: ``num_players`` (2-4, default 2), ``plate_level`` (1-4, default 1),
+    ``max_turns`` (default :data:`TRAIN_MAX_TURNS`), ``shaping`` (default 0.0),
+    ``opponents`` (agent specs; empty = every seat is an RLlib agent).
+    """
+
+    def __init__(self, env_config: Any = None) -> None:
+        super().__init__()
+        cfg = _options(env_config)
+        self.config = GameConfig(
+            num_players=cfg.get("num_players", 2),
+            plate_level=cfg.get("plate_level", 1),
+            max_turns=cfg.get("max_turns", TRAIN_MAX_TURNS),
+        )
+        if self.config.num_players < 2:
+            raise ValueError("TurnBasedEnv is for 2-4 players; solo is MaskedSoloEnv")
+        self.shaping = float(cfg.get("shaping", 0.0))
+        self.opponent_specs: list[str] = list(cfg.get("opponents") or [])
+        self.possible_agents = [f"player_{s}" for s in range(self.config.num_players)]
+        self.agents = list(self.possible_agents)
+        space = observation_space()
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, spaces.Discrete(A.NUM_ACTIONS))
+        self._rng = np.random.default_rng()
+        # Opponent agents, built once per spec (checked here: a bad spec fails at construction).
+        self._opponents = {spec: build_agent(spec, self.config) for spec in dict.fromkeys(self.opponent_specs)}
+        self._g: EnvGame | None = None
+        self._learner = -1  # the learner's seat in opponent mode, -1 in self-play
+        self._opponent: Any = None
+        self._edge = np.zeros(self.config.num_players)
+        #: Illegal actions received since construction, and in the current game.
+        self.illegal_actions = 0
+        self.episode_illegal_actions = 0
+
+    # ------------------------------------------------------------------ RLlib API
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._g = g = EnvGame.deal(self.config, self._rng)
+        self.episode_illegal_actions = 0
+        if self._opponents:
+            self._learner = int(self._rng.integers(self.config.num_players))
+            self._opponent = self._opponents[self.opponent_specs[int(self._rng.integers(len(self.opponent_specs)))]]
+            self._opponent.reset(int(self._rng.integers(2**63)))
+            self.agents = [self.possible_agents[self._learner]]
+            self._play_opponents()
+            if g.over:  # the opponents ended the game before the learner's first move: deal again
+                return self.reset(options=options)
+        self._edge = self._edges()
+        return {self.possible_agents[g.actor]: masked_observation(g.observe(g.actor), g.legal())}, {}
+
+    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        g = self._require_game()
+        mover = self.possible_agents[g.actor]
+        if mover not in action_dict:
+            raise ValueError(f"{mover} is to move, but the action dict has only {sorted(action_dict)}")
+        rewards = np.zeros(self.config.num_players)
+        a, legal = g.judge(action_dict[mover], "loss", mover)
+        if legal:
+            g.play(a, False)
+            self._play_opponents()
+        else:
+            self.illegal_actions += 1
+            self.episode_illegal_actions += 1
+            rewards += illegal_rewards(self.config.num_players, g.actor)
+            g.end_illegally(a)
+        edge = self._edges()
+        rewards += self.shaping * (edge - self._edge)
+        self._edge = edge
+        if g.over and g.ended is None:
+            rewards += end_rewards(g.scores(), g.game.ranks(), g.terminated, "win")
+        seats = [self._learner] if self._learner >= 0 else range(self.config.num_players)
+        reward_d = {self.possible_agents[s]: float(rewards[s]) for s in seats}
+        if g.over:
+            obs = {self.possible_agents[s]: masked_observation(g.observe(s), g.legal()) for s in seats}
+            terminated = {**dict.fromkeys(obs, g.terminated), "__all__": g.terminated}
+            truncated = {**dict.fromkeys(obs, g.truncated), "__all__": g.truncated}
+            return obs, reward_d, terminated, truncated, {}
+        nxt = self.possible_agents[g.actor]
+        return ({nxt: masked_observation(g.observe(g.actor), g.legal())}, reward_d,
+                {"__all__": False}, {"__all__": False}, {})  # fmt: skip
+
+    def game_summary(self) -> tuple[int, float]:
+        """(turns, mean final score) of the current game: over every seat in self-play,
+        the learner's against frozen opponents."""
+        g = self._require_game()
+        scores = g.scores()
+        return int(g.game.turn), float(scores[self._learner] if self._learner >= 0 else np.mean(scores))
+
+    # ------------------------------------------------------------------ internals
+    def _require_game(self) -> EnvGame:
+        if self._g is None:
+            raise RuntimeError("call reset() before step()")
+        return self._g
+
+    def _edges(self) -> np.ndarray:
+        g = self._require_game()
+        scores = g.scores()
+        return np.array([score_edge(scores, s) for s in range(self.config.num_players)])
+
+    def _play_opponents(self) -> None:
+        """Opponent mode: let the opponents move until the learner decides or the game ends."""
+        g = self._require_game()
+        while self._learner >= 0 and not g.over and g.actor != self._learner:
+            g.play(agent_action(self._opponent, g.game), False)
+
+
+class MaskedSoloEnv(gym.Env):
+    """The solo game for RLlib: :class:`~umbrella_env.envs.solo.UmbrellaSoloEnv` (dense
+    reward: the change of the score, so a return is the final score) with the dict
+    observation.  ``env_config``: ``plate_level``, ``max_turns``."""
+
+    def __init__(self, env_config: Any = None) -> None:
+        cfg = _options(env_config)
+        if cfg.get("num_players", 1) != 1 or cfg.get("opponents"):
+            raise ValueError("MaskedSoloEnv is the solo game: num_players must be 1 and there are no opponents")
+        self.env = UmbrellaSoloEnv(
+            plate_level=cfg.get("plate_level", 1), max_turns=cfg.get("max_turns", TRAIN_MAX_TURNS)
+        )
+        self.config = self.env.config
+        self.observation_space = observation_space()
+        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self._legal = np.zeros(A.NUM_ACTIONS, bool)
+        self._score = 0.0
+        self.illegal_actions = 0
+        self.episode_illegal_actions = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.episode_illegal_actions = 0
+        self._score = float(info["score"])
+        self._legal = info["action_mask"].astype(bool)
+        return masked_observation(obs, self._legal), {}
+
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+        a = int(np.asarray(action).item()) if np.ndim(action) == 0 else action
+        if isinstance(a, int) and 0 <= a < A.NUM_ACTIONS and not self._legal[a]:
+            self.illegal_actions += 1
+            self.episode_illegal_actions += 1
+        obs, reward, terminated, truncated, info = self.env.step(a)
+        self._legal = info["action_mask"].astype(bool)
+        self._score = float(info["score"])
+        return masked_observation(obs, self._legal), reward, terminated, truncated, {"score": info["score"]}
+
+    def game_summary(self) -> tuple[int, float]:
+        """(turns, score) of the current game."""
+        return int(self.env.get_state()["turn"]), self._score
+
+
+# --------------------------------------------------------------------------- metrics
+def sub_env(env: Any, env_index: int) -> Any:
+    """The sub-environment ``env_index`` of an env runner's (vector) env, unwrapped."""
+    envs = getattr(env, "envs", None)
+    if envs is None:
+        envs = getattr(getattr(env, "unwrapped", env), "envs", None)
+    inner = envs[env_index] if envs is not None else env
+    return getattr(inner, "unwrapped", inner)
+
+
+class UmbrellaCallbacks(RLlibCallback):
+    """Logs, per finished game: the illegal actions the env received (``illegal_actions``,
+    summed over the whole run), the game's length in turns (``game_turns``) and its mean
+    final score (``game_score``: over the seats in self-play, the learner's against
+    frozen opponents, the score in solo), both averaged over the last 100 games."""
+
+    def on_episode_end(self, *, env: Any = None, env_index: int = 0, metrics_logger: Any = None, **kwargs: Any) -> None:
+        inner = sub_env(env, env_index)
+        if metrics_logger is None or not hasattr(inner, "episode_illegal_actions"):
+            return
+        metrics_logger.log_value("illegal_actions", inner.episode_illegal_actions, reduce="lifetime_sum")
+        turns, score = inner.game_summary()
+        metrics_logger.log_value("game_turns", turns, reduce="mean", window=100)
+        metrics_logger.log_value("game_score", score, reduce="mean", window=100)

@@ -1,0 +1,573 @@
+"""Train a PPO agent with RLlib on Ray: ``python -m umbrella_env.rllib_train`` (the ``ray`` extra).
+
+    python -m umbrella_env.rllib_train --players 2 --timesteps 1e6 --out runs/rllib-2p
+    python -m umbrella_env.rllib_train --players 2 --opponents greedy heuristic   # frozen opponents
+    python -m umbrella_env.rllib_train --players 1 --iterations 50                # solo
+    python -m umbrella_env.rllib_train --address HEAD:6379 --num-env-runners 16   # on a cluster
+
+* **Algorithm**: PPO on RLlib's new API stack (RLModule, Learner, EnvRunner), the policy
+  :class:`agents.rllib_module.MaskedPPOModule`, which masks illegal actions inside the
+  module, before sampling and in the loss; the env adapters count the illegal actions they
+  receive, and every progress line shows the count (it stays 0).
+* **Environments** (:mod:`umbrella_env.rllib_env`): 2-4 players, a turn-based
+  ``MultiAgentEnv`` whose every seat is played by **one shared policy** (self-play); with
+  ``--opponents A B``, one learner against frozen agents of our pool (``random``,
+  ``greedy``, ``heuristic``, a checkpoint), one drawn per game.  Losers are paid -1 in
+  their last transition; ``--shaping`` adds the change of the score edge.  Solo: the
+  Gymnasium solo env (return = final score).
+* **Where it runs**: ``--num-env-runners N`` Ray actors play the games (0: this process
+  does), the learner runs in this process.  Without ``--address`` a local Ray is started
+  with this machine's CPUs and stopped at the end; ``--address HOST:PORT`` joins an
+  existing cluster (docs/scaling.md).
+* **Behaviour cloning** (``--pretrain heuristic``, as ``train.py``): the teacher plays
+  ``--pretrain-games`` games (:func:`umbrella_env.training.imitation.collect`), the
+  learner's RLModule is fitted to its decisions (policy) and returns (value), the weights
+  go to every env runner, then PPO continues.
+* **Evaluation**: every ``--eval-every`` env steps the checkpoint ``OUT/last`` is written
+  and played, as the agent ``rllib:OUT/last`` (:mod:`agents.rllib_agent`), through the
+  match runner (:func:`umbrella_env.match.play_game`) against each ``--eval-opponent``
+  (default heuristic; solo: alone), ``--eval-games`` games each on the same seeded deals
+  every time, the learner's seat rotating; the best is copied to ``OUT/best``.
+* **Output** in ``--out``: ``last/`` and ``best/`` (RLlib checkpoints + ``umbrella.json``,
+  playable by ``evaluate.py --agents rllib:OUT/best``), ``progress.jsonl`` (one line per
+  iteration and per evaluation), ``summary.json``.
+
+Bad input exits with status 2 and a message, before Ray starts or anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from umbrella_env.core import actions as A
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import OBS_SIZE
+from umbrella_env.match import AgentSpecError, build_agent, play_game
+from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
+
+PROG = "python -m umbrella_env.rllib_train"
+#: The RLModule id: the shared policy of every seat (2-4 players), RLlib's default (solo).
+SHARED, SOLO_MODULE = "shared", "default_policy"
+GAMMA = 0.99
+#: Seed of the evaluation deals (the same every evaluation, so the curve compares like with like).
+EVAL_SEED = 12345
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
+    p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
+    p.add_argument("--timesteps", type=float, default=1_000_000, help="env steps to train for (default 1e6)")
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="stop after this many training iterations (default: only --timesteps)",
+    )
+    p.add_argument(
+        "--num-env-runners",
+        type=int,
+        default=2,
+        help="Ray actors playing the games, one CPU each (0: this process plays them; default 2)",
+    )
+    p.add_argument(
+        "--envs-per-runner", type=int, default=8, help="games each env runner plays side by side (default 8)"
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="HOST:PORT of an existing Ray cluster (default: a local Ray, started and stopped here)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of RLlib, torch and the games (default 0)")
+    p.add_argument(
+        "--out", type=Path, default=None, help="output folder (default runs/rllib-<players>p-l<level>-<time>)"
+    )
+    p.add_argument(
+        "--opponents",
+        nargs="+",
+        default=None,
+        metavar="AGENT",
+        help="train one learner against these frozen agents (random, greedy, heuristic, a checkpoint); "
+        "default: every seat is the shared policy (self-play)",
+    )
+    p.add_argument("--eval-every", type=float, default=50_000, help="env steps between evaluations (default 50,000)")
+    p.add_argument("--eval-games", type=int, default=40, help="games per evaluation opponent (default 40)")
+    p.add_argument(
+        "--eval-opponent",
+        nargs="+",
+        default=["heuristic"],
+        metavar="AGENT",
+        help="opponents of the evaluation games (default heuristic; the first one chooses best/)",
+    )
+    p.add_argument("--shaping", type=float, default=0.1, help="weight of the score-edge shaping reward (default 0.1)")
+    p.add_argument("--max-turns", type=int, default=400, help="turn limit of training games (default 400)")
+    p.add_argument("--train-batch", type=int, default=4000, help="env steps per training iteration (default 4000)")
+    p.add_argument("--batch-size", type=int, default=500, help="PPO minibatch size (default 500)")
+    p.add_argument("--n-epochs", type=int, default=3, help="PPO epochs per iteration (default 3)")
+    p.add_argument("--learning-rate", type=float, default=3e-4, help="Adam learning rate (default 3e-4)")
+    p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus (default 0.01)")
+    p.add_argument(
+        "--features",
+        choices=("figure", "none"),
+        default="figure",
+        help="network input: 'figure' adds the figure-progress features of agents.features (default)",
+    )
+    p.add_argument(
+        "--net",
+        type=int,
+        nargs="+",
+        default=[256, 256],
+        help="hidden layer sizes of the policy and value networks (default 256 256)",
+    )
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads of this process (the learner, the evaluation games; default 1: on a "
+        "shared machine more threads made each decision ~10x slower, docs/scaling.md)",
+    )
+    p.add_argument(
+        "--pretrain",
+        default=None,
+        metavar="AGENT",
+        help="behaviour-clone this agent (e.g. heuristic) into the RLModule before PPO, as train.py --pretrain",
+    )
+    p.add_argument("--pretrain-games", type=int, default=1000, help="teacher games for --pretrain (default 1000)")
+    p.add_argument("--pretrain-epochs", type=int, default=8, help="passes over the teacher's decisions (default 8)")
+    p.add_argument("--pretrain-lr", type=float, default=1e-3, help="Adam learning rate of the cloning (default 1e-3)")
+    p.add_argument("--pretrain-batch", type=int, default=256, help="minibatch of the cloning (default 256)")
+    p.add_argument("--workers", type=int, default=2, help="processes playing the teacher games (default 2)")
+    return p
+
+
+# --------------------------------------------------------------------------- options
+_POSITIVE = (
+    ("--timesteps", "timesteps"), ("--envs-per-runner", "envs_per_runner"), ("--eval-every", "eval_every"),
+    ("--eval-games", "eval_games"), ("--max-turns", "max_turns"), ("--train-batch", "train_batch"),
+    ("--batch-size", "batch_size"), ("--n-epochs", "n_epochs"), ("--pretrain-games", "pretrain_games"),
+    ("--pretrain-epochs", "pretrain_epochs"), ("--pretrain-batch", "pretrain_batch"), ("--workers", "workers"),
+)  # fmt: skip
+
+
+def check_options(args: argparse.Namespace) -> GameConfig:
+    """The game configuration, or ``ValueError`` for an option out of range (nothing built yet)."""
+    if not 1 <= args.players <= 4:
+        raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {args.players}")
+    if not 1 <= args.level <= 4:
+        raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.num_env_runners < 0:
+        raise ValueError(
+            f"--num-env-runners must be 0 (play the games in this process) or more, got {args.num_env_runners}"
+        )
+    for flag, attr in _POSITIVE:
+        if getattr(args, attr) < 1:
+            raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
+    if args.iterations is not None and args.iterations < 1:
+        raise ValueError(f"--iterations must be at least 1, got {args.iterations}")
+    if args.batch_size > args.train_batch:
+        raise ValueError(f"--batch-size {args.batch_size} is larger than --train-batch {args.train_batch}")
+    if any(n < 1 for n in args.net):
+        raise ValueError(f"--net layer sizes must be at least 1, got {args.net}")
+    if args.learning_rate <= 0:
+        raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+    if args.torch_threads < 1:
+        raise ValueError(f"--torch-threads must be at least 1, got {args.torch_threads}")
+    config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
+    if args.players == 1 and args.opponents:
+        raise ValueError("--opponents is for 2-4 players: solo has no opponents")
+    if args.pretrain_lr <= 0:
+        raise ValueError(f"--pretrain-lr must be positive, got {args.pretrain_lr}")
+    teacher = [args.pretrain] if args.pretrain is not None else []
+    for spec in [*(args.opponents or []), *(args.eval_opponent if args.players > 1 else []), *teacher]:
+        try:
+            build_agent(spec, config)  # an unknown agent or a checkpoint of another game is refused here
+        except AgentSpecError as exc:
+            raise ValueError(str(exc)) from None
+    return config
+
+
+# --------------------------------------------------------------------------- RLlib
+def env_config(args: argparse.Namespace) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"num_players": args.players, "plate_level": args.level, "max_turns": args.max_turns}
+    if args.players > 1:
+        cfg.update(shaping=args.shaping, opponents=list(args.opponents or []))
+    return cfg
+
+
+def _to_shared(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+    return SHARED
+
+
+def build_config(args: argparse.Namespace) -> Any:
+    """The ``PPOConfig`` of a run (RLlib's new API stack)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from agents.rllib_module import MaskedPPOModule
+    from umbrella_env.rllib_env import MaskedSoloEnv, TurnBasedEnv, UmbrellaCallbacks
+
+    solo = args.players == 1
+    module = RLModuleSpec(
+        module_class=MaskedPPOModule, model_config={"hidden": list(args.net), "features": args.features}
+    )
+    config = (
+        PPOConfig()
+        # RLlib's env checker steps random actions, illegal ones included: our envs are tested instead.
+        .environment(MaskedSoloEnv if solo else TurnBasedEnv, env_config=env_config(args), disable_env_checking=True)
+        .env_runners(
+            num_env_runners=args.num_env_runners,
+            num_envs_per_env_runner=args.envs_per_runner,
+            # Whole games only: a turn-based episode cut while a seat waits for its next
+            # observation would lose that seat's last action (ray PR #44677).
+            batch_mode="complete_episodes",
+            rollout_fragment_length="auto",
+        )
+        .learners(num_learners=0)
+        .training(
+            train_batch_size_per_learner=args.train_batch,
+            minibatch_size=args.batch_size,
+            num_epochs=args.n_epochs,
+            lr=args.learning_rate,
+            entropy_coeff=args.ent_coef,
+            gamma=GAMMA,
+            lambda_=0.95,
+        )
+        .callbacks(UmbrellaCallbacks)
+        .debugging(seed=args.seed)
+    )
+    if solo:
+        return config.rl_module(rl_module_spec=module)
+    return config.multi_agent(policies={SHARED}, policy_mapping_fn=_to_shared).rl_module(
+        rl_module_spec=MultiRLModuleSpec(rl_module_specs={SHARED: module})
+    )
+
+
+def metadata(config: GameConfig, module_id: str, **extra: Any) -> dict[str, Any]:
+    """``umbrella.json``: :data:`agents.checkpoint.REQUIRED_KEYS` and the RLModule to play."""
+    return {
+        "num_players": config.num_players,
+        "plate_level": config.plate_level,
+        "max_turns": config.max_turns,
+        "obs_size": OBS_SIZE,
+        "num_actions": A.NUM_ACTIONS,
+        "module_id": module_id,
+        "trainer": "rllib PPO (python -m umbrella_env.rllib_train)",
+        **extra,
+    }
+
+
+def save_checkpoint(algo: Any, path: Path, meta: dict[str, Any]) -> None:
+    """RLlib's checkpoint of ``algo`` and ``umbrella.json`` in ``path``, replaced whole."""
+    from agents.rllib_agent import METADATA
+
+    tmp = path.with_name(path.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    algo.save_to_path(str(tmp.resolve()))
+    (tmp / METADATA).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    if path.exists():
+        shutil.rmtree(path)
+    tmp.rename(path)
+
+
+# --------------------------------------------------------------------------- behaviour cloning
+def fit_module(module: Any, demos: Any, epochs: int, batch_size: int, learning_rate: float, seed: int) -> list[dict]:
+    """Fit the RLModule's policy to the teacher's actions (masked cross-entropy) and its
+    value network to the learner's returns, as ``train.py --pretrain`` does for MaskablePPO."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from agents.rllib_module import MASK_KEY, OBS_KEY
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    n = len(demos)
+    order = rng.permutation(n)
+    held, train = order[: max(1, n // 20)], order[max(1, n // 20) :]
+    obs = torch.as_tensor(demos.obs)
+    masks = torch.as_tensor(demos.masks, dtype=torch.float32)
+    actions = torch.as_tensor(demos.actions)
+    returns = torch.as_tensor(demos.returns, dtype=torch.float32)
+
+    def batch(idx: Any) -> dict[str, Any]:
+        return {Columns.OBS: {OBS_KEY: obs[idx], MASK_KEY: masks[idx]}}
+
+    def accuracy(rows: np.ndarray) -> float:
+        with torch.no_grad():
+            idx = torch.as_tensor(rows)
+            logits = module.forward_train(batch(idx))[Columns.ACTION_DIST_INPUTS]
+            return float((logits.argmax(dim=1) == actions[idx]).float().mean())
+
+    opt = torch.optim.Adam(module.parameters(), lr=learning_rate)
+    history = []
+    for epoch in range(epochs):
+        rng.shuffle(train)
+        total = 0.0
+        for i in range(0, train.size, batch_size):
+            idx = torch.as_tensor(train[i : i + batch_size])
+            out = module.forward_train(batch(idx))
+            values = module.compute_values(batch(idx), embeddings=out.get(Columns.EMBEDDINGS))
+            loss = torch.nn.functional.cross_entropy(out[Columns.ACTION_DIST_INPUTS], actions[idx])
+            loss = loss + 0.5 * torch.nn.functional.mse_loss(values, returns[idx])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(module.parameters(), 0.5)
+            opt.step()
+            total += float(loss.detach()) * idx.numel()
+        row = {"epoch": epoch + 1, "loss": total / train.size, "held_out_accuracy": accuracy(held)}
+        history.append(row)
+        print(f"[pretrain epoch {epoch + 1}/{epochs}] loss {row['loss']:.3f}, "
+              f"held-out accuracy {row['held_out_accuracy']:.3f}", flush=True)  # fmt: skip
+    return history
+
+
+def clone_teacher(algo: Any, args: argparse.Namespace, config: GameConfig, module_id: str) -> list[dict]:
+    """``--pretrain``: the teacher's games (:func:`umbrella_env.training.imitation.collect`, the
+    teacher in the learner's seat, ``self`` at the others in self-play), cloning into the
+    learner's RLModule, then the weights to every env runner."""
+    from umbrella_env.training.imitation import collect
+
+    opponents = ["self"] if config.solo else list(args.opponents or ["self"])
+    demos = collect(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA,
+                    workers=args.workers, progress=False)  # fmt: skip
+    results = algo.learner_group.foreach_learner(
+        lambda learner: fit_module(
+            learner.module[module_id], demos, args.pretrain_epochs, args.pretrain_batch, args.pretrain_lr, args.seed
+        )  # fmt: skip
+    )
+    history = next(iter(results)).get()
+    algo.env_runner_group.sync_weights(
+        from_worker_or_learner_group=algo.learner_group, inference_only=True, timeout_seconds=None
+    )
+    return history
+
+
+# --------------------------------------------------------------------------- evaluation
+@dataclass
+class EvalResult:
+    opponent: str
+    games: int
+    win_rate: float  # 2-4 players; solo 0
+    mean_score: float
+
+    def describe(self) -> str:
+        if self.opponent == "":
+            return f"mean score {self.mean_score:.2f}"
+        return f"vs {self.opponent}: win rate {self.win_rate:.3f}, mean score {self.mean_score:.2f}"
+
+
+def evaluate(agent: Any, config: GameConfig, opponent: str | None, games: int, seed: int = EVAL_SEED) -> EvalResult:
+    """``games`` games of ``agent`` against ``opponent`` at every other seat (solo: alone),
+    the agent's seat rotating, through the match runner; standard turn limit."""
+    config = GameConfig(num_players=config.num_players, plate_level=config.plate_level)
+    P = config.num_players
+    opp = build_agent(opponent, config, seed) if opponent is not None and P > 1 else None
+    wins = score = 0.0
+    for i in range(games):
+        seat = i % P
+        agents = [opp] * P
+        agents[seat] = agent
+        game_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1)
+        res = play_game(agents, config, game_seed)
+        score += res.scores[seat]
+        wins += res.credits[seat]
+    return EvalResult(opponent or "", games, wins / games if P > 1 else 0.0, score / games)
+
+
+# --------------------------------------------------------------------------- the run
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command; returns the exit status (2 for bad input, with a message on stderr)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as exc:  # argparse printed the usage and the problem
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        import_ray(PROG)
+        config = check_options(args)
+    except (ValueError, RayUnavailable) as exc:
+        return _fail(str(exc))
+    out = args.out or Path("runs") / f"rllib-{args.players}p-l{args.level}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if out.exists() and not out.is_dir():
+        return _fail(f"--out {str(out)!r} is a file, not a folder")
+    created = not out.exists()
+    try:
+        with ray_session(args.address, what=PROG) as ray:
+            cpus = cluster_cpus(ray)
+            if args.num_env_runners > cpus:
+                return _fail(
+                    f"--num-env-runners {args.num_env_runners} needs {args.num_env_runners} CPUs (one per env runner), "
+                    f"the Ray cluster has {cpus}"
+                )
+            out.mkdir(parents=True, exist_ok=True)
+            return _train(args, config, out, cpus)
+    except RayUnavailable as exc:
+        return _fail(str(exc))
+    finally:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a run that failed before writing anything leaves no empty folder
+
+
+def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int) -> int:
+    import torch
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    from agents.rllib_agent import RLlibAgent
+
+    torch.set_num_threads(args.torch_threads)
+    logging.getLogger("ray").setLevel(logging.ERROR)  # RLlib's notices; the progress lines say what matters
+    module_id = SOLO_MODULE if config.solo else SHARED
+    opponents = [None] if config.solo else list(args.eval_opponent)
+    mode = (
+        "solo"
+        if config.solo
+        else (f"vs frozen {', '.join(args.opponents)}" if args.opponents else "shared-policy self-play")
+    )
+    print(
+        f"RLlib PPO, {config.num_players}-player level {config.plate_level} ({mode}), "
+        f"{int(args.timesteps):,} env steps, {args.num_env_runners} env runner(s) x {args.envs_per_runner} games "
+        f"on a Ray cluster of {cpus} CPUs -> {out}",
+        flush=True,
+    )
+    t_build = time.perf_counter()
+    algo = build_config(args).build_algo()
+    print(f"built in {time.perf_counter() - t_build:.1f} s", flush=True)
+    log = (out / "progress.jsonl").open("w", encoding="utf-8")
+    history: list[dict[str, Any]] = []
+    best, best_row = -np.inf, None
+    next_eval = args.eval_every
+    steps = iteration = 0
+    t0 = time.perf_counter()
+
+    def run_eval() -> dict[str, Any]:
+        nonlocal best, best_row
+        meta = metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
+                        opponents=args.opponents or [])  # fmt: skip
+        save_checkpoint(algo, out / "last", meta)
+        agent = RLlibAgent(out / "last", num_players=config.num_players, plate_level=config.plate_level)
+        results = [evaluate(agent, config, opp, args.eval_games) for opp in opponents]
+        first = results[0]
+        metric = first.mean_score if config.solo else first.win_rate + 1e-3 * first.mean_score
+        improved = metric > best
+        if improved:
+            best = metric
+            if (out / "best").exists():
+                shutil.rmtree(out / "best")
+            shutil.copytree(out / "last", out / "best")
+        row = {"eval": True, "env_steps": steps, "iteration": iteration, "seconds": round(time.perf_counter() - t0, 1),
+               "results": [r.__dict__ for r in results], "metric": metric, "best": improved}  # fmt: skip
+        if improved:
+            best_row = row
+        print(f"[eval @ {steps:,} steps, {args.eval_games} games] " + "; ".join(r.describe() for r in results)
+              + ("  (new best)" if improved else ""), flush=True)  # fmt: skip
+        return row
+
+    pretrain_history = None
+    try:
+        if args.pretrain is not None:  # the clock (t0) includes the teacher games and the cloning
+            pretrain_history = clone_teacher(algo, args, config, module_id)
+            print(f"cloned {args.pretrain} in {time.perf_counter() - t0:.0f} s", flush=True)
+            log.write(json.dumps(run_eval()) + "\n")
+        while steps < args.timesteps and (args.iterations is None or iteration < args.iterations):
+            t_iter = time.perf_counter()
+            result = algo.train()
+            iteration += 1
+            runners = result.get(ENV_RUNNER_RESULTS, {})
+            before, steps = steps, int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
+            elapsed = time.perf_counter() - t_iter
+            row = {
+                "iteration": iteration,
+                "env_steps": steps,
+                "seconds": round(time.perf_counter() - t0, 1),
+                "env_steps_per_s": round((steps - before) / elapsed, 1),
+                "episode_return_mean": _num(runners.get(EPISODE_RETURN_MEAN)),
+                "game_turns": _num(runners.get("game_turns")),
+                "game_score": _num(runners.get("game_score")),
+                "illegal_actions": _num(runners.get("illegal_actions")),
+            }
+            history.append(row)
+            log.write(json.dumps(row) + "\n")
+            log.flush()
+            print(f"iter {iteration:4d}  {steps:>10,} steps  {row['env_steps_per_s']:7,.0f} env steps/s  "
+                  + _fields(row) + f"  [{row['seconds']:.0f} s]", flush=True)  # fmt: skip
+            if steps >= next_eval:
+                while next_eval <= steps:
+                    next_eval += args.eval_every
+                ev = run_eval()
+                log.write(json.dumps(ev) + "\n")
+                log.flush()
+        elapsed = time.perf_counter() - t0
+        final = run_eval()
+        log.write(json.dumps(final) + "\n")
+    finally:
+        log.close()
+        algo.stop()
+    illegal = history[-1]["illegal_actions"] if history else None
+    summary = {
+        "players": config.num_players,
+        "level": config.plate_level,
+        "mode": mode,
+        "env_steps": steps,
+        "iterations": iteration,
+        "seconds": round(elapsed, 1),
+        "env_steps_per_second": round(steps / elapsed, 1),
+        "num_env_runners": args.num_env_runners,
+        "envs_per_runner": args.envs_per_runner,
+        "cluster_cpus": cpus,
+        "illegal_actions": illegal,
+        "pretrain": pretrain_history,
+        "final_eval": final,
+        "best_eval": best_row,
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(
+        f"done: {steps:,} env steps in {elapsed:.0f} s ({steps / elapsed:,.0f} env steps/s), "
+        f"{illegal:.0f} illegal actions; best: {out / 'best'} (evaluate.py --agents rllib:{out / 'best'} ...)",
+        flush=True,
+    )
+    return 0
+
+
+def _fields(row: dict[str, Any]) -> str:
+    """The training metrics of a progress line (those RLlib reported this iteration)."""
+    out = []
+    for key, label, digits in (
+        ("game_score", "score", 2),
+        ("game_turns", "turns", 0),
+        ("episode_return_mean", "return", 3),
+        ("illegal_actions", "illegal actions", 0),
+    ):
+        if row.get(key) is not None:
+            out.append(f"{label} {row[key]:.{digits}f}")
+    return "  ".join(out)
+
+
+def _num(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

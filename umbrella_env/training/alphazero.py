@@ -1,0 +1,786 @@
+"""Train a Gumbel AlphaZero network by self-play (``python train.py --algo alphazero``).
+
+    python -m umbrella_env.training.alphazero --players 2 --iterations 40 --out runs/az-2p
+    python train.py --algo alphazero --players 1 --iterations 30 --out runs/az-solo
+
+One iteration:
+
+1. **self-play**: ``--games`` games, split over ``--workers`` processes; each process plays
+   its games all at once, every decision searched by :class:`agents.az.search.GumbelSearch`
+   with ``--simulations`` simulations over determinized copies, the leaves of all its
+   games evaluated in one forward pass per simulation step;
+2. every searched decision (more than one legal action) goes to the **replay buffer**
+   (``--buffer`` positions, oldest dropped): observation, legal mask, the improved policy
+   of the search (policy target) and, once the game ends, the outcome values of every
+   seat in the decider-relative order (:func:`agents.az.search.outcome_values`);
+3. ``--train-steps`` Adam steps on minibatches of ``--batch-size`` drawn from the buffer
+   (cross-entropy to the improved policy + ``--value-weight`` x squared value error).
+
+Before the first iteration, ``--pretrain-games`` games of the heuristic agent (played by
+:func:`umbrella_env.match.play_out`) fit the network for ``--pretrain-epochs`` epochs
+(policy: the heuristic's action; value: the same outcome values), so self-play starts
+from a sensible policy instead of random play.
+
+Every ``--eval-every`` iterations the network alone plays ``--eval-games`` games against
+``heuristic`` and ``--eval-search-games`` against ``search`` (``--eval-search-sims``
+simulations per decision) through :func:`umbrella_env.match.play_game`, seats rotated, on
+deals no training game uses; solo: the mean score of the network alone and of network +
+search.  The best network is kept as ``best.pt``; ``last.pt`` is written at every
+evaluation; ``history.json`` holds every evaluation and ``learning_curve.png`` plots it
+(when matplotlib is installed).  ``--resume last.pt`` continues a run.  Runs are
+reproducible from ``--seed`` for fixed ``--workers`` and ``--torch-threads``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - exercised only without the train extra
+    print("the alphazero trainer needs the train extra: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
+    raise
+
+from agents import make_agent
+from agents.az.agent import AZAgent
+from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network, read_metadata, save_network, value_size
+from agents.az.search import GumbelSearch, outcome_values, to_relative
+from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.core.engine import draw_key
+from umbrella_env.core.observation import OBS_SIZE
+from umbrella_env.core.single import SingleGame
+from umbrella_env.match import play_game, play_out
+from umbrella_env.parallel import Progress, process_pool
+
+PROG = "python -m umbrella_env.training.alphazero"
+#: Self-play turn limit: a well-played 2-player game lasts about 30 turns; an early network
+#: that wanders would otherwise spend minutes on one game.  A truncated game is a draw.
+SELFPLAY_MAX_TURNS = 100
+#: Base seed of the evaluation deals (training deals come from --seed's SeedSequence).
+EVAL_SEED = 990_000
+
+
+# --------------------------------------------------------------------------- samples
+class Samples:
+    """Positions with their targets: observations (float16), packed legal masks, policy
+    targets (float16, dense over the 968 actions) and decider-relative values."""
+
+    def __init__(self, obs: np.ndarray, masks: np.ndarray, policy: np.ndarray, values: np.ndarray) -> None:
+        self.obs, self.masks, self.policy, self.values = obs, masks, policy, values
+
+    def __len__(self) -> int:
+        return len(self.obs)
+
+    @classmethod
+    def build(cls, rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], v: int) -> Samples:
+        if not rows:
+            return cls(
+                np.zeros((0, OBS_SIZE), np.float16),
+                np.zeros((0, (NUM_ACTIONS + 7) // 8), np.uint8),
+                np.zeros((0, NUM_ACTIONS), np.float16),
+                np.zeros((0, v), np.float32),
+            )
+        obs, masks, policy, values = zip(*rows)
+        return cls(
+            np.stack(obs).astype(np.float16),
+            np.packbits(np.stack(masks), axis=1),
+            np.stack(policy).astype(np.float16),
+            np.stack(values).astype(np.float32),
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[Samples]) -> Samples:
+        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "masks", "policy", "values")))
+
+
+class ReplayBuffer:
+    """The last ``capacity`` positions, sampled uniformly by a seeded generator."""
+
+    def __init__(self, capacity: int, v: int) -> None:
+        self.capacity = capacity
+        self.data = Samples.build([], v)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def add(self, new: Samples) -> None:
+        data = Samples.concat([self.data, new])
+        if len(data) > self.capacity:
+            cut = len(data) - self.capacity
+            data = Samples(data.obs[cut:], data.masks[cut:], data.policy[cut:], data.values[cut:])
+        self.data = data
+
+    def sample(self, n: int, rng: np.random.Generator) -> Samples:
+        idx = rng.integers(0, len(self.data), n)
+        d = self.data
+        return Samples(d.obs[idx], d.masks[idx], d.policy[idx], d.values[idx])
+
+
+def game_targets(
+    records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]], game: SingleGame, margin_weight: float
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Rows of one finished game: each decision's targets, values in its decider's relative order."""
+    z = outcome_values(game, margin_weight)
+    return [(obs, mask, policy, to_relative(z, seat)) for obs, mask, policy, seat in records]
+
+
+# --------------------------------------------------------------------------- self-play
+def _build_net(num_players: int, hidden: Sequence[int], weights: dict[str, np.ndarray]) -> AZNet:
+    net = AZNet(num_players, hidden)
+    net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+    net.eval()
+    return net
+
+
+def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
+    """Play the games of ``job["seeds"]`` all at once with one network (module doc, step 1)."""
+    torch.set_num_threads(job.get("threads", 1))
+    config: GameConfig = job["config"]
+    net = _build_net(config.num_players, job["hidden"], job["weights"])
+    timers = {"network": 0.0}
+
+    def evaluate(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t0 = time.perf_counter()
+        out = net.predict(obs)
+        timers["network"] += time.perf_counter() - t0
+        return out
+
+    search = GumbelSearch(
+        evaluate,
+        simulations=job["simulations"],
+        max_considered=job["max_considered"],
+        margin_weight=job["margin_weight"],
+    )
+    t_start = time.perf_counter()
+    rngs = [np.random.default_rng(s) for s in job["seeds"]]
+    games = [SingleGame.new(config, draw_key(rng)) for rng in rngs]
+    records: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]] = [[] for _ in games]
+    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    live = list(range(len(games)))
+    decisions = forced = 0
+    engine = 0.0
+
+    def finish(i: int) -> None:
+        rows.extend(game_targets(records[i], games[i], job["margin_weight"]))
+
+    while live:
+        t0 = time.perf_counter()
+        for i in live:  # forced moves need no search
+            g = games[i]
+            while not g.done:
+                legal = g.legal_actions()
+                if len(legal) > 1:
+                    break
+                g.step(legal[0])
+                forced += 1
+            if g.done:
+                finish(i)
+        engine += time.perf_counter() - t0
+        live = [i for i in live if not games[i].done]
+        if not live:
+            break
+        results = search.run([games[i] for i in live], [rngs[i] for i in live])
+        t0 = time.perf_counter()
+        for i, res in zip(live, results):
+            g = games[i]
+            seat = g.actor
+            policy = np.zeros(NUM_ACTIONS, dtype=np.float32)
+            policy[res.actions] = res.policy
+            records[i].append((g.observe(seat), g.legal_mask(), policy, seat))
+            g.step(res.action)
+            decisions += 1
+            if g.done:
+                finish(i)
+        engine += time.perf_counter() - t0
+        live = [i for i in live if not games[i].done]
+    elapsed = time.perf_counter() - t_start
+    stats = dict(search.stats)
+    return {
+        "samples": Samples.build(rows, value_size(config.num_players)),
+        "games": len(games),
+        "decisions": decisions,
+        "forced": forced,
+        "scores": [g.scores() for g in games],
+        "seconds": elapsed,
+        "network_s": timers["network"],
+        "engine_s": engine + stats.get("engine_s", 0.0),
+        "simulations": stats["simulations"],
+        "leaves": stats["leaves"],
+    }
+
+
+# --------------------------------------------------------------------------- teacher games
+def teacher_chunk(job: dict[str, Any]) -> Samples:
+    """Heuristic games (every seat the teacher): each decision with a choice, the
+    teacher's action as a one-hot policy target and the game's outcome values."""
+    config: GameConfig = job["config"]
+    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    for seed in job["seeds"]:
+        rng = np.random.default_rng(seed)
+        agents = [make_agent(job["teacher"], seed=int(rng.integers(2**63))) for _ in range(config.num_players)]
+        records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+
+        def record(game: SingleGame, seat: int, action: int, records: list = records) -> None:
+            mask = game.legal_mask()
+            if mask.sum() > 1:
+                policy = np.zeros(NUM_ACTIONS, dtype=np.float32)
+                policy[action] = 1.0
+                records.append((game.observe(seat), mask, policy, seat))
+
+        game = play_out(agents, SingleGame.new(config, draw_key(rng)), on_move=record)
+        rows += game_targets(records, game, job["margin_weight"])
+    return Samples.build(rows, value_size(config.num_players))
+
+
+# --------------------------------------------------------------------------- learning
+def train_steps(
+    net: AZNet,
+    opt: torch.optim.Optimizer,
+    data: ReplayBuffer | Samples,
+    steps: int,
+    batch: int,
+    rng: np.random.Generator,
+    value_weight: float,
+) -> dict[str, float]:
+    """``steps`` Adam steps on minibatches (uniform draws from a buffer, or shuffled epochs
+    over a fixed set of samples); returns the mean losses."""
+    net.train()
+    tot_p = tot_v = 0.0
+    order = None if isinstance(data, ReplayBuffer) else rng.permutation(len(data))
+    for step in range(steps):
+        if order is None:
+            b = data.sample(batch, rng)
+        else:
+            lo = (step * batch) % len(order)
+            idx = order[lo : lo + batch]
+            b = Samples(data.obs[idx], data.masks[idx], data.policy[idx], data.values[idx])
+        obs = torch.as_tensor(b.obs.astype(np.float32))
+        mask = torch.as_tensor(np.unpackbits(b.masks, axis=1, count=NUM_ACTIONS).astype(bool))
+        target = torch.as_tensor(b.policy.astype(np.float32))
+        logits, values = net(obs)
+        logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
+        policy_loss = -(target * logp).sum(dim=1).mean()
+        value_loss = ((values - torch.as_tensor(b.values)) ** 2).sum(dim=1).mean()
+        loss = policy_loss + value_weight * value_loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tot_p += float(policy_loss.detach())
+        tot_v += float(value_loss.detach())
+    net.eval()
+    return {"policy_loss": tot_p / max(steps, 1), "value_loss": tot_v / max(steps, 1)}
+
+
+# --------------------------------------------------------------------------- evaluation
+def eval_seed(i: int) -> int:
+    """Seed of evaluation game ``i`` (deals that no training game uses)."""
+    return EVAL_SEED + i
+
+
+def evaluate_network(
+    net: AZNet, config: GameConfig, opponent: Any | None, games: int, *, search: bool = False, simulations: int = 16
+) -> dict[str, float]:
+    """Games of the network (alone, or with ``simulations`` of search) through
+    :func:`umbrella_env.match.play_game`, seats rotated; ``opponent`` is an agent (None in solo).
+    Returns the win rate (shared wins split; 0 in solo) and the network's mean score."""
+    me = AZAgent(net, search=search, simulations=simulations, plate_level=config.plate_level, name="learner")
+    wins = score = 0.0
+    for i in range(games):
+        seat = i % config.num_players
+        agents = [opponent] * config.num_players
+        agents[seat] = me
+        res = play_game(agents, config, eval_seed(i))
+        wins += res.credits[seat]
+        score += res.scores[seat]
+    return {"win_rate": wins / games if config.num_players > 1 else 0.0, "mean_score": score / games}
+
+
+def search_opponent(simulations: int, seed: int = 0) -> Any:
+    """The ``search`` agent with a reduced budget (training's evaluation opponent)."""
+    return make_agent("search", seed=seed, simulations=simulations)
+
+
+def search16(seed: int | None = None) -> Any:
+    """``search`` with 16 simulations per decision: a factory for ``evaluate.py``
+    (``--agents umbrella_env.training.alphazero:search16``), the budget of the training
+    evaluations."""
+    return make_agent("search", seed=seed, simulations=16)
+
+
+def search50(seed: int | None = None) -> Any:
+    """``search`` with 50 simulations per decision (``umbrella_env.training.alphazero:search50``)."""
+    return make_agent("search", seed=seed, simulations=50)
+
+
+def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
+    """The learning curve (win rates, or solo mean scores, per evaluation); False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    x = [h["games"] for h in history]
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    if solo:
+        ax.plot(x, [h["net_score"] for h in history], marker="o", label="network alone")
+        if any("search_score" in h for h in history):
+            ax.plot(
+                [h["games"] for h in history if "search_score" in h],
+                [h["search_score"] for h in history if "search_score" in h],
+                marker="s",
+                label="network + search",
+            )
+        ax.set_ylabel("mean score (solo)")
+    else:
+        ax.plot(x, [100 * h["vs_heuristic"] for h in history], marker="o", label="network alone vs heuristic")
+        if any("vs_search" in h for h in history):
+            ax.plot(
+                [h["games"] for h in history if "vs_search" in h],
+                [100 * h["vs_search"] for h in history if "vs_search" in h],
+                marker="s",
+                label=f"network alone vs search ({history[-1].get('search_sims', '?')} sims)",
+            )
+        ax.axhline(50, color="grey", lw=0.8, ls="--")
+        ax.set_ylabel("win rate (%)")
+    ax.set_xlabel("self-play games")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    ax.set_title(history[-1].get("title", "Gumbel AlphaZero learning curve"), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# --------------------------------------------------------------------------- CLI
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
+    p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
+    p.add_argument("--iterations", type=int, default=40, help="self-play + training iterations (default 40)")
+    p.add_argument("--games", type=int, default=64, help="self-play games per iteration (default 64)")
+    p.add_argument("--simulations", type=int, default=16, help="search simulations per decision (default 16)")
+    p.add_argument("--max-considered", type=int, default=16, help="root actions considered (default 16)")
+    p.add_argument("--buffer", type=int, default=60_000, help="replay buffer positions (default 60000)")
+    p.add_argument("--batch-size", type=int, default=256, help="minibatch size (default 256)")
+    p.add_argument("--train-steps", type=int, default=200, help="Adam steps per iteration (default 200)")
+    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
+    p.add_argument("--weight-decay", type=float, default=1e-5, help="Adam weight decay (default 1e-5)")
+    p.add_argument("--value-weight", type=float, default=1.0, help="weight of the value loss (default 1)")
+    p.add_argument(
+        "--margin-weight",
+        type=float,
+        default=0.5,
+        help="2-4 players: share of the score margin in the value targets, 0-1 (default 0.5)",
+    )
+    p.add_argument("--hidden", type=int, nargs="+", default=list(DEFAULT_HIDDEN), help="hidden layer sizes")
+    p.add_argument(
+        "--pretrain-games",
+        type=int,
+        default=1000,
+        help="heuristic games fitted before self-play, 0 for none (default 1000)",
+    )
+    p.add_argument("--pretrain-epochs", type=int, default=4, help="epochs over the heuristic games (default 4)")
+    p.add_argument("--eval-every", type=int, default=5, help="iterations between evaluations (default 5)")
+    p.add_argument(
+        "--eval-games",
+        type=int,
+        default=100,
+        help="games of the network alone vs heuristic (solo: alone) per evaluation (default 100)",
+    )
+    p.add_argument(
+        "--eval-search-games",
+        type=int,
+        default=20,
+        help="games vs search (solo: of network + search) per evaluation, 0 for none (default 20)",
+    )
+    p.add_argument(
+        "--eval-search-sims",
+        type=int,
+        default=50,
+        help="simulations per decision of the search opponent in evaluations (default 50)",
+    )
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        default=SELFPLAY_MAX_TURNS,
+        help=f"turn limit of the self-play games (default {SELFPLAY_MAX_TURNS}; evaluation games "
+        f"use the standard {DEFAULT_MAX_TURNS})",
+    )
+    p.add_argument("--workers", type=int, default=None, help="self-play processes (default: the cores available)")
+    p.add_argument("--torch-threads", type=int, default=1, help="torch threads of the training process (default 1)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="minutes: stop after the iteration that passes it (then evaluate and save)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed, a non-negative integer (default 0)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
+    p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: (flag, attribute, lowest valid value)
+_MINIMUM = (
+    ("--iterations", "iterations", 1),
+    ("--games", "games", 1),
+    ("--simulations", "simulations", 1),
+    ("--max-considered", "max_considered", 2),
+    ("--buffer", "buffer", 1),
+    ("--batch-size", "batch_size", 1),
+    ("--train-steps", "train_steps", 0),
+    ("--pretrain-games", "pretrain_games", 0),
+    ("--pretrain-epochs", "pretrain_epochs", 0),
+    ("--eval-every", "eval_every", 1),
+    ("--eval-games", "eval_games", 1),
+    ("--eval-search-games", "eval_search_games", 0),
+    ("--eval-search-sims", "eval_search_sims", 1),
+    ("--max-turns", "max_turns", 1),
+    ("--workers", "workers", 1),
+    ("--torch-threads", "torch_threads", 1),
+    ("--seed", "seed", 0),
+)
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse, before anything is built or written, options outside their range (ValueError)."""
+    if not 1 <= args.players <= 4:
+        raise ValueError(f"--players must be 1, 2, 3 or 4, got {args.players}")
+    if not 1 <= args.level <= 4:
+        raise ValueError(f"--level must be 1, 2, 3 or 4, got {args.level}")
+    for flag, attr, low in _MINIMUM:
+        if getattr(args, attr) < low:
+            raise ValueError(f"{flag} must be at least {low}, got {getattr(args, attr)}")
+    if args.buffer < args.batch_size:
+        raise ValueError(
+            f"--buffer ({args.buffer}) must be at least --batch-size ({args.batch_size}): "
+            "the replay buffer must hold one minibatch"
+        )
+    if any(h < 1 for h in args.hidden):
+        raise ValueError(f"--hidden layer sizes must be at least 1, got {args.hidden}")
+    for flag, value in (("--learning-rate", args.learning_rate), ("--value-weight", args.value_weight)):
+        if not value > 0:
+            raise ValueError(f"{flag} must be positive, got {value}")
+    if args.weight_decay < 0:
+        raise ValueError(f"--weight-decay must be at least 0, got {args.weight_decay}")
+    if not 0 <= args.margin_weight <= 1:
+        raise ValueError(f"--margin-weight must be in [0, 1], got {args.margin_weight}")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ValueError(f"--time-limit must be a positive number of minutes, got {args.time_limit}")
+
+
+def command_line(argv: Sequence[str]) -> str:
+    return " ".join([PROG, *argv])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.workers is None:
+        args.workers = default_workers()
+    try:
+        check_options(args)
+        config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
+        resume_meta = None
+        if args.resume is not None:
+            resume_meta = read_metadata(args.resume)
+            if (resume_meta["num_players"], resume_meta["plate_level"]) != (config.num_players, config.plate_level):
+                raise ValueError(
+                    f"--resume {str(args.resume)!r} was trained for num_players={resume_meta['num_players']}, "
+                    f"plate_level={resume_meta['plate_level']}; this run has num_players={config.num_players}, "
+                    f"plate_level={config.plate_level}"
+                )
+            if list(resume_meta["hidden"]) != list(args.hidden):
+                raise ValueError(
+                    f"--resume {str(args.resume)!r} has hidden layers {resume_meta['hidden']}, "
+                    f"this run --hidden {args.hidden}"
+                )
+        out = (
+            args.out
+            or Path("runs") / f"az-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
+        )
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {str(out)!r} is a file, not a folder")
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+    out.mkdir(parents=True, exist_ok=True)
+    return Trainer(args, config, out, command_line(argv), resume_meta).run()
+
+
+class Trainer:
+    """The training run of :func:`main` (module doc)."""
+
+    def __init__(
+        self, args: argparse.Namespace, config: GameConfig, out: Path, command: str, resume_meta: dict[str, Any] | None
+    ) -> None:
+        self.args, self.config, self.out, self.command = args, config, out, command
+        torch.set_num_threads(args.torch_threads)
+        torch.manual_seed(args.seed)
+        self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1,)))
+        self.net = AZNet(config.num_players, args.hidden)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
+        self.buffer = ReplayBuffer(args.buffer, value_size(config.num_players))
+        self.iteration = 0
+        self.games_played = 0
+        self.history: list[dict[str, Any]] = []
+        self.best = -np.inf
+        self.seconds = 0.0
+        if resume_meta is not None:
+            net, meta = load_network(args.resume, num_players=config.num_players, plate_level=config.plate_level)
+            self.net.load_state_dict(net.state_dict())
+            self.iteration = int(meta.get("iteration", 0))
+            self.games_played = int(meta.get("selfplay_games", 0))
+            self.seconds = float(meta.get("train_seconds", 0.0))
+            hist = Path(args.resume).parent / "history.json"
+            if hist.is_file():
+                saved = json.loads(hist.read_text(encoding="utf-8"))
+                self.history = [h for h in saved.get("history", []) if h["iteration"] <= self.iteration]
+                self.best = max((h["metric"] for h in self.history), default=-np.inf)
+            opt_file = Path(args.resume).with_name("optimizer.pt")
+            if opt_file.is_file():
+                self.opt.load_state_dict(torch.load(opt_file, weights_only=True))
+            self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1, self.iteration)))
+        self.tb = None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.tb = SummaryWriter(str(out / "tb"))
+        except ImportError:
+            pass
+        self.pool = process_pool(args.workers) if args.workers > 1 else None
+
+    # ------------------------------------------------------------------- helpers
+    def _map(self, fn: Any, jobs: list[dict[str, Any]]) -> list[Any]:
+        if self.pool is None or len(jobs) == 1:
+            return [fn(job) for job in jobs]
+        return list(self.pool.map(fn, jobs))
+
+    def _chunks(self, seeds: list[int]) -> list[list[int]]:
+        n = min(self.args.workers, len(seeds))
+        return [seeds[i::n] for i in range(n)]
+
+    def _meta(self) -> dict[str, Any]:
+        a = self.args
+        return {
+            "iteration": self.iteration,
+            "selfplay_games": self.games_played,
+            "train_seconds": round(self.seconds, 1),
+            "max_turns": self.config.max_turns,
+            "simulations": a.simulations,
+            "margin_weight": a.margin_weight,
+            "seed": a.seed,
+            "command": self.command,
+        }
+
+    def _save(self, name: str, extra: dict[str, Any] | None = None) -> None:
+        save_network(
+            self.net, self.out / name, plate_level=self.config.plate_level, extra={**self._meta(), **(extra or {})}
+        )
+
+    def log(self, tag: str, value: float) -> None:
+        if self.tb is not None:
+            self.tb.add_scalar(tag, value, self.games_played)
+
+    # ------------------------------------------------------------------- phases
+    def pretrain(self) -> None:
+        a = self.args
+        seeds = np.random.SeedSequence(a.seed, spawn_key=(2,)).generate_state(a.pretrain_games, np.uint64).tolist()
+        t0 = time.perf_counter()
+        jobs = [
+            {"config": self.config, "teacher": "heuristic", "seeds": part, "margin_weight": a.margin_weight}
+            for part in [seeds[i : i + 25] for i in range(0, len(seeds), 25)]
+        ]
+        bar = Progress(len(seeds), not a.no_progress, "heuristic games")
+        parts = []
+        try:
+            if self.pool is None:
+                for job in jobs:
+                    parts.append(teacher_chunk(job))
+                    bar.update(len(job["seeds"]))
+            else:
+                for job, part in zip(jobs, self.pool.map(teacher_chunk, jobs)):
+                    parts.append(part)
+                    bar.update(len(job["seeds"]))
+        finally:
+            bar.close()
+        data = Samples.concat(parts)
+        steps = max(1, a.pretrain_epochs * len(data) // a.batch_size)
+        losses = train_steps(self.net, self.opt, data, steps, a.batch_size, self.rng, a.value_weight)
+        print(
+            f"pretraining: {a.pretrain_games} heuristic games, {len(data):,} decisions, {steps} steps in "
+            f"{time.perf_counter() - t0:.0f} s; policy loss {losses['policy_loss']:.3f}, "
+            f"value loss {losses['value_loss']:.3f}",
+            flush=True,
+        )
+
+    def selfplay(self) -> dict[str, Any]:
+        a = self.args
+        weights = {k: v.detach().numpy().copy() for k, v in self.net.state_dict().items()}
+        seeds = np.random.SeedSequence(a.seed, spawn_key=(3, self.iteration)).generate_state(a.games, np.uint64)
+        jobs = [
+            {
+                "config": self.config,
+                "hidden": tuple(a.hidden),
+                "weights": weights,
+                "seeds": part,
+                "simulations": a.simulations,
+                "max_considered": a.max_considered,
+                "margin_weight": a.margin_weight,
+            }
+            for part in self._chunks(seeds.tolist())
+        ]
+        results = self._map(selfplay_chunk, jobs)
+        self.buffer.add(Samples.concat([r["samples"] for r in results]))
+        self.games_played += sum(r["games"] for r in results)
+        return {
+            k: sum(r[k] for r in results)
+            for k in ("games", "decisions", "forced", "seconds", "network_s", "engine_s", "simulations", "leaves")
+        }
+
+    def evaluate(self) -> dict[str, Any]:
+        a, cfg = self.args, self.config
+        eval_cfg = GameConfig(num_players=cfg.num_players, plate_level=cfg.plate_level)
+        t0 = time.perf_counter()
+        entry: dict[str, Any] = {
+            "iteration": self.iteration,
+            "games": self.games_played,
+            "train_seconds": round(self.seconds, 1),
+        }
+        if cfg.solo:
+            entry["net_score"] = evaluate_network(self.net, eval_cfg, None, a.eval_games)["mean_score"]
+            if a.eval_search_games:
+                entry["search_score"] = evaluate_network(
+                    self.net, eval_cfg, None, a.eval_search_games, search=True, simulations=a.simulations
+                )["mean_score"]
+            entry["metric"] = entry["net_score"]
+            text = f"network alone {entry['net_score']:.2f}" + (
+                f", network + search ({a.simulations} sims) {entry['search_score']:.2f}"
+                if "search_score" in entry
+                else ""
+            )
+        else:
+            heur = evaluate_network(self.net, eval_cfg, make_agent("heuristic", seed=a.seed), a.eval_games)
+            entry["vs_heuristic"] = heur["win_rate"]
+            entry["metric"] = heur["win_rate"]
+            text = f"network alone vs heuristic {heur['win_rate']:.3f} ({a.eval_games} games)"
+            if a.eval_search_games:
+                srch = evaluate_network(
+                    self.net, eval_cfg, search_opponent(a.eval_search_sims, a.seed), a.eval_search_games
+                )
+                entry["vs_search"] = srch["win_rate"]
+                entry["search_sims"] = a.eval_search_sims
+                n = a.eval_games + a.eval_search_games  # the win rate over all evaluation games
+                entry["metric"] = (heur["win_rate"] * a.eval_games + srch["win_rate"] * a.eval_search_games) / n
+                text += f", vs search ({a.eval_search_sims} sims) {srch['win_rate']:.3f} ({a.eval_search_games} games)"
+        entry["eval_seconds"] = round(time.perf_counter() - t0, 1)
+        entry["title"] = f"Gumbel AlphaZero, {cfg.num_players} player(s), level {cfg.plate_level}"
+        improved = entry["metric"] > self.best
+        if improved:
+            self.best = entry["metric"]
+            self._save("best.pt", {"eval": {k: v for k, v in entry.items() if k not in ("title",)}})
+        self.history.append(entry)
+        for k in ("vs_heuristic", "vs_search", "net_score", "search_score"):
+            if k in entry:
+                self.log(f"eval/{k}", entry[k])
+        print(
+            f"[eval @ iteration {self.iteration}, {self.games_played:,} games] {text}"
+            + ("  (new best)" if improved else ""),
+            flush=True,
+        )
+        return entry
+
+    def write_history(self) -> None:
+        (self.out / "history.json").write_text(
+            json.dumps({"command": self.command, "history": self.history}, indent=2) + "\n", encoding="utf-8"
+        )
+        if self.history:
+            plot_history(self.history, self.out / "learning_curve.png", self.config.solo)
+
+    # ------------------------------------------------------------------- run
+    def run(self) -> int:
+        a = self.args
+        start = time.perf_counter()
+        try:
+            if a.resume is None and a.pretrain_games:
+                self.pretrain()
+                self.evaluate()
+                self._save("last.pt")
+                self.write_history()
+            bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games")
+            bar.update(self.iteration * a.games)
+            while self.iteration < a.iterations:
+                t0 = time.perf_counter()
+                sp = self.selfplay()
+                t1 = time.perf_counter()
+                losses = {"policy_loss": 0.0, "value_loss": 0.0}
+                if len(self.buffer) >= a.batch_size and a.train_steps:
+                    losses = train_steps(
+                        self.net, self.opt, self.buffer, a.train_steps, a.batch_size, self.rng, a.value_weight
+                    )
+                self.iteration += 1
+                self.seconds += time.perf_counter() - t0
+                bar.update(a.games)
+                dps = sp["decisions"] / max(t1 - t0, 1e-9)
+                for k, v in (
+                    ("selfplay/decisions_per_s", dps),
+                    ("loss/policy", losses["policy_loss"]),
+                    ("loss/value", losses["value_loss"]),
+                    ("buffer/positions", len(self.buffer)),
+                ):
+                    self.log(k, v)
+                if a.no_progress or self.iteration % a.eval_every == 0:
+                    print(
+                        f"iteration {self.iteration}: {sp['games']} games, {sp['decisions']:,} searched decisions "
+                        f"in {t1 - t0:.0f} s ({dps:.0f}/s), train {time.perf_counter() - t1:.0f} s, policy loss "
+                        f"{losses['policy_loss']:.3f}, value loss {losses['value_loss']:.3f}",
+                        flush=True,
+                    )
+                out_of_time = a.time_limit is not None and time.perf_counter() - start > 60 * a.time_limit
+                if self.iteration % a.eval_every == 0 or self.iteration == a.iterations or out_of_time:
+                    self.evaluate()
+                    self._save("last.pt")
+                    torch.save(self.opt.state_dict(), self.out / "optimizer.pt")
+                    self.write_history()
+                if out_of_time:
+                    print(
+                        f"--time-limit of {a.time_limit} minutes reached after iteration {self.iteration}", flush=True
+                    )
+                    break
+            bar.close()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown()
+            if self.tb is not None:
+                self.tb.close()
+        print(
+            f"done: {self.games_played:,} self-play games, {self.iteration} iterations in "
+            f"{time.perf_counter() - start:.0f} s; best network: {self.out / 'best.pt'}",
+            flush=True,
+        )
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

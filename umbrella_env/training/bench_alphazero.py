@@ -1,0 +1,125 @@
+"""Self-play throughput of the Gumbel AlphaZero trainer (a command, not a test).
+
+    python -m umbrella_env.training.bench_alphazero                  # 2 players, shipped network
+    python -m umbrella_env.training.bench_alphazero --players 1 --simulations 32 --workers 2
+
+Plays ``--games`` self-play games at once per worker exactly as the trainer does
+(:func:`umbrella_env.training.alphazero.selfplay_chunk`: one search over all games in flight,
+leaves batched into one forward pass per simulation step) and reports searched decisions
+per second, network samples (leaf evaluations) per second, and where the time goes: the
+engine (determinize, step, legal actions, observe), the network (forward passes) and the
+search (the tree: selection, sigma transform, backup; the rest).  With ``--workers N`` the
+same games are split over N processes, each single-threaded, as ``--workers`` does in training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from agents.az.agent import SHIPPED_MODELS, shipped_path
+from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
+from umbrella_env.core.config import GameConfig
+from umbrella_env.parallel import process_pool
+from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, selfplay_chunk
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m umbrella_env.training.bench_alphazero",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--players", type=int, default=2, help="1-4 (default 2)")
+    p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
+    p.add_argument("--games", type=int, default=32, help="games in flight per worker (default 32)")
+    p.add_argument("--simulations", type=int, default=16, help="simulations per decision (default 16)")
+    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        help="a .pt network (default: the shipped model for --players 1 or 2, else an untrained one)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    args = p.parse_args(argv)
+    for flag, value, low in (
+        ("--players", args.players, 1),
+        ("--level", args.level, 1),
+        ("--games", args.games, 1),
+        ("--simulations", args.simulations, 1),
+        ("--workers", args.workers, 1),
+    ):
+        if value < low:
+            p.error(f"{flag} must be at least {low}, got {value}")
+    if args.players > 4 or args.level > 4:
+        p.error(f"--players and --level must be at most 4, got {args.players} and {args.level}")
+    torch.set_num_threads(1)
+    name = {1: "az-solo", 2: "az-2p"}.get(args.players)
+    path = args.checkpoint or (
+        str(shipped_path(name)) if name in SHIPPED_MODELS and shipped_path(name).is_file() else None
+    )
+    try:
+        if path is not None:
+            net, _ = load_network(path, num_players=args.players, plate_level=args.level)
+            label = path
+        else:
+            torch.manual_seed(args.seed)
+            net, label = AZNet(args.players, DEFAULT_HIDDEN), "an untrained network"
+    except ValueError as exc:
+        p.error(str(exc))
+    weights = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+    config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=SELFPLAY_MAX_TURNS)
+    seeds = np.random.SeedSequence(args.seed).generate_state(args.games * args.workers, np.uint64).tolist()
+    jobs = [
+        {
+            "config": config,
+            "hidden": net.hidden,
+            "weights": weights,
+            "seeds": seeds[w :: args.workers],
+            "simulations": args.simulations,
+            "max_considered": 16,
+            "margin_weight": 0.5,
+        }
+        for w in range(args.workers)
+    ]
+    print(
+        f"{args.players} player(s), level {args.level}, {args.simulations} simulations, {args.games} games "
+        f"in flight x {args.workers} worker(s), {label}",
+        flush=True,
+    )
+    t0 = time.perf_counter()
+    if args.workers == 1:
+        results = [selfplay_chunk(jobs[0])]
+    else:
+        with process_pool(args.workers) as pool:
+            results = list(pool.map(selfplay_chunk, jobs))
+    wall = time.perf_counter() - t0
+    total = {
+        k: sum(r[k] for r in results)
+        for k in ("games", "decisions", "forced", "seconds", "network_s", "engine_s", "leaves", "simulations")
+    }
+    busy = total["seconds"]
+    search = busy - total["network_s"] - total["engine_s"]
+    print(
+        f"games: {total['games']}, searched decisions: {total['decisions']:,} (+{total['forced']:,} forced), "
+        f"simulations: {total['simulations']:,}, network samples: {total['leaves']:,}"
+    )
+    print(
+        f"wall time: {wall:.1f} s -> {total['decisions'] / wall:,.0f} searched decisions/s, "
+        f"{total['leaves'] / wall:,.0f} network samples/s "
+        f"(inside the forward passes: {total['leaves'] / max(total['network_s'], 1e-9):,.0f} samples/s)"
+    )
+    print(
+        f"time share (all workers): engine {100 * total['engine_s'] / busy:.0f}%, "
+        f"search {100 * search / busy:.0f}%, network {100 * total['network_s'] / busy:.0f}%"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
