@@ -65,8 +65,9 @@ class FigureFeatures(BaseFeaturesExtractor):
         # ext[SOURCE[a, j]], where ext = the 16 stage cells + the 4 colours (the umbrella slid in).
         line = np.array([LINE_CELLS[a >> 4, a & 3] for a in range(64)], dtype=np.int64)  # [64, 4]
         self.register_buffer("line", torch.as_tensor(line.reshape(-1)), persistent=False)
-        self.register_buffer("source", torch.as_tensor(SLIDE_SRC[np.arange(64)[:, None], line].reshape(-1)),
-                             persistent=False)
+        self.register_buffer(
+            "source", torch.as_tensor(SLIDE_SRC[np.arange(64)[:, None], line].reshape(-1)), persistent=False
+        )
         self.register_buffer("colours", torch.eye(4), persistent=False)
         # [level * 10 + space, slot * 4 + colour]
         self.register_buffer("accept", torch.as_tensor(_accept_table().reshape(40, 16)), persistent=False)

@@ -116,7 +116,7 @@ class GreedyAgent(SeededAgent):
 
     def _swap(self, game: SingleGame, legal: np.ndarray) -> int:
         p = game.current
-        figs = figures(game, p)
+        figs = figures(game, p, ignore=1 << game.validated_slot())  # that tile is leaving (decision 2)
         stages = np.array(
             [game.stage(p) if a in _PASSES else after(game, int(a)).stage(p) for a in legal], dtype=np.int64
         )

@@ -336,7 +336,7 @@ class HeuristicAgent(SeededAgent):
 
     def _swap_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
         p = game.current
-        ev = Evaluator(self, game, p, figures(game, p))
+        ev = Evaluator(self, game, p, figures(game, p, ignore=1 << game.validated_slot()))  # it leaves (decision 2)
         stages = np.array(
             [game.stage(p) if a in _PASSES else after(game, int(a)).stage(p) for a in legal], dtype=np.float32
         )

@@ -28,8 +28,7 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     meta_file = metadata_path(path)
     if not meta_file.is_file():
         raise ValueError(
-            f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; "
-            "it was not written by train.py"
+            f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; it was not written by train.py"
         )
     try:
         meta = json.loads(meta_file.read_text(encoding="utf-8"))

@@ -10,11 +10,14 @@
     make_agent("az-2p-net")                   # the same network alone; also "az-solo", "az-solo-net"
     make_agent("runs/az/best.pt", search=False)   # an alphazero checkpoint (agents.az.agent.AZAgent)
     make_agent("rllib:runs/rllib/best")       # an RLlib checkpoint folder (agents.rllib_agent, the ray extra)
+
+Every agent has ``act(observation, action_mask, game)`` and ``reset(seed)`` (agents/base.py).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agents.base import Agent
 
@@ -76,7 +79,7 @@ def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent
 
-        return PolicyAgent(spec, **({"seed": seed} if seed is not None else {}), **kwargs)
+        return PolicyAgent(spec, seed=seed, **kwargs)
     if spec.lower().endswith(".onnx"):
         from agents.onnx_agent import OnnxAgent
 

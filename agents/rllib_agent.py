@@ -103,17 +103,6 @@ class RLlibAgent:
         self.name = name or self.path.name
         self._rng = np.random.default_rng(seed)
 
-    @classmethod
-    def from_module(cls, module: Any, *, deterministic: bool = True, name: str = "rllib") -> RLlibAgent:
-        """An agent over an in-memory RLModule (e.g. the one being trained)."""
-        import torch
-
-        agent = cls.__new__(cls)
-        agent.path, agent.meta, agent.module, agent._torch = Path(name), {}, module, torch
-        agent.deterministic, agent.name = deterministic, name
-        agent._rng = np.random.default_rng()
-        return agent
-
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)

@@ -91,8 +91,7 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
-        out = {Columns.ACTION_DIST_INPUTS: masked_logits(self.pi(self.features(obs[OBS_KEY])), obs[MASK_KEY])}
-        return out
+        return {Columns.ACTION_DIST_INPUTS: masked_logits(self.pi(self.features(obs[OBS_KEY])), obs[MASK_KEY])}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]

@@ -240,9 +240,7 @@ def test_out_of_range_ids_raise(bad: int) -> None:
             fn(bad)
 
 
-@pytest.mark.parametrize(
-    "bad", [3.0, 0.5, float("nan"), True, False, np.bool_(True), "3", None, [3], np.float32(1.0)]
-)
+@pytest.mark.parametrize("bad", [3.0, 0.5, float("nan"), True, False, np.bool_(True), "3", None, [3], np.float32(1.0)])
 def test_non_integer_ids_raise(bad: object) -> None:
     for fn in (check_action_id, decode, action_to_string, phase_of_action):
         with pytest.raises(ActionError, match=f"action must be an integer id.*of type {type(bad).__name__}"):

@@ -173,7 +173,6 @@ def test_registered_in_pettingzoos_registry() -> None:
     assert e.unwrapped.config.plate_level == 2
 
 
-
 def _cover_position(num_players: int) -> dict:
     """A state dict whose decision is the receiver's cover (found by greedy-leaning play)."""
     from umbrella_env.core import actions as A
@@ -236,7 +235,6 @@ def test_dead_agents_only_take_none() -> None:
         e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     with pytest.raises(ValueError, match="only valid action is None"):
         e.step(0)
-
 
 
 def test_dense_rewards_accumulate_for_agents_not_moving() -> None:

@@ -11,7 +11,7 @@ decisions (validate, level-4 swaps, give_face, cover) occur; some games start fr
 from __future__ import annotations
 
 import statistics
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -26,8 +26,8 @@ from agents.search import SearchAgent
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
-from umbrella_env.tools import differential
 from umbrella_env.evaluation.ladder import play
+from umbrella_env.tools import differential
 
 CONFIGS = [(p, level) for p in (1, 2, 3, 4) for level in (1, 2, 3, 4)]
 STATES_PER_CONFIG = 36
@@ -43,7 +43,7 @@ def _completing_slide(g: SingleGame, legal: list[int], rng: np.random.Generator)
     return int(rng.choice(good)) if good else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def collect_states(num_players: int, level: int, n: int = STATES_PER_CONFIG, seed: int = 0) -> tuple[SingleGame, ...]:
     """``n`` decision states of one configuration, non-slide decisions always kept."""
     cfg = GameConfig(num_players=num_players, plate_level=level, max_turns=400)

@@ -106,8 +106,11 @@ _ROTATED_TILE0 = face_string(rotate_cells(parse_face(DEFAULT.tiles[0][0]), 1))
 
 BAD_SETS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     # layouts
-    ("layout five of a colour", {"layouts": {"A": ["BBRY", "RYBG", "GBYR", "YRGB"]}},
-     ("layouts['A']", "colour B appears 5 times")),
+    (
+        "layout five of a colour",
+        {"layouts": {"A": ["BBRY", "RYBG", "GBYR", "YRGB"]}},
+        ("layouts['A']", "colour B appears 5 times"),
+    ),
     ("layout unknown letter", {"layouts": {"X": ["BGRQ", "RYBG", "GBYR", "YRGB"]}}, ("layouts['X']", "'Q'")),
     ("layout short row", {"layouts": {"A": ["BGR", "RYBG", "GBYR", "YRGB"]}}, ("layouts['A']", "4 strings")),
     ("layout three rows", {"layouts": {"A": ["BGRY", "RYBG", "GBYR"]}}, ("layouts['A']", "4 strings")),
@@ -120,12 +123,21 @@ BAD_SETS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("face with 5 cells", {"tiles": _tiles_with(9, 0, "XXXX/X.../..../....")}, ("tiles[9].white", "got 5")),
     ("face bad character", {"tiles": _tiles_with(2, 0, "..../.O../XX../X...")}, ("tiles[2].white", "'O'")),
     ("face bad shape", {"tiles": _tiles_with(4, 1, "X.X./...X/....")}, ("tiles[4].black", "4 rows")),
-    ("face equal to another under rotation", {"tiles": _tiles_with(7, 0, _ROTATED_TILE0)},
-     ("tiles[7].white", "tiles[0].white", "rotation")),
-    ("face identical to another", {"tiles": _tiles_with(1, 1, DEFAULT.tiles[0][0])},
-     ("tiles[1].black", "tiles[0].white")),
-    ("tile with one face", {"tiles": [[DEFAULT.tiles[0][0]]] + [list(p) for p in DEFAULT.tiles[1:]]},
-     ("tiles[0]", "[white face, black face]")),
+    (
+        "face equal to another under rotation",
+        {"tiles": _tiles_with(7, 0, _ROTATED_TILE0)},
+        ("tiles[7].white", "tiles[0].white", "rotation"),
+    ),
+    (
+        "face identical to another",
+        {"tiles": _tiles_with(1, 1, DEFAULT.tiles[0][0])},
+        ("tiles[1].black", "tiles[0].white"),
+    ),
+    (
+        "tile with one face",
+        {"tiles": [[DEFAULT.tiles[0][0]]] + [list(p) for p in DEFAULT.tiles[1:]]},
+        ("tiles[0]", "[white face, black face]"),
+    ),
     ("tiles not a list", {"tiles": "XX"}, ("tiles", "expected a list")),
     # plates: spaces
     ("9 plate spaces", _plate(1, spaces=_L1_SPACES[:9]), ("plates[1].spaces", "expected 10 spaces, got 9")),
@@ -136,17 +148,32 @@ BAD_SETS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ],
     ("space not a string", _plate(2, spaces=_L1_SPACES[:9] + [3]), ("plates[2].spaces[9]",)),
     # plates: groups / adjacency
-    ("groups not partitioning (missing)", _plate(1, groups=[[[0, 5], 3], [[1, 2, 6], 5], [[3, 4, 7, 8], 8]]),
-     ("plates[1].groups", "partition")),
-    ("groups not partitioning (overlap)", _plate(2, groups=[[[0, 5], 3], [[1, 2, 5, 6], 5], [[3, 4, 7, 8, 9], 8]]),
-     ("plates[2].groups", "partition")),
-    ("group space out of range", _plate(1, groups=[[[0, 5, 10], 3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 8]]),
-     ("plates[1].groups[0]", "0..9")),
-    ("group negative value", _plate(1, groups=[[[0, 5], -3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 8]]),
-     ("plates[1].groups[0]", "value")),
+    (
+        "groups not partitioning (missing)",
+        _plate(1, groups=[[[0, 5], 3], [[1, 2, 6], 5], [[3, 4, 7, 8], 8]]),
+        ("plates[1].groups", "partition"),
+    ),
+    (
+        "groups not partitioning (overlap)",
+        _plate(2, groups=[[[0, 5], 3], [[1, 2, 5, 6], 5], [[3, 4, 7, 8, 9], 8]]),
+        ("plates[2].groups", "partition"),
+    ),
+    (
+        "group space out of range",
+        _plate(1, groups=[[[0, 5, 10], 3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 8]]),
+        ("plates[1].groups[0]", "0..9"),
+    ),
+    (
+        "group negative value",
+        _plate(1, groups=[[[0, 5], -3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 8]]),
+        ("plates[1].groups[0]", "value"),
+    ),
     ("groups and adjacency", _plate(1, adjacency_bonus=[3, 5, 8]), ("plates[1]", "exactly one")),
-    ("neither groups nor adjacency", {"plates": {"3": {"spaces": list(DEFAULT.plates[3].spaces)}}},
-     ("plates[3]", "exactly one")),
+    (
+        "neither groups nor adjacency",
+        {"plates": {"3": {"spaces": list(DEFAULT.plates[3].spaces)}}},
+        ("plates[3]", "exactly one"),
+    ),
     ("adjacency of two values", _plate(3, adjacency_bonus=[3, 5]), ("plates[3].adjacency_bonus",)),
     ("adjacency negative", _plate(4, adjacency_bonus=[3, -5, 8]), ("plates[4].adjacency_bonus",)),
     # plates: powers
@@ -155,17 +182,44 @@ BAD_SETS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("power diagonal", _plate(4, powers={"swap_zone": [0, 6]}), ("plates[4].powers['swap_zone']", "adjacent")),
     ("power out of range", _plate(4, powers={"swap_stage": [9, 10]}), ("plates[4].powers['swap_stage']", "0..9")),
     ("power three spaces", _plate(4, powers={"swap_stage": [3, 4, 5]}), ("plates[4].powers['swap_stage']",)),
-    ("powers overlap", _plate(4, powers={"extra_turn": [0, 1], "swap_stage": [1, 2]}),
-     ("plates[4].powers['swap_stage']", "overlap")),
+    (
+        "powers overlap",
+        _plate(4, powers={"extra_turn": [0, 1], "swap_stage": [1, 2]}),
+        ("plates[4].powers['swap_stage']", "overlap"),
+    ),
     # plates: entries
     ("plate level 5", {"plates": {"5": {"spaces": _L4_SPACES, "adjacency_bonus": [3, 5, 8]}}}, ("plates['5']", "1..4")),
     ("plate level not a number", {"plates": {"one": {}}}, ("plates['one']",)),
     ("plate unknown key", _plate(1, colour="red"), ("plates[1]", "unknown key", "colour")),
     ("plate without spaces", {"plates": {"1": {"groups": []}}}, ("plates[1].spaces", "list")),
-    ("plate spaces as one string", {"plates": {"1": {"spaces": "BGRYBGYBRG", "groups": []}}}, ("plates[1].spaces", "list")),
-    ("powers as a list", {"plates": {"4": {"spaces": list(DEFAULT.plates[4].spaces), "adjacency_bonus": [3, 5, 8], "powers": [[0, 1]]}}}, ("plates[4]",)),
-    ("powers below level 4", {"plates": {"3": {"spaces": list(DEFAULT.plates[3].spaces), "adjacency_bonus": [3, 5, 8], "powers": {"extra_turn": [0, 1]}}}}, ("plates[3].powers", "level-4")),
-    ("face not a string", {"tiles": [[[1, 2], "X.X./...X/.X../...."]] + [list(p) for p in DEFAULT.tiles[1:]]}, ("tiles[0].white", "string")),
+    (
+        "plate spaces as one string",
+        {"plates": {"1": {"spaces": "BGRYBGYBRG", "groups": []}}},
+        ("plates[1].spaces", "list"),
+    ),
+    (
+        "powers as a list",
+        {"plates": {"4": {"spaces": list(DEFAULT.plates[4].spaces), "adjacency_bonus": [3, 5, 8], "powers": [[0, 1]]}}},
+        ("plates[4]",),
+    ),
+    (
+        "powers below level 4",
+        {
+            "plates": {
+                "3": {
+                    "spaces": list(DEFAULT.plates[3].spaces),
+                    "adjacency_bonus": [3, 5, 8],
+                    "powers": {"extra_turn": [0, 1]},
+                }
+            }
+        },
+        ("plates[3].powers", "level-4"),
+    ),
+    (
+        "face not a string",
+        {"tiles": [[[1, 2], "X.X./...X/.X../...."]] + [list(p) for p in DEFAULT.tiles[1:]]},
+        ("tiles[0].white", "string"),
+    ),
     ("supply as a bool", {"supply": {"2": True, "3": 17, "4": 22}}, ("supply[2]",)),
     ("solo tokens as a bool", {"solo_tokens": True}, ("solo_tokens",)),
     ("plate not a table", {"plates": {"1": [1, 2]}}, ("plates[1]", "table")),

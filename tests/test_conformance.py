@@ -42,20 +42,43 @@ def bad_state_dicts(good: dict[str, Any], other_config: dict[str, Any]) -> list[
     """State dicts every env must refuse: not a dict, missing or corrupt fields, another
     configuration, and broken "illegal_action" entries."""
     missing = {k: v for k, v in good.items() if k != "stages"}
-    out: list[Any] = [42, "state", [good], missing, {**good, "phase": "nosuch"}, {**good, "num_players": 7},
-                      {**good, "supply": -3}, {**good, "stages": good["stages"][:-1]}, other_config,
-                      {**good, "illegal_action": {"seat": 0, "action": 0, "phase": "slide"}},  # game not over
-                      {**good, "phase": "game_over", "terminated": True, "illegal_action": "yes"},
-                      {**good, "phase": "game_over", "terminated": True,
-                       "illegal_action": {"seat": 0, "action": 9999, "phase": "slide"}},
-                      {**good, "phase": "game_over", "terminated": True,
-                       "illegal_action": {"seat": 0, "action": 0, "phase": "game_over"}}]
+    out: list[Any] = [
+        42,
+        "state",
+        [good],
+        missing,
+        {**good, "phase": "nosuch"},
+        {**good, "num_players": 7},
+        {**good, "supply": -3},
+        {**good, "stages": good["stages"][:-1]},
+        other_config,
+        {**good, "illegal_action": {"seat": 0, "action": 0, "phase": "slide"}},  # game not over
+        {**good, "phase": "game_over", "terminated": True, "illegal_action": "yes"},
+        {
+            **good,
+            "phase": "game_over",
+            "terminated": True,
+            "illegal_action": {"seat": 0, "action": 9999, "phase": "slide"},
+        },
+        {
+            **good,
+            "phase": "game_over",
+            "terminated": True,
+            "illegal_action": {"seat": 0, "action": 0, "phase": "game_over"},
+        },
+    ]
     if good["phase"] == "slide":  # an illegal_action entry naming a legal action
         from umbrella_env.core.single import SingleGame
 
         legal = SingleGame.from_dict(good).legal_actions()[0]
-        out.append({**good, "phase": "game_over", "terminated": True,
-                    "illegal_action": {"seat": good["current_player"], "action": legal, "phase": "slide"}})
+        out.append(
+            {
+                **good,
+                "phase": "game_over",
+                "terminated": True,
+                "illegal_action": {"seat": good["current_player"], "action": legal, "phase": "slide"},
+            }
+        )
     return out
 
 
@@ -92,15 +115,31 @@ REWARD_MODE = {1: "dense", 2: "dense", 3: "win", 4: "score"}  # by player count:
 class AECDriver(Driver):
     def __init__(self, num_players: int, plate_level: int, illegal_action: str) -> None:
         self.illegal_action = illegal_action
-        super().__init__(umbrella_env.raw_env(num_players=num_players, plate_level=plate_level, max_turns=MAX_TURNS,
-                                              illegal_action=illegal_action, reward_mode=REWARD_MODE[num_players]))
+        super().__init__(
+            umbrella_env.raw_env(
+                num_players=num_players,
+                plate_level=plate_level,
+                max_turns=MAX_TURNS,
+                illegal_action=illegal_action,
+                reward_mode=REWARD_MODE[num_players],
+            )
+        )
         self.other = _dealt_dict(2 if num_players != 2 else 3, plate_level)
 
     def snapshot(self, e: Any) -> Any:
         views = {a: {k: v.tobytes() for k, v in e.observe(a).items()} for a in e.possible_agents}
-        return (e.state(), e.agent_selection, list(e.agents), dict(e.rewards), dict(e._cumulative_rewards),
-                dict(e.terminations), dict(e.truncations), copy.deepcopy(e.infos), views,
-                e.last(observe=False) if e.agents else None)
+        return (
+            e.state(),
+            e.agent_selection,
+            list(e.agents),
+            dict(e.rewards),
+            dict(e._cumulative_rewards),
+            dict(e.terminations),
+            dict(e.truncations),
+            copy.deepcopy(e.infos),
+            views,
+            e.last(observe=False) if e.agents else None,
+        )
 
     def move(self, rng: np.random.Generator) -> Callable[[Any], Any]:
         e = self.env
@@ -175,8 +214,11 @@ class VectorDriver(Driver):
 
     def __init__(self, plate_level: int, illegal_action: str) -> None:
         self.illegal_action = illegal_action
-        super().__init__(UmbrellaSoloVectorEnv(num_envs=self.n, plate_level=plate_level, max_turns=MAX_TURNS,
-                                               illegal_action=illegal_action))
+        super().__init__(
+            UmbrellaSoloVectorEnv(
+                num_envs=self.n, plate_level=plate_level, max_turns=MAX_TURNS, illegal_action=illegal_action
+            )
+        )
         self.env.reset(seed=0)
 
     def snapshot(self, e: Any) -> Any:
@@ -199,12 +241,21 @@ class VectorDriver(Driver):
         return out
 
 
-def batch_action_refusals(good: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
-                          illegal: bool) -> list[Callable[[Any], Any]]:
+def batch_action_refusals(
+    good: np.ndarray, masks: np.ndarray, rng: np.random.Generator, illegal: bool
+) -> list[Callable[[Any], Any]]:
     """Bad action batches: wrong shape, wrong dtype, an id out of range or illegal in one live row."""
     n = good.shape[0]
-    cases: list[Any] = [good[:-1], np.append(good, 0), good.astype(np.float64), good.astype(bool),
-                        good.reshape(1, n), list(good.astype(float)), "slide", None]
+    cases: list[Any] = [
+        good[:-1],
+        np.append(good, 0),
+        good.astype(np.float64),
+        good.astype(bool),
+        good.reshape(1, n),
+        list(good.astype(float)),
+        "slide",
+        None,
+    ]
     live = np.flatnonzero(masks.any(axis=1))
     if live.size:
         row = int(rng.choice(live))
@@ -224,14 +275,19 @@ class SB3Driver(VectorDriver):
         from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
 
         self.illegal_action = illegal_action
-        self.env = UmbrellaSB3VecEnv(num_envs=self.n, plate_level=plate_level, max_turns=MAX_TURNS,
-                                     illegal_action=illegal_action)
+        self.env = UmbrellaSB3VecEnv(
+            num_envs=self.n, plate_level=plate_level, max_turns=MAX_TURNS, illegal_action=illegal_action
+        )
         self.env.seed(0)
         self.env.reset()
 
     def snapshot(self, e: Any) -> Any:
-        return ([e.venv.get_state(i) for i in range(self.n)], e.action_masks().tobytes(),
-                e._returns.tobytes(), e._lengths.tobytes())
+        return (
+            [e.venv.get_state(i) for i in range(self.n)],
+            e.action_masks().tobytes(),
+            e._returns.tobytes(),
+            e._lengths.tobytes(),
+        )
 
     def refusals(self, rng: np.random.Generator) -> list[Callable[[Any], Any]]:
         masks = self.env.action_masks()
@@ -244,8 +300,16 @@ class VectorGameDriver(Driver):
     n = 4
 
     def __init__(self, num_players: int, plate_level: int, reward_mode: str) -> None:
-        super().__init__(VectorGame(num_games=self.n, num_players=num_players, plate_level=plate_level,
-                                    max_turns=MAX_TURNS, seed=0, reward_mode=reward_mode))
+        super().__init__(
+            VectorGame(
+                num_games=self.n,
+                num_players=num_players,
+                plate_level=plate_level,
+                max_turns=MAX_TURNS,
+                seed=0,
+                reward_mode=reward_mode,
+            )
+        )
 
     def snapshot(self, e: Any) -> Any:
         return [e.get_state(i) for i in range(self.n)], {k: v.tobytes() for k, v in e.view().items()}
@@ -389,8 +453,9 @@ def test_aec_set_state_of_a_finished_game_shows_its_end(reward_mode: str) -> Non
         e.set_state(d)
         assert e.terminations == dict.fromkeys(e.possible_agents, not truncated)
         assert e.truncations == dict.fromkeys(e.possible_agents, truncated)
-        expected = (np.zeros(3) if reward_mode == "dense"
-                    else end_rewards(d["scores"], _ranks(d), not truncated, reward_mode))
+        expected = (
+            np.zeros(3) if reward_mode == "dense" else end_rewards(d["scores"], _ranks(d), not truncated, reward_mode)
+        )
         assert [e.rewards[a] for a in e.possible_agents] == expected.tolist()
         _, reward, term, trunc, _ = e.last()
         assert (reward, term, trunc) == (e.rewards[e.agent_selection], not truncated, truncated)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from umbrella_env.tools import differential
-
 from tests.coverage import assert_interesting
+from umbrella_env.tools import differential
 
 CONFIGS = [(p, level) for p in (1, 2, 3, 4) for level in (1, 2, 3, 4)]
 

@@ -116,8 +116,8 @@ def complete_visible_slots(d: dict[str, Any], p: int, cs: ComponentSet = CS) -> 
 
 def board_tiles(d: dict[str, Any]) -> list[int]:
     tiles = [e["tile"] for board in d["slots"] for stack in board for e in stack]
-    if d["passing"] is not None:
-        tiles.append(d["passing"]["tile"])
+    if d["passing"] is not None and d["phase"] not in ("swap_stage", "swap_zone"):
+        tiles.append(d["passing"]["tile"])  # during a swap it still lies on its slot (decision 2)
     return tiles
 
 
@@ -382,9 +382,10 @@ def test_ranks_tie_break_on_personal_umbrellas() -> None:
     d.pop("scores")
     # p0: 2 tokens, empty personal zone -> 4 + 2 = 6; p1: 4 tokens, 2 personal -> 8 - 2 = 6;
     # p2: no token, 4 personal -> -4.  No level-1 group is complete.
-    d["plates"][0] = ["G", None, None, "Y", None, None, None, None, None, None]
+    d["plates"][0] = ["B", None, None, "Y", None, None, None, None, None, None]
     d["plates"][1] = [None, "G", None, "Y", "B", None, None, "B", None, None]
     d["supply"] = 17 - 6
+    d["turn"] = 6  # a turn places at most one token
     d["zones"]["personal"] = ["", "BG", "BGRY"]
     d["zones"]["central"] = "BBGGRRRYYY"
     batch_io.load_dict(state, 0, d)

@@ -15,8 +15,18 @@ from umbrella_env.core.observation import OBS_SIZE, observation_layout
 from umbrella_env.envs import common
 from umbrella_env.envs.solo import UmbrellaSoloEnv
 
-SECTIONS = ("Description", "Action Space", "Observation Space", "Rewards", "Starting State", "Episode End",
-            "Arguments", "Version History", "Action table", "Observation table")
+SECTIONS = (
+    "Description",
+    "Action Space",
+    "Observation Space",
+    "Rewards",
+    "Starting State",
+    "Episode End",
+    "Arguments",
+    "Version History",
+    "Action table",
+    "Observation table",
+)
 
 
 @pytest.mark.parametrize("cls", [umbrella_env.raw_env, UmbrellaSoloEnv], ids=["aec", "solo"])

@@ -90,7 +90,9 @@ def test_every_import_points_downward() -> None:
         for line, target in imported_modules(path):
             theirs = layer_of(target)
             if theirs is not None and mine is not None and theirs > mine:
-                wrong.append(f"{path.relative_to(REPO)}:{line}: {here} ({NAMES[mine]}) imports {target} ({NAMES[theirs]})")
+                wrong.append(
+                    f"{path.relative_to(REPO)}:{line}: {here} ({NAMES[mine]}) imports {target} ({NAMES[theirs]})"
+                )
     assert wrong == []
 
 
@@ -113,7 +115,11 @@ print(json.dumps(sorted(sys.modules)))
 
 def _loaded_by(names: list[str], skip: tuple[str, ...] = ()) -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(names=names, skip=set(skip))], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _PROBE.format(names=names, skip=set(skip))],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -210,6 +210,75 @@ def test_tiles_under_the_top_are_hidden(num_players: int, plate_level: int) -> N
     assert deep_checked > 0 or num_players == 1
 
 
+def _swap_decisions(num_players: int, seed: int) -> list[tuple[dict, dict]]:
+    """``(validate state, swap state)`` pairs of seeded level-4 playouts that start close to
+    the end (``late_start``), where a validation fired a swap power."""
+    from umbrella_env.tools.differential import late_start
+
+    rng = np.random.default_rng(seed)
+    state = E.init(GameConfig(num_players=num_players, plate_level=4, max_turns=80), 32, seed=rng)
+    for b in range(32):
+        batch_io.load_dict(state, b, late_start(batch_io.to_dict(state, b), rng))
+    pairs = []
+    for _ in range(120):
+        before = state.clone()
+        done = np.flatnonzero(state.done)
+        if done.size == state.batch_size:
+            break
+        acts = policy_actions(state, rng, 0.9)
+        acts[done] = -1
+        live = np.flatnonzero(~state.done)
+        sub = E.take(state, live)
+        E.step(sub, acts[live])
+        E.put(state, live, sub)
+        swap = (before.phase == A.PHASE_VALIDATE) & np.isin(state.phase, (A.PHASE_SWAP_STAGE, A.PHASE_SWAP_ZONE))
+        pairs += [(batch_io.to_dict(before, int(b)), batch_io.to_dict(state, int(b))) for b in np.flatnonzero(swap)]
+    return pairs
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 3, 4])
+def test_no_observation_shows_a_tile_the_rules_still_hide(num_players: int) -> None:
+    """docs/rules.md §4.2 (token -> power -> pass, decision 2) and §6: during a swap
+    decision the validated tile is still on its slot, so the tiles that were hidden when
+    the figure was validated are still hidden.  Changing them in the true state (other
+    tiles, other faces) changes no seat's observation, in the batched and the single-game
+    engine."""
+    from umbrella_env.core.serialize import validate_state_dict, validated_slot
+    from umbrella_env.core.single import SingleGame
+
+    rng = np.random.default_rng(40 + num_players)
+    pairs = _swap_decisions(num_players, seed=num_players)
+    assert len(pairs) >= 3, "the playouts must reach swap decisions"
+    changed = covered = 0
+    for before, after in pairs:
+        k = validated_slot(after)
+        assert k is not None, "the validated tile stays on its slot during the swap decision"
+        covered += len(after["slots"][after["current_player"]][k]) >= 2  # a tile lies below it
+        # The tiles under the tops when the figure was validated: hidden by the rules (§6).
+        hidden = [
+            (p, k, j)
+            for p, board in enumerate(before["slots"])
+            for k, stack in enumerate(board)
+            for j in range(len(stack) - 1)
+        ]
+        base = observe_all_seats(after)
+        single = [SingleGame.from_dict(after).observe(seat) for seat in range(num_players)]
+        np.testing.assert_array_equal(np.array(single), base)
+        unused = [t for t in range(len(CS.tiles)) if t not in board_tiles(after)]
+        pool = unused + [after["slots"][p][k][j]["tile"] for p, k, j in hidden]
+        drawn = rng.permutation(pool)[: len(hidden)]
+        other = copy.deepcopy(after)
+        other.pop("scores")
+        for (p, k, j), t in zip(hidden, drawn):
+            other["slots"][p][k][j] = {"tile": int(t), "face": A.FACES[int(rng.integers(2))]}
+        changed += other["slots"] != after["slots"]
+        validate_state_dict(other)
+        np.testing.assert_array_equal(observe_all_seats(other), base)
+        for seat in range(num_players):
+            np.testing.assert_array_equal(SingleGame.from_dict(other).observe(seat), base[seat])
+    assert changed >= 3 and covered >= 1
+
+
 # --------------------------------------------------------------------------- seat symmetry
 @pytest.mark.parametrize(("num_players", "plate_level"), [(p, lv) for p in (2, 3, 4) for lv in (1, 4)])
 def test_observation_is_egocentric(num_players: int, plate_level: int) -> None:

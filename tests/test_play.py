@@ -111,7 +111,9 @@ def test_final_report_names_the_winner():
     report = s.final_report()
     assert "=== Game over" in report
     assert report.count(" points  (personal zone: ") == 3
-    assert re.search(r"^(You win!|Winner: seat \d \(random\)\.|Shared victory: .*|No winner by the rules.*)$", report, re.M)
+    assert re.search(
+        r"^(You win!|Winner: seat \d \(random\)\.|Shared victory: .*|No winner by the rules.*)$", report, re.M
+    )
 
 
 @pytest.mark.parametrize(
@@ -151,7 +153,9 @@ def test_commands_and_bad_input_are_explained_and_the_game_goes_on():
     assert out.count("Umbrella, solo, plate level 1") >= 3  # start, board, after the move
     assert re.search(r"hint \(greedy\): .* \(id \d+\)|no hint available: ", out)
     assert "unknown move 'slide X from top col0'; did you mean" in out
-    assert "'validate slot0 space3' (id 643) is not legal now: it is a validate move and this is the slide decision" in out
+    assert (
+        "'validate slot0 space3' (id 643) is not legal now: it is a validate move and this is the slide decision" in out
+    )
     side = A.SIDES[A.decode(illegal_slide)[1][0]]
     assert f"(id {illegal_slide}) is not legal now: your {side} zone has no " in out
     assert "I don't understand 'foo bar baz'" in out
@@ -177,7 +181,13 @@ def test_parse_move_tolerates_case_spaces_fillers_and_colour_words():
     _, (side, colour, line) = A.decode(a)
     long_colour = ("blue", "green", "red", "yellow")[colour]
     line_word = "col" if A.SIDES[side] in ("top", "bottom") else "row"
-    for text in (name, name.lower(), f"  {name.upper()}  ", f"slide {long_colour} {A.SIDES[side]} {line_word} {line}", str(a)):
+    for text in (
+        name,
+        name.lower(),
+        f"  {name.upper()}  ",
+        f"slide {long_colour} {A.SIDES[side]} {line_word} {line}",
+        str(a),
+    ):
         assert parse_move(text, g) == a
     with pytest.raises(InputError, match="there is no pass in the slide decision"):
         parse_move("pass", g)
@@ -213,7 +223,9 @@ def test_fallback_moves_are_listed_by_zone():
     listing = format_legal(g)
     assert "personal+1 (seat 1)" in listing
     assert _listed_ids(listing) == set(g.legal_actions())
-    assert parse_move("fallback b of side+1 from left row 2", g) == A.fallback_action(2, 0, A.LEFT, 2)  # zone 2 = side+1
+    assert parse_move("fallback b of side+1 from left row 2", g) == A.fallback_action(
+        2, 0, A.LEFT, 2
+    )  # zone 2 = side+1
     with pytest.raises(InputError, match="your personal zone has no B"):
         parse_move("fallback B of personal+0 from top col0", g)
     with pytest.raises(InputError, match="zone personal\\+3 does not exist with 3 players"):

@@ -65,7 +65,7 @@ def make_state(
     plates: list[str] | None = None,
     current: int = 0,
     phase: str | None = None,
-    turn: int = 0,
+    turn: int | None = None,
     max_turns: int = 400,
     supply: int | None = None,
     reserve_used: int = 0,
@@ -115,6 +115,10 @@ def make_state(
     if not solo and len(used) < 4 * P:
         spare = [t for t in range(24) if t not in used][: 4 * P - len(used)]
         pp, pk = pad or (P - 1, 0)
+        # A seat without tiles would have triggered the end (§5.1): it gets one spare on slot 3.
+        for p in range(P):
+            if end_by is None and p != pp and not any(boards[p]) and len(spare) > 1:
+                boards[p][3] = [_tile(f"{spare.pop()}w")]
         boards[pp][pk][:0] = [_tile(f"{t}w") for t in spare]
 
     plate_rows = [
@@ -138,6 +142,13 @@ def make_state(
             else [z["central"], z[f"personal{current}"], z[f"side{current}"], z[f"side{(current - 1) % P}"]]
         )
         phase = "slide" if any(own) or solo else "fallback"
+    if turn is None:  # the fewest turns that explain the position (docs/state.md checks it)
+        mid = phase in ("swap_stage", "swap_zone", "give_face", "cover")
+        if solo:
+            returned = level == 4 and plate_rows[0][0] is not None and plate_rows[0][1] is not None
+            turn = len(z["discard"]) + returned - (phase in ("validate", "swap_stage", "swap_zone", "cover"))
+        else:
+            turn = max(tokens - mid, 1 if current else 0)
     return {
         "num_players": P,
         "plate_level": level,
@@ -421,7 +432,7 @@ def test_complete_figure_uses_slot_rotation(engine, complete_slot):
 
 def test_must_validate_when_a_figure_is_scorable(engine):
     """docs/rules.md §4.2: validating a scorable figure is compulsory (decision 1: no skip);
-    token and tile leave at once (decision 2)."""
+    with no power to resolve, the tile leaves its slot at once (decision 2)."""
     g = engine.load(
         make_state(
             2,
@@ -457,9 +468,10 @@ def test_turn_ends_after_slide_when_nothing_is_scorable(engine):
             plates=["B...B..B.."],
         )
     )
+    t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     d = play(engine, g, "slide B from top col3")
     assert stage(d, 0).startswith("BBBB")
-    assert (d["phase"], d["current_player"], d["turn"]) == ("slide", 1, 1)
+    assert (d["phase"], d["current_player"], d["turn"] - t0) == ("slide", 1, 1)
     assert d["slots"][0][0] == [{"tile": 15, "face": "white"}]
 
 
@@ -596,6 +608,7 @@ def test_end_trigger_last_supply_token_and_final_round(engine):
             plates=plates,
         )
     )
+    t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     assert engine.dump(g)["supply"] == 1
     d = play(engine, g, "slide B from top col3", "validate slot0 space4")
     assert (d["supply"], d["end_triggered_by"], d["current_player"], d["phase"]) == (0, 0, 1, "slide")
@@ -603,7 +616,7 @@ def test_end_trigger_last_supply_token_and_final_round(engine):
     assert (d["current_player"], d["phase"], d["terminated"]) == (2, "slide", False)
     d = play(engine, g, "slide G from left row1")
     assert d["terminated"] and not d["truncated"]
-    assert (d["phase"], d["current_player"], d["turn"]) == ("game_over", 2, 3)
+    assert (d["phase"], d["current_player"], d["turn"] - t0) == ("game_over", 2, 3)
     assert engine.legal(g) == []
 
 
@@ -795,12 +808,13 @@ def test_level4_power_extra_turn(engine):
             plates=[".R........"],
         )
     )
+    t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     d = play(engine, g, "slide G from top col3", "validate slot0 space0")
     assert d["extra_turn"] and d["phase"] == "give_face"
     d = play(engine, g, "give white")
-    assert (d["current_player"], d["phase"], d["turn"], d["extra_turn"]) == (0, "slide", 1, False)
+    assert (d["current_player"], d["phase"], d["turn"] - t0, d["extra_turn"]) == (0, "slide", 1, False)
     d = play(engine, g, "slide R from left row3")
-    assert (d["current_player"], d["turn"]) == (1, 2)
+    assert (d["current_player"], d["turn"] - t0) == (1, 2)
 
 
 def test_level4_power_fires_only_when_pair_is_full(engine):
@@ -891,6 +905,19 @@ def test_level4_power_swap_stage(engine):
     assert d["phase"] == "give_face" and d["plates"][0][3] == "B"
 
 
+def test_validated_tile_stays_on_its_slot_until_the_swap_is_decided(engine):
+    """docs/rules.md §4.2 (token -> power -> pass), decision 2, §6: during the swap decision
+    the validated tile still covers the tile below it, which stays hidden; it leaves when
+    the pass begins."""
+    g, d = _swap_stage_position(engine, row0_stage("B"), "7w 15w|3w||")
+    assert d["phase"] == "swap_stage"
+    assert d["slots"][0][0] == [{"tile": 7, "face": "white"}, {"tile": 15, "face": "white"}]
+    assert d["passing"] == {"tile": 15, "face": "white"}
+    d = play(engine, g, "swap-stage pass")
+    assert d["phase"] == "give_face" and d["slots"][0][0] == [{"tile": 7, "face": "white"}]
+    assert d["passing"] == {"tile": 15, "face": "white"}
+
+
 def test_level4_power_swap_stage_pass(engine):
     """docs/rules.md §7.4: the stage swap may be passed."""
     g, d = _swap_stage_position(engine, row0_stage("B"), "15w|3w||")
@@ -958,13 +985,14 @@ def test_solo_slide_discards_ejected_umbrella(engine, side):
     """docs/rules.md §8.2: in solo the pushed-off umbrella is discarded."""
     action, source, ejected = SOLO_SLIDES[side]
     g = engine.load(make_state(1, zones={"top": "G", "personal": "G", "left": "G", "right": "G"}, slots=["15w|4b||"]))
+    t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     discard = engine.dump(g)["zones"]["discard"]
     d = play(engine, g, action)
     assert stage(d, 0) == SLIDES[side][1]
     assert d["zones"]["discard"] == "".join(sorted(discard + ejected, key=COLOURS.index))
     for name in ("top", "personal", "left", "right"):
         assert d["zones"][name] == ("" if name == source else "G")
-    assert (d["phase"], d["current_player"], d["turn"], d["last_slide"]) == ("slide", 0, 1, None)
+    assert (d["phase"], d["current_player"], d["turn"] - t0, d["last_slide"]) == ("slide", 0, 1, None)
 
 
 def test_solo_no_fallback_and_last_slide_recorded(engine):
@@ -982,12 +1010,13 @@ def test_solo_black_tile_flips_white_to_first_empty_slot(engine):
     # Tile 15 black = the four corners, all blue after the slide.
     rows = "BRYG/GYRR/RGYB/BYGY"
     g = engine.load(make_state(1, stages=[rows], zones={"top": "B", "left": "R"}, slots=["3b 15b|4b||"]))
+    t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     d = play(engine, g, "slide B from top col3")
     assert stage(d, 0) == "BRYB/GYRG/RGYR/BYGB"
     assert engine.legal(g) == validates(0, [0, 4, 7])
     d = play(engine, g, "validate slot0 space0")
     assert stacks(d, 0) == ["3b", "4b", "15w", ""]
-    assert (d["phase"], d["turn"], d["passing"], d["terminated"]) == ("slide", 1, None, False)
+    assert (d["phase"], d["turn"] - t0, d["passing"], d["terminated"]) == ("slide", 1, None, False)
 
 
 def test_solo_white_tile_is_discarded(engine):
@@ -1048,14 +1077,16 @@ def test_solo_end_when_no_tile_left(engine):
 @pytest.mark.parametrize(
     "level, plate, zones, board, ends",
     [
-        # Level 1, blue spaces all taken; only blue has 4 umbrellas left: the game ends.
-        (1, "BG..BG.B..", {"top": "BB"}, "8w|||", True),
+        # Level 1, blue spaces all taken; the slide discards the fourth red, the last colour
+        # that both has a free space and 4 umbrellas left: the game ends.
+        (1, "BG..BG.B..", {"top": "BB", "left": "R"}, "8w|||", True),
         # One more green (free green space 9): still playable.
         (1, "BG..BG.B..", {"top": "BB", "left": "G"}, "8w|||", False),
         # Level 3: blue spaces 0 and 8 taken, W0 free and slot 0 holds a tile: blue can score.
         (3, "BG.R.R..B.", {"top": "BB"}, "8w|||", False),
-        # ... but not when slot 0 (and slot 2) are empty.
-        (3, "BG.R.R..B.", {"top": "BB"}, "|8w||", True),
+        # ... but not when slot 0 (and slot 2) are empty: once the fourth red is discarded
+        # (red space 5 free), no colour can be scored.
+        (3, "BG.R....B.", {"top": "BB", "left": "R"}, "|8w||", True),
     ],
 )
 def test_solo_end_when_no_colour_can_be_scored(engine, level, plate, zones, board, ends):
@@ -1082,6 +1113,7 @@ def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
             plates=[".R........"],
         )
     )
+    t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     discard = engine.dump(g)["zones"]["discard"]
     d = play(engine, g, "slide G from top col3")
     assert d["last_slide"] == {"side": "top", "colour": "B"}
@@ -1089,7 +1121,7 @@ def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
     # entered from the top: the ejected blue goes back to the personal (bottom) zone
     assert d["zones"]["personal"] == "B"
     assert d["zones"]["discard"] == discard
-    assert (d["extra_turn"], d["current_player"], d["turn"], d["last_slide"]) == (False, 0, 1, None)
+    assert (d["extra_turn"], d["current_player"], d["turn"] - t0, d["last_slide"]) == (False, 0, 1, None)
 
 
 def test_solo_rank_is_always_zero(engine):

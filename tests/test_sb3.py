@@ -14,7 +14,6 @@ import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
 pytestmark = pytest.mark.train
 
 
-
 def MaskablePPO(*args, **kwargs):  # noqa: N802 - imported lazily so "-m 'not train'" needs no torch
     from sb3_contrib import MaskablePPO as cls
 

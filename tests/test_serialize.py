@@ -4,9 +4,11 @@ consistency checks, scores, JSON text and the text renderer."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -171,6 +173,7 @@ def test_rulebook_scoring_example() -> None:
     d = two_player(
         plates=[plate, [None] * 10],
         supply=5,
+        turn=6,
         zones={"central": "BGRYBGY", "side": ["BGRY", "BGRY"], "personal": ["R", "BGRY"]},
     )
     assert validate_state_dict(d)["scores"] == [19, -4]
@@ -183,22 +186,27 @@ def test_empty_personal_zone_scores_plus_two() -> None:
 
 def test_level_3_adjacency_scoring() -> None:
     plates = [["B", "G", "R", None, None, "R", None, None, None, None], [None] * 10]  # one group of 4
-    d = two_player(plate_level=3, plates=plates, supply=7)
+    d = two_player(plate_level=3, plates=plates, supply=7, turn=4)
     assert validate_state_dict(d)["scores"] == [2 * 4 + 8 - 4, -4]
 
 
 def _solo_finished(tokens: int) -> dict[str, Any]:
+    # All 6 tokens placed, or fewer and the four zones empty (both end a solo game, §8.3);
+    # one umbrella discarded per turn (§8.2).
     spaces = [0, 5, 1, 2, 6, 3][:tokens]
-    plate = [("B" if s in spaces else None) for s in range(10)]
+    plate = [("BGRYBGYBRG"[s] if s in spaces else None) for s in range(10)]
+    zones = {"left": "B", "right": "", "top": "GG", "personal": "Y", "discard": "RYBGRRRBYYRBBGGY"}
+    if tokens < 6:
+        zones = {"left": "", "right": "", "top": "", "personal": "", "discard": "RYBGRRRBYYRBBGGYBGGY"}
     return solo(
         plate_level=1,
         phase="game_over",
         terminated=True,
-        turn=15,
+        turn=len(zones["discard"]),
         plates=[plate],
         supply=6 - tokens,
         slots=[[[tile(8, "black")], [tile(11)], [], []]],
-        zones={"left": "B", "right": "", "top": "GG", "personal": "Y", "discard": "RYBGRRRBYYRBBGGY"},
+        zones=zones,
     )
 
 
@@ -231,17 +239,16 @@ def test_mid_turn_states() -> None:
     assert validate_state_dict(d)["last_slide"] == {"side": "top", "colour": "B"}
     # Final round: the supply is empty and a reserve token was used.
     final = two_player(
-        plates=[["B"] * 6 + [None] * 4, ["G"] * 6 + [None] * 4],
+        plates=[list("BGRYBG") + [None] * 4, list("BGRYBG") + [None] * 4],
         supply=0,
+        turn=13,
         reserve_used=1,
         end_triggered_by=0,
         current_player=1,
     )
     assert validate_state_dict(final)["reserve_used"] == 1
     # Fallback: all four of seat 0's zones are empty, every loose umbrella is in seat 1's personal zone.
-    fallback = two_player(
-        phase="fallback", zones={"central": "", "side": ["", ""], "personal": ["", "BGRY" * 5]}
-    )
+    fallback = two_player(phase="fallback", zones={"central": "", "side": ["", ""], "personal": ["", "BGRY" * 5]})
     assert validate_state_dict(fallback)["scores"] == [2, -20]
 
 
@@ -281,9 +288,13 @@ def both(*mutations: Mutation) -> Mutation:
 _IN_TRANSIT = [put("passing", tile(3)), put("slots.0.1", [tile(2)])]
 # A solo stage on which the visible figure of slot 0 (tile 10, black: cells 6 7 14 15) is green.
 SOLO_FIGURE_STAGE = ["BBRY", "RYGG", "BBYR", "YRGG"]
-_SOLO_VALIDATE = [put("phase", "validate"), put("last_slide", {"side": "top", "colour": "B"}),
-                  put("stages.0", SOLO_FIGURE_STAGE),
-                  put("zones.left", "GRYB"), put("zones.discard", "B")]
+_SOLO_VALIDATE = [
+    put("phase", "validate"),
+    put("last_slide", {"side": "top", "colour": "B"}),
+    put("stages.0", SOLO_FIGURE_STAGE),
+    put("zones.left", "GRYB"),
+    put("zones.discard", "B"),
+]
 
 # (id, base state, mutation, fragments the message must contain)
 CORRUPTIONS: list[tuple[str, Callable[[], dict[str, Any]], Mutation, tuple[str, ...]]] = [
@@ -312,15 +323,23 @@ CORRUPTIONS: list[tuple[str, Callable[[], dict[str, Any]], Mutation, tuple[str, 
     ("row with unknown letter", two_player, put("stages.1.2", "BRXG"), ("stages[1][2]", "'BRXG'")),
     ("row lower case", two_player, put("stages.1.0", "rbgy"), ("stages[1][0]",)),
     ("zones not a dict", two_player, put("zones", ["BGRY"]), ("zones", "dict")),
-    ("zones missing side", two_player, put("zones", {"central": "BGRY", "personal": ["BGRY", "BGRY"]}),
-     ("zones", "'side'")),
+    (
+        "zones missing side",
+        two_player,
+        put("zones", {"central": "BGRY", "personal": ["BGRY", "BGRY"]}),
+        ("zones", "'side'"),
+    ),
     ("solo zones at 2 players", two_player, put("zones", SOLO["zones"]), ("zones",)),
     ("side zones count", two_player, put("zones.side", ["BGRY"] * 3), ("zones.side", "2 entries")),
     ("side zone bad letter", two_player, put("zones.side.1", "BXQ"), ("zones.side[1]", "colour letters")),
     ("personal zone as list", two_player, put("zones.personal.0", ["B"]), ("zones.personal[0]",)),
     ("central zone int", two_player, put("zones.central", 4), ("zones.central",)),
-    ("solo zone missing", solo, put("zones", {k: v for k, v in SOLO["zones"].items() if k != "discard"}),
-     ("zones", "'discard'")),
+    (
+        "solo zone missing",
+        solo,
+        put("zones", {k: v for k, v in SOLO["zones"].items() if k != "discard"}),
+        ("zones", "'discard'"),
+    ),
     ("solo zone extra", solo, put("zones.central", ""), ("zones", "unknown key", "'central'")),
     ("solo zone bad letter", solo, put("zones.top", "RYBGW"), ("zones.top",)),
     ("slots count", two_player, put("slots", TWO_PLAYER["slots"][:1]), ("slots", "2 entries")),
@@ -339,15 +358,27 @@ CORRUPTIONS: list[tuple[str, Callable[[], dict[str, Any]], Mutation, tuple[str, 
     ("reserve_used above reserve", two_player, put("reserve_used", 29), ("reserve_used", "0..28")),
     ("end_triggered_by out of range", two_player, put("end_triggered_by", 2), ("end_triggered_by", "0..1")),
     ("passing not a dict", two_player, put("passing", 3), ("passing", "dict")),
-    ("passing bad face", two_player, both(put("phase", "give_face"), put("passing", {"tile": 9, "face": "red"}),
-                                          put("slots.0.0", [tile(0)])), ("passing.face",)),
+    (
+        "passing bad face",
+        two_player,
+        both(put("phase", "give_face"), put("passing", {"tile": 9, "face": "red"}), put("slots.0.0", [tile(0)])),
+        ("passing.face",),
+    ),
     ("extra_turn int", two_player, put("extra_turn", 1), ("extra_turn", "true or false")),
     ("terminated str", two_player, put("terminated", "yes"), ("terminated",)),
     ("truncated null", two_player, put("truncated", None), ("truncated",)),
-    ("last_slide bad side", solo, both(*_SOLO_VALIDATE[:1], put("last_slide", {"side": "up", "colour": "B"})),
-     ("last_slide.side", "'top'")),
-    ("last_slide bad colour", solo, both(*_SOLO_VALIDATE[:1], put("last_slide", {"side": "top", "colour": "W"})),
-     ("last_slide.colour",)),
+    (
+        "last_slide bad side",
+        solo,
+        both(*_SOLO_VALIDATE[:1], put("last_slide", {"side": "up", "colour": "B"})),
+        ("last_slide.side", "'top'"),
+    ),
+    (
+        "last_slide bad colour",
+        solo,
+        both(*_SOLO_VALIDATE[:1], put("last_slide", {"side": "top", "colour": "W"})),
+        ("last_slide.colour",),
+    ),
     ("scores wrong length", two_player, put("scores", [-4]), ("scores", "2 entries")),
     ("scores wrong value", two_player, put("scores", [0, 0]), ("scores", "[-4, -4]", "[0, 0]")),
     ("scores bool", two_player, put("scores", [True, -4]), ("scores[0]",)),
@@ -356,65 +387,121 @@ CORRUPTIONS: list[tuple[str, Callable[[], dict[str, Any]], Mutation, tuple[str, 
     ("umbrella missing", two_player, put("zones.central", "BGR"), ("colour Y", "12")),
     ("umbrella extra", two_player, put("zones.personal.1", "BGRYY"), ("colour Y", "14")),
     ("solo umbrella missing", solo, put("zones.discard", "B"), ("colour B", "9 in solo")),
-    ("duplicate tile", two_player, put("slots.1.0.0.tile", 0),
-     ("slots[1][0][0].tile", "tile 0", "slots[0][0][0].tile")),
-    ("duplicate tile in passing", two_player,
-     both(put("phase", "give_face"), put("passing", tile(3, "black")), put("slots.0.0", [tile(0)])),
-     ("passing.tile", "tile 3", "slots[0][1][1].tile")),
+    (
+        "duplicate tile",
+        two_player,
+        put("slots.1.0.0.tile", 0),
+        ("slots[1][0][0].tile", "tile 0", "slots[0][0][0].tile"),
+    ),
+    (
+        "duplicate tile in passing",
+        two_player,
+        both(put("phase", "give_face"), put("passing", tile(3, "black")), put("slots.0.0", [tile(0)])),
+        ("passing.tile", "tile 3", "slots[0][1][1].tile"),
+    ),
     ("tile lost", two_player, put("slots.0.1", [tile(2)]), ("slots", "7 tiles", "expected 4 per player = 8")),
     ("tile added", two_player, put("slots.0.2", [tile(20)]), ("slots", "9 tiles")),
     ("solo seven tiles", solo, put("slots.0.2", [tile(0)]), ("slots", "7 tiles", "at most 6")),
     ("supply too high", two_player, put("supply", 12), ("supply", "expected the initial supply 11")),
     ("token without supply change", two_player, put("plates.0.0", "B"), ("supply", "= 12")),
     ("solo supply", solo, put("supply", 5), ("supply", "initial supply 6")),
-    ("reserve used with supply left", two_player, both(put("reserve_used", 1), put("supply", 12)),
-     ("reserve_used", "supply 12")),
-    ("reserve used before the end", two_player,
-     both(put("reserve_used", 1), put("supply", 0), put("plates.0", ["B"] * 10),
-          put("plates.1", ["B"] * 2 + [None] * 8)),
-     ("reserve_used", "end_triggered_by None")),
-    ("reserve used in solo", solo, both(put("reserve_used", 1), put("supply", 1), put("plates.0.0", "B"),
-                                        put("plates.0.1", "B"), put("plates.0.2", "B"), put("plates.0.3", "B"),
-                                        put("plates.0.4", "B"), put("plates.0.5", "B")), ("reserve_used", "solo")),
+    (
+        "reserve used with supply left",
+        two_player,
+        both(put("reserve_used", 1), put("supply", 12)),
+        ("reserve_used", "supply 12"),
+    ),
+    (
+        "reserve used before the end",
+        two_player,
+        both(
+            put("reserve_used", 1),
+            put("supply", 0),
+            put("plates.0", list("BGRYBGYBRG")),
+            put("plates.1", ["B", "G"] + [None] * 8),
+            put("turn", 12),
+        ),
+        ("reserve_used", "end_triggered_by None"),
+    ),
+    (
+        "reserve used in solo",
+        solo,
+        both(put("reserve_used", 1), put("supply", 1), put("plates.0", list("BGBRYR") + [None] * 4)),
+        ("reserve_used", "solo"),
+    ),
     # consistency: phase
     ("passing in slide", two_player, both(*_IN_TRANSIT), ("passing", "null in phase 'slide'")),
-    ("no passing in cover", two_player, both(put("phase", "cover"), put("slots.1", [[tile(k)] for k in (4, 5, 6, 7)])),
-     ("passing", "expected the tile in transit", "'cover'")),
-    ("cover with an empty receiver slot", two_player,
-     both(put("phase", "cover"), *_IN_TRANSIT), ("slots[1]", "cover", "[2, 3]")),
-    ("give_face at 3 players", lambda: start_state(3),
-     both(put("phase", "give_face"), *_IN_TRANSIT), ("phase", "2 players only")),
+    (
+        "no passing in cover",
+        two_player,
+        both(put("phase", "cover"), put("slots.1", [[tile(k)] for k in (4, 5, 6, 7)])),
+        ("passing", "expected the tile in transit", "'cover'"),
+    ),
+    (
+        "cover with an empty receiver slot",
+        two_player,
+        both(put("phase", "cover"), *_IN_TRANSIT),
+        ("slots[1]", "cover", "[2, 3]"),
+    ),
+    (
+        "give_face at 3 players",
+        lambda: start_state(3),
+        both(put("phase", "give_face"), *_IN_TRANSIT),
+        ("phase", "2 players only"),
+    ),
     ("fallback in solo", solo, put("phase", "fallback"), ("phase", "solo")),
-    ("swap at level 1", two_player, both(put("phase", "swap_stage"), *_IN_TRANSIT),
-     ("phase", "level 4")),
+    ("swap at level 1", two_player, both(put("phase", "swap_stage"), *_IN_TRANSIT), ("phase", "level 4")),
     ("game_over without end", two_player, put("phase", "game_over"), ("phase", "terminated or truncated")),
     ("terminated mid-turn", two_player, put("terminated", True), ("phase", "'game_over'", "'slide'")),
-    ("terminated and truncated", two_player,
-     both(put("phase", "game_over"), put("terminated", True), put("truncated", True), put("turn", DEFAULT_MAX_TURNS)),
-     ("truncated", "both")),
-    ("truncated early", two_player, both(put("phase", "game_over"), put("truncated", True), put("turn", 5)),
-     ("truncated", "turn == max_turns")),
-    ("turn beyond the limit", two_player, both(put("max_turns", 10), put("turn", 11)),
-     ("turn", "at most max_turns = 10")),
+    (
+        "terminated and truncated",
+        two_player,
+        both(
+            put("phase", "game_over"), put("terminated", True), put("truncated", True), put("turn", DEFAULT_MAX_TURNS)
+        ),
+        ("truncated", "both"),
+    ),
+    (
+        "truncated early",
+        two_player,
+        both(put("phase", "game_over"), put("truncated", True), put("turn", 5)),
+        ("truncated", "turn == max_turns"),
+    ),
+    (
+        "turn beyond the limit",
+        two_player,
+        both(put("max_turns", 10), put("turn", 11)),
+        ("turn", "at most max_turns = 10"),
+    ),
     ("turn limit reached in play", two_player, both(put("max_turns", 10), put("turn", 10)), ("turn", "limit 10")),
     ("extra turn below level 4", two_player, put("extra_turn", True), ("extra_turn", "level 4")),
     ("extra turn in solo", solo, both(put("extra_turn", True), put("plate_level", 4)), ("extra_turn",)),
     ("trigger seat plays on", two_player, put("end_triggered_by", 0), ("current_player", "seat 0 triggered the end")),
     ("end trigger in solo", solo, put("end_triggered_by", 0), ("end_triggered_by", "null in solo")),
-    ("last_slide at 2 players", two_player, put("last_slide", {"side": "top", "colour": "B"}),
-     ("last_slide", "solo only")),
-    ("solo last_slide kept into the next turn", solo, put("last_slide", {"side": "top", "colour": "B"}),
-     ("last_slide", "'slide'")),
-    ("solo validate without last_slide", solo, both(*_SOLO_VALIDATE, put("last_slide", None)),
-     ("last_slide", "'validate'")),
+    (
+        "last_slide at 2 players",
+        two_player,
+        put("last_slide", {"side": "top", "colour": "B"}),
+        ("last_slide", "solo only"),
+    ),
+    (
+        "solo last_slide kept into the next turn",
+        solo,
+        put("last_slide", {"side": "top", "colour": "B"}),
+        ("last_slide", "'slide'"),
+    ),
+    (
+        "solo validate without last_slide",
+        solo,
+        both(*_SOLO_VALIDATE, put("last_slide", None)),
+        ("last_slide", "'validate'"),
+    ),
     # top level
     ("state not a dict", lambda: [], lambda d: None, ("state", "dict")),
 ]
 
 
-@pytest.mark.parametrize(
-    ("make", "mutate", "fragments"), [c[1:] for c in CORRUPTIONS], ids=[c[0] for c in CORRUPTIONS]
-)
+@pytest.mark.parametrize(("make", "mutate", "fragments"), [c[1:] for c in CORRUPTIONS], ids=[c[0] for c in CORRUPTIONS])
 def test_corrupt_state_raises_state_error_naming_the_field(
     make: Callable[[], Any], mutate: Mutation, fragments: tuple[str, ...]
 ) -> None:
@@ -429,7 +516,7 @@ def test_corrupt_state_raises_state_error_naming_the_field(
 
 def test_corruption_bases_are_valid() -> None:
     # Each corruption above must be the only thing wrong: the helpers it combines are valid.
-    for name, make, mutate, _ in CORRUPTIONS:
+    for name, make, _mutate, _ in CORRUPTIONS:
         if name == "state not a dict":
             continue
         validate_state_dict(make())
@@ -535,6 +622,7 @@ def test_render_two_player_state() -> None:
         plate_level=2,
         plates=[["R", None, "Y"] + [None] * 7, [None] * 10],
         supply=9,
+        turn=2,
         zones={"central": "YRGB", "side": ["BBGGRRYY", "G"], "personal": ["RGBY", "BRY"]},
     )
     text = render_text(d)
@@ -543,18 +631,43 @@ def test_render_two_player_state() -> None:
     for stage in d["stages"]:
         assert has_block(text, ["| " + " ".join(row) + " |" for row in stage])
     # Zones, sorted, with their counts; seat 0's left is side 0, its right side 1; seat 1 the reverse.
-    for piece in ("central BGRY (4)", "BBGGRRYY (8)", "G (1)", "personal BGRY (4)", "personal BRY (3)",
-                  "left: side 0", "right: side 1", "left: side 1", "right: side 0"):
+    for piece in (
+        "central BGRY (4)",
+        "BBGGRRYY (8)",
+        "G (1)",
+        "personal BGRY (4)",
+        "personal BRY (3)",
+        "left: side 0",
+        "right: side 1",
+        "left: side 1",
+        "right: side 0",
+    ):
         assert piece in text, piece
     # Plate requirements (level 2) with the tokens on them.
     for piece in ("plate (level 2)", "R:R", "B:.", "G/Y:Y", "B/R:."):
         assert piece in text, piece
     # Slots: headers, visible tile and face, heights with the hidden count.
-    for piece in ("slot 0 (rot 0)", "slot 3 (rot 270)", "tile 1 black", "tile 5 white", "height 2, 1 hidden",
-                  "height 0"):
+    for piece in (
+        "slot 0 (rot 0)",
+        "slot 3 (rot 270)",
+        "tile 1 black",
+        "tile 5 white",
+        "height 2, 1 hidden",
+        "height 0",
+    ):
         assert piece in text, piece
-    for piece in ("phase: slide", "to act: 0", "supply: 9", "reserve used: 0", "turn: 0", "end triggered by: -",
-                  "tile in transit: -", "score 0 ===", "score -3 ===", "scores: seat 0 0, seat 1 -3"):
+    for piece in (
+        "phase: slide",
+        "to act: 0",
+        "supply: 9",
+        "reserve used: 0",
+        "turn: 2",
+        "end triggered by: -",
+        "tile in transit: -",
+        "score 0 ===",
+        "score -3 ===",
+        "scores: seat 0 0, seat 1 -3",
+    ):
         assert piece in text, piece
 
 
@@ -593,10 +706,22 @@ def test_render_solo_state() -> None:
     text = render_text(d)
     assert text.isascii()
     assert "solo" in text and "board" in text
-    for piece in ("top: GG (2)", "left:", "B (1)", "right:", "- (0)", "personal Y (1)",
-                  "discard: BBBBGGGRRRRRYYYY (16)",
-                  "phase: game_over", "status: terminated", "to act: -", "last slide: -", "scores: board 24",
-                  "plate (level 1)", "groups {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8"):
+    for piece in (
+        "top: GG (2)",
+        "left:",
+        "B (1)",
+        "right:",
+        "- (0)",
+        "personal Y (1)",
+        "discard: BBBBGGGRRRRRYYYY (16)",
+        "phase: game_over",
+        "status: terminated",
+        "to act: -",
+        "last slide: -",
+        "scores: board 24",
+        "plate (level 1)",
+        "groups {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8",
+    ):
         assert piece in text, piece
     assert has_block(text, ["| B G R Y |", "| R Y B G |", "| G B Y R |", "| Y R G B |"])
     mid = solo(phase="validate", last_slide={"side": "left", "colour": "B"}, stages=[SOLO_FIGURE_STAGE])
@@ -621,17 +746,28 @@ def test_render_draws_the_visible_tile_rotated_by_its_slot(slot: int) -> None:
     d = two_player(slots=[board, TWO_PLAYER["slots"][1]])
     text = render_text(d)
     assert has_block(text, expected)
-    assert f"height 4, 3 hidden" in text and "tile 0 white" in text
-    assert not any(has_block(text, other) for k, other in enumerate(
-        [["....", "....", ".X..", ".XXX"], ["....", "XX..", "X...", "X..."], ["XXX.", "..X.", "....", "...."],
-         ["...X", "...X", "..XX", "...."]]) if k != slot)
+    assert "height 4, 3 hidden" in text and "tile 0 white" in text
+    assert not any(
+        has_block(text, other)
+        for k, other in enumerate(
+            [
+                ["....", "....", ".X..", ".XXX"],
+                ["....", "XX..", "X...", "X..."],
+                ["XXX.", "..X.", "....", "...."],
+                ["...X", "...X", "..XX", "...."],
+            ]
+        )
+        if k != slot
+    )
 
 
 def test_render_marks_a_complete_figure() -> None:
     # Layout A with the top-left 2x2 made blue (three swaps inside the stage keep the counts).
     stage0 = ["BBRY", "BBGG", "GRYR", "YRGY"]
-    d = two_player(stages=[stage0, TWO_PLAYER["stages"][1]], slots=[[[tile(0), tile(1)], [tile(2), tile(3)], [], []],
-                                                                     TWO_PLAYER["slots"][1]])
+    d = two_player(
+        stages=[stage0, TWO_PLAYER["stages"][1]],
+        slots=[[[tile(0), tile(1)], [tile(2), tile(3)], [], []], TWO_PLAYER["slots"][1]],
+    )
     text = render_text(d)  # tile 1 white is the 2x2 square "XX../XX../..../...."
     assert "complete: B" in text
 
@@ -652,3 +788,301 @@ def test_slide_phase_with_empty_own_zones_is_refused() -> None:
     d["phase"] = "slide"
     with pytest.raises(StateError, match="phase: seat 0's four zones are empty"):
         validate_state_dict(d)
+
+
+# --------------------------------------------------------------------------- every reachable state validates
+@functools.cache
+def _playout_dicts(num_players: int, level: int, seed: int, games: int = 12, steps: int = 150) -> list[dict[str, Any]]:
+    """The state dicts of seeded playouts on the batched engine (half of the games moved
+    close to their end by ``late_start``), every game at every step until it is over."""
+    from umbrella_env.core import batch_io
+    from umbrella_env.core import engine as E
+    from umbrella_env.tools.differential import late_start, policy_actions
+
+    rng = np.random.default_rng(seed)
+    state = E.init(GameConfig(num_players=num_players, plate_level=level, max_turns=60), games, seed=seed)
+    for b in range(0, games, 2):
+        batch_io.load_dict(state, b, late_start(batch_io.to_dict(state, b), rng))
+    out = []
+    for _ in range(steps):
+        out += [batch_io.to_dict(state, b) for b in range(games) if not state.done[b]]
+        live = ~state.done
+        if not live.any():
+            break
+        _step_live(state, policy_actions(state, rng, greedy=0.9), live)
+    out += [batch_io.to_dict(state, b) for b in range(games) if state.done[b]]  # each finished game once
+    return out
+
+
+def _step_live(state: Any, acts: np.ndarray, live: np.ndarray) -> None:
+    from umbrella_env.core import engine as E
+
+    idx = np.flatnonzero(live)
+    sub = E.take(state, idx)
+    E.step_unchecked(sub, acts[idx])
+    E.put(state, idx, sub)
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 3, 4])
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
+def test_every_reachable_state_validates_and_round_trips(num_players: int, level: int) -> None:
+    """Seeded random playouts: every state the engines reach is valid, canonical, and
+    reads back unchanged into all three engines (validate -> from_dict -> to_dict)."""
+    from umbrella_env.core import batch_io
+    from umbrella_env.core.reference import ReferenceGame
+    from umbrella_env.core.single import SingleGame
+
+    seen = set()
+    for d in _playout_dicts(num_players, level, seed=10 * num_players + level, games=8, steps=120):
+        assert validate_state_dict(d) == d
+        assert SingleGame.from_dict(d).to_dict() == d
+        assert ReferenceGame.from_dict(d).to_dict() == d
+        assert batch_io.to_dict(batch_io.from_dict(d), 0) == d
+        seen.add(d["phase"])
+    assert "validate" in seen and "game_over" in seen
+
+
+# --------------------------------------------------------------------------- rules a dict can break (docs/state.md)
+def _reached(num_players: int, level: int, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first state of the seeded playouts that satisfies ``pred`` (a legal state)."""
+    for seed in range(20):
+        for d in _playout_dicts(num_players, level, seed, games=16, steps=200):
+            if pred(d):
+                return copy.deepcopy(d)
+    raise AssertionError("no such state in the seeded playouts")
+
+
+def _swap(phase: str) -> Callable[[], dict[str, Any]]:
+    return lambda: _reached(2, 4, lambda d: d["phase"] == phase)
+
+
+def _final_round() -> dict[str, Any]:
+    return _reached(3, 1, lambda d: d["end_triggered_by"] is not None and d["phase"] == "slide")
+
+
+def _terminated(num_players: int) -> Callable[[], dict[str, Any]]:
+    return lambda: _reached(num_players, 1, lambda d: d["terminated"])
+
+
+def _mid_turn_empty_board() -> dict[str, Any]:
+    return two_player(
+        phase="give_face",
+        turn=3,
+        passing=tile(1, "black"),
+        slots=[
+            [[], [], [], []],
+            [[tile(4, "black"), tile(5)], [tile(6), tile(7, "black")], [tile(0), tile(3)], [tile(2)]],
+        ],
+        plates=[["B"] + [None] * 9, [None] * 10],
+        supply=10,
+    )
+
+
+def _lift_validated_tile(d: dict[str, Any]) -> None:
+    """Take the validated tile of a swap phase off its slot (as the engines once did)."""
+    for stack in d["slots"][d["current_player"]]:
+        if stack and stack[-1] == d["passing"]:
+            stack.pop()
+            return
+
+
+def _break_validated_figure(d: dict[str, Any]) -> None:
+    """Exchange two stage cells (one in the validated figure) of different colours and
+    keep everything else: the validated figure is no longer complete."""
+    from umbrella_env.core.serialize import validated_slot
+
+    seat, k = d["current_player"], validated_slot(d)
+    assert k is not None
+    cells = rotate_cells(
+        default_components().face_cells(d["passing"]["tile"], ["white", "black"].index(d["passing"]["face"])), k
+    )
+    flat = list("".join(d["stages"][seat]))
+    other = next(c for c in range(16) if flat[c] != flat[cells[0]])
+    flat[cells[0]], flat[other] = flat[other], flat[cells[0]]
+    d["stages"][seat] = ["".join(flat[r * 4 : r * 4 + 4]) for r in range(4)]
+
+
+def _empty_plates_to_supply(d: dict[str, Any]) -> None:
+    placed = sum(v is not None for p in d["plates"] for v in p)
+    d["supply"] += placed - d["reserve_used"]
+    d["reserve_used"] = 0
+    d["plates"] = [[None] * 10 for _ in d["plates"]]
+
+
+# (id, legal base state, mutation breaking one rule, fragments the message must contain)
+RULE_BREAKS: list[tuple[str, Callable[[], dict[str, Any]], Mutation, tuple[str, ...]]] = [
+    (
+        "token on a space refusing its colour",
+        two_player,
+        both(put("plates.0.1", "B"), put("supply", 10), put("turn", 1)),
+        ("plates[0][1]", "(G) accepts", "'B'"),
+    ),
+    (
+        "turn lower than the tokens allow",
+        two_player,
+        both(put("plates.0.0", "B"), put("plates.1.1", "G"), put("supply", 9), put("turn", 1)),
+        ("turn", "at least 2", "got 1"),
+    ),
+    (
+        "turn lower than the tokens allow mid-turn",
+        _mid_turn_empty_board,
+        both(put("plates.1.0", "B"), put("supply", 9), put("turn", 0)),
+        ("turn", "at least 1", "this turn's included"),
+    ),
+    (
+        "reserve beyond the final round",
+        _final_round,
+        lambda d: d.update(reserve_used=3, supply=0, plates=[list("BGRYBGYBRG")] * 2 + [[None] * 10], turn=40),
+        ("reserve_used", "at most 2"),
+    ),
+    (
+        "terminated without an end",
+        two_player,
+        both(put("phase", "game_over"), put("terminated", True), put("turn", 5)),
+        ("terminated", "not triggered"),
+    ),
+    (
+        "terminated before the final round is over",
+        _terminated(3),
+        lambda d: d.update(current_player=(d["current_player"] + 1) % 3),
+        ("terminated", "final round is over"),
+    ),
+    (
+        "truncated although the final round is over",
+        _terminated(2),
+        lambda d: d.update(terminated=False, truncated=True, turn=d["max_turns"]),
+        ("truncated", "terminated, not truncated"),
+    ),
+    (
+        "end triggered without an end condition",
+        _final_round,
+        _empty_plates_to_supply,
+        ("end_triggered_by", "no end condition"),
+    ),
+    (
+        "no tiles while the end is not triggered",
+        two_player,
+        both(
+            put("slots.0", [[], [], [], []]), put("slots.1.2", [tile(0), tile(1)]), put("slots.1.3", [tile(2), tile(3)])
+        ),
+        ("end_triggered_by", "seat 0 has no figure tile", "slots[0]"),
+    ),
+    (
+        "empty supply while the end is not triggered",
+        _final_round,
+        put("end_triggered_by", None),
+        ("end_triggered_by", "got null"),
+    ),
+    (
+        "full plate while the end is not triggered",
+        two_player,
+        both(put("plates.1", list("BGRYBGYBRG")), put("supply", 1), put("turn", 10)),
+        ("end_triggered_by", "seat 1's plate is full"),
+    ),
+    (
+        "swap power without its pair of spaces",
+        _swap("swap_stage"),
+        lambda d: d["plates"][d["current_player"]].__setitem__(3, None) or d.update(supply=d["supply"] + 1),
+        ("phase", "swap_stage power", "spaces 3 and 4"),
+    ),
+    (
+        "validated tile already off its slot",
+        _swap("swap_zone"),
+        _lift_validated_tile,
+        ("passing", "still on top of its slot"),
+    ),
+    (
+        "validated figure no longer complete",
+        _swap("swap_stage"),
+        _break_validated_figure,
+        ("passing", "must still be complete"),
+    ),
+    (
+        "extra turn outside a pass",
+        two_player,
+        both(
+            put("plate_level", 4),
+            put("extra_turn", True),
+            put("plates.0.0", "G"),
+            put("plates.0.1", "R"),
+            put("supply", 9),
+            put("turn", 2),
+        ),
+        ("extra_turn", "phase 'slide'"),
+    ),
+    (
+        "extra turn without its pair of spaces",
+        _mid_turn_empty_board,
+        both(put("plate_level", 4), put("extra_turn", True), put("plates.0.0", "G")),
+        ("extra_turn", "power fires"),
+    ),
+    (
+        "solo terminated without an end",
+        solo,
+        both(put("phase", "game_over"), put("terminated", True)),
+        ("terminated", "no solo end condition"),
+    ),
+    (
+        "solo truncated although it ended",
+        lambda: _solo_finished(6),
+        both(put("terminated", False), put("truncated", True), put("max_turns", 16)),
+        ("truncated", "last token"),
+    ),
+    (
+        "solo play goes on after the end",
+        lambda: _solo_finished(5),
+        both(put("terminated", False), put("phase", "slide")),
+        ("phase", "four zones are empty"),
+    ),
+    (
+        "solo play goes on after the last token",
+        lambda: _solo_finished(6),
+        both(put("terminated", False), put("phase", "slide")),
+        ("phase", "'game_over'", "last token"),
+    ),
+    ("solo turn count and discard disagree", solo, put("turn", 1), ("turn", "1 umbrella(s) in zones.discard, got 0")),
+]
+
+
+@pytest.mark.parametrize(("make", "mutate", "fragments"), [c[1:] for c in RULE_BREAKS], ids=[c[0] for c in RULE_BREAKS])
+def test_a_state_breaking_a_rule_is_refused_naming_the_field(
+    make: Callable[[], Any], mutate: Mutation, fragments: tuple[str, ...]
+) -> None:
+    d = make()
+    validate_state_dict(d)  # the base is legal
+    mutate(d)
+    d.pop("scores", None)
+    with pytest.raises(StateError) as info:
+        validate_state_dict(d)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+@pytest.mark.parametrize("phase", ["swap_stage", "swap_zone"])
+def test_swap_decision_state_round_trips(num_players: int, phase: str) -> None:
+    """Decision 2: during a swap decision the validated tile (``passing``) still lies on top
+    of its slot; the dict says so and reads back unchanged through JSON and all three
+    engines, whose observations agree."""
+    from umbrella_env.core import batch_io
+    from umbrella_env.core import engine as E
+    from umbrella_env.core.observation import observe
+    from umbrella_env.core.reference import ReferenceGame
+    from umbrella_env.core.serialize import validated_slot
+    from umbrella_env.core.single import SingleGame
+
+    d = _reached(num_players, 4, lambda d: d["phase"] == phase)
+    k = validated_slot(d)
+    assert k is not None and d["slots"][d["current_player"]][k][-1] == d["passing"]
+    assert state_from_json(state_to_json(d)) == d
+    single = SingleGame.from_dict(d)
+    assert single.to_dict() == d and single.validated_slot() == k
+    assert ReferenceGame.from_dict(d).to_dict() == d
+    batch = batch_io.from_dict(d)
+    assert batch_io.to_dict(batch, 0) == d
+    seats = np.arange(num_players)
+    np.testing.assert_array_equal(
+        observe(E.take(batch, np.zeros(num_players, dtype=np.intp)), seats=seats),
+        np.array([single.observe(int(s)) for s in seats]),
+    )

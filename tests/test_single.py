@@ -14,6 +14,7 @@ import pickle
 import numpy as np
 import pytest
 
+from tests.coverage import assert_interesting
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -23,8 +24,6 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError, StateError
 from umbrella_env.core.single import SingleGame
 from umbrella_env.tools import differential
-
-from tests.coverage import assert_interesting
 
 CONFIGS = [(p, level) for p in (1, 2, 3, 4) for level in (1, 2, 3, 4)]
 

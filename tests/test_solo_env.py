@@ -159,7 +159,6 @@ def test_stepping_a_finished_episode_asks_for_reset() -> None:
         gym.make("umbrella_env/Solo-v0").unwrapped.step(0)
 
 
-
 @pytest.mark.parametrize("bad", [1.5, "slide", None, 10_000, -1])
 def test_actions_of_the_wrong_type_or_range_are_refused(bad) -> None:
     env = gym.make("umbrella_env/Solo-v0").unwrapped

@@ -67,11 +67,29 @@ def test_learner_env_gives_the_learner_every_decision_and_its_losses() -> None:
 @pytest.mark.parametrize("players", [1, 2])
 def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, players: int) -> None:
     out = tmp_path / "run"
-    code = train.main([
-        "--players", str(players), "--timesteps", "512", "--n-envs", "8", "--eval-every", "256",
-        "--eval-games", "2", "--eval-opponent", "random", "--snapshot-every", "256", "--out", str(out),
-        "--no-progress", "--max-turns", "60",
-    ])
+    code = train.main(
+        [
+            "--players",
+            str(players),
+            "--timesteps",
+            "512",
+            "--n-envs",
+            "8",
+            "--eval-every",
+            "256",
+            "--eval-games",
+            "2",
+            "--eval-opponent",
+            "random",
+            "--snapshot-every",
+            "256",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--max-turns",
+            "60",
+        ]
+    )
     assert code == 0
     for name in ("best.zip", "last.zip", "best.json", "last.json", "train_summary.json"):
         assert (out / name).is_file(), name
@@ -90,7 +108,9 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
         PolicyAgent(out / "last.zip", num_players=4)
     # Resuming into another configuration is refused with a clear message.
     with pytest.raises(SystemExit) as info:
-        train.main(["--players", "3", "--resume", str(out / "last.zip"), "--out", str(tmp_path / "x"), "--timesteps", "64"])
+        train.main(
+            ["--players", "3", "--resume", str(out / "last.zip"), "--out", str(tmp_path / "x"), "--timesteps", "64"]
+        )
     assert info.value.code == 2
 
 
@@ -109,8 +129,8 @@ def test_figure_features_match_the_agents_figure_progress(level: int) -> None:
     from gymnasium import spaces
 
     from agents.common import figures, slide_stages, stage_array
-    from umbrella_env.core.observation import observation_bounds
     from agents.features import NUM_FEATURES, FigureFeatures
+    from umbrella_env.core.observation import observation_bounds
 
     extractor = FigureFeatures(spaces.Box(*observation_bounds(), dtype=np.float32))
     assert extractor.features_dim == 899 + NUM_FEATURES
@@ -145,13 +165,15 @@ def test_pretraining_clones_the_teacher(tmp_path) -> None:
     from umbrella_env.training import imitation
 
     config = GameConfig(num_players=2, plate_level=1)
-    demos = imitation.collect(config, "greedy", ["random"], games=40, seed=3, shaping=0.1, gamma=0.99,
-                              workers=1, progress=False)
+    demos = imitation.collect(
+        config, "greedy", ["random"], games=40, seed=3, shaping=0.1, gamma=0.99, workers=1, progress=False
+    )
     assert len(demos) > 300 and demos.obs.shape == (len(demos), 899)
     assert demos.masks[np.arange(len(demos)), demos.actions].all()  # the teacher only played legal moves
     assert demos.wins / demos.games > 0.7  # greedy beats random
-    again = imitation.collect(config, "greedy", ["random"], games=40, seed=3, shaping=0.1, gamma=0.99,
-                              workers=2, progress=False)
+    again = imitation.collect(
+        config, "greedy", ["random"], games=40, seed=3, shaping=0.1, gamma=0.99, workers=2, progress=False
+    )
     np.testing.assert_array_equal(demos.actions, again.actions)  # independent of the worker count
     np.testing.assert_array_equal(demos.returns, again.returns)
 
@@ -167,8 +189,9 @@ def test_pretraining_clones_the_teacher(tmp_path) -> None:
 
     env = train.LearnerVecEnv(4, config, train.OpponentPool(["random"], config, seed=0), shaping=0.1, seed=0)
     args = train.resolve_defaults(train.build_parser().parse_args(["--net", "64", "64"]))
-    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, policy_kwargs=train.policy_kwargs(args),
-                        seed=0, device="cpu")
+    model = MaskablePPO(
+        "MlpPolicy", env, n_steps=8, batch_size=32, policy_kwargs=train.policy_kwargs(args), seed=0, device="cpu"
+    )
     history = imitation.pretrain(model, demos, epochs=12, batch_size=64, seed=0)
     assert history[-1]["loss"] < history[0]["loss"]
     chance = float(np.mean(1.0 / demos.masks.sum(1)))

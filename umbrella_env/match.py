@@ -29,8 +29,9 @@ import inspect
 import math
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -162,8 +163,7 @@ def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
         or not (0 <= action < mask.size and mask[action])
     ):
         raise AgentError(
-            f"{who} (seat {actor}) chose {action!r}, not a legal action, "
-            f"at turn {game.turn} ({int(mask.sum())} legal)"
+            f"{who} (seat {actor}) chose {action!r}, not a legal action, at turn {game.turn} ({int(mask.sum())} legal)"
         )
     return int(action)
 

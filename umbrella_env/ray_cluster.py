@@ -99,7 +99,13 @@ def try_join(address: str, timeout: float = JOIN_TIMEOUT) -> float:
     lines = out.stdout.strip().splitlines()
     if out.returncode != 0 or not lines:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RayUnavailable(f"cannot join the Ray cluster at --address {address}: {last}")
+        hint = ""
+        if "InvalidAuthToken" in out.stderr or "AuthenticationError" in out.stderr:
+            hint = (
+                "; the cluster wants its token (Ray's default): set RAY_AUTH_MODE=token and give this machine "
+                "the head node's token (~/.ray/auth_token, or RAY_AUTH_TOKEN)"
+            )
+        raise RayUnavailable(f"cannot join the Ray cluster at --address {address}: {last}{hint}")
     return float(lines[-1])
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -34,6 +35,13 @@ def _steps(episodes: Any) -> int:
     return int(sum(e.env_steps() if hasattr(e, "env_steps") else len(e) for e in episodes))
 
 
+def _timed_sample(runner: Any, steps: int) -> tuple[int, float]:
+    """(env steps, CPU seconds of this process) of one ``sample`` call of an env runner."""
+    cpu = time.process_time()
+    done = _steps(runner.sample(num_timesteps=steps))
+    return done, time.process_time() - cpu
+
+
 def measure(args: argparse.Namespace, runners: int, steps: int, iterations: int) -> dict[str, Any]:
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
@@ -45,13 +53,15 @@ def measure(args: argparse.Namespace, runners: int, steps: int, iterations: int)
         algo.train()  # warm-up: actors started, first weights synced
         group = algo.env_runner_group
         share = max(1, steps // max(1, runners))
+        load = os.getloadavg()[0]
         t0 = time.perf_counter()
         if runners == 0:
-            sampled = _steps(algo.env_runner.sample(num_timesteps=share))
+            parts = [_timed_sample(algo.env_runner, share)]
         else:
-            parts = group.foreach_env_runner(lambda r: _steps(r.sample(num_timesteps=share)), local_env_runner=False)
-            sampled = int(sum(parts))
+            parts = group.foreach_env_runner(lambda r: _timed_sample(r, share), local_env_runner=False)
         sample_s = time.perf_counter() - t0
+        sampled = int(sum(p[0] for p in parts))
+        cpu_s = float(sum(p[1] for p in parts))
         before = algo.train()[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
         t0 = time.perf_counter()
         for _ in range(iterations):
@@ -64,6 +74,10 @@ def measure(args: argparse.Namespace, runners: int, steps: int, iterations: int)
         "sampling_env_steps": sampled,
         "sampling_seconds": round(sample_s, 2),
         "sampling_env_steps_per_s": round(sampled / sample_s, 1),
+        # CPU time the env runners got while sampling: on a shared machine, less than runners x seconds
+        "sampling_cpu_seconds": round(cpu_s, 2),
+        "sampling_env_steps_per_cpu_s": round(sampled / cpu_s, 1),
+        "load_average": round(load, 2),
         "training_env_steps": int(after - before),
         "training_seconds": round(train_s, 2),
         "training_env_steps_per_s": round((after - before) / train_s, 1),
@@ -109,10 +123,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     base = rows[0]
-    print(f"\n{'env runners':>11} | {'sampling env steps/s':>20} | {'x':>5} | {'training env steps/s':>20} | {'x':>5}")
+    print(f"\n{'env runners':>11} | {'sampling env steps/s':>20} | {'x':>5} | {'CPU s / wall s':>14} | "
+          f"{'training env steps/s':>20} | {'x':>5}")  # fmt: skip
     for row in rows:
         print(f"{row['env_runners']:>11} | {row['sampling_env_steps_per_s']:>20,.0f} | "
               f"{row['sampling_env_steps_per_s'] / base['sampling_env_steps_per_s']:>5.2f} | "
+              f"{row['sampling_cpu_seconds'] / row['sampling_seconds']:>14.2f} | "
               f"{row['training_env_steps_per_s']:>20,.0f} | "
               f"{row['training_env_steps_per_s'] / base['training_env_steps_per_s']:>5.2f}")  # fmt: skip
     return 0

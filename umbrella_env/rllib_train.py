@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-batch", type=int, default=4000, help="env steps per training iteration (default 4000)")
     p.add_argument("--batch-size", type=int, default=500, help="PPO minibatch size (default 500)")
     p.add_argument("--n-epochs", type=int, default=3, help="PPO epochs per iteration (default 3)")
-    p.add_argument("--learning-rate", type=float, default=3e-4, help="Adam learning rate (default 3e-4)")
+    p.add_argument("--learning-rate", type=float, default=5e-4, help="Adam learning rate (default 5e-4)")
     p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus (default 0.01)")
     p.add_argument(
         "--features",

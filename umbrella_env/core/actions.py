@@ -63,8 +63,8 @@ FACES: tuple[str, ...] = ("white", "black")
 WHITE, BLACK = 0, 1
 
 MAX_ZONES = 9  # central + 4 side + 4 personal, egocentric (see module doc)
-ZONE_NAMES: tuple[str, ...] = ("central",) + tuple(f"side+{k}" for k in range(4)) + tuple(
-    f"personal+{k}" for k in range(4)
+ZONE_NAMES: tuple[str, ...] = (
+    ("central",) + tuple(f"side+{k}" for k in range(4)) + tuple(f"personal+{k}" for k in range(4))
 )
 
 # --------------------------------------------------------------------------- phases
@@ -221,9 +221,7 @@ def _build_strings() -> tuple[str, ...]:
             out.append(f"slide {COLOURS[colour]} from {SIDES[side]} {_line_name(side, line)}")
         elif phase == PHASE_FALLBACK:
             zone, colour, side, line = f
-            out.append(
-                f"fallback {COLOURS[colour]} of {ZONE_NAMES[zone]} from {SIDES[side]} {_line_name(side, line)}"
-            )
+            out.append(f"fallback {COLOURS[colour]} of {ZONE_NAMES[zone]} from {SIDES[side]} {_line_name(side, line)}")
         elif phase == PHASE_VALIDATE:
             out.append(f"validate slot{f[0]} space{f[1]}")
         elif phase == PHASE_SWAP_STAGE:

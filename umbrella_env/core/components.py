@@ -29,9 +29,10 @@ space ``"Wk"`` (any colour, validated from slot ``k``).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from umbrella_env.core.errors import ComponentError
 
@@ -251,11 +252,11 @@ def parse_space(text: str) -> tuple[frozenset[int], int | None]:
             raise ComponentError(f"plate space {text!r}: a white space is 'W0'..'W3'")
         return frozenset(), int(text[1])
     letters = text.split("/")
-    if len(letters) > 2 or any(l not in COLOURS for l in letters) or len(set(letters)) != len(letters):
+    if len(letters) > 2 or any(letter not in COLOURS for letter in letters) or len(set(letters)) != len(letters):
         raise ComponentError(
             f"plate space {text!r}: expected one colour of {'/'.join(COLOURS)}, two distinct colours 'X/Y', or 'Wk'"
         )
-    return frozenset(COLOURS.index(l) for l in letters), None
+    return frozenset(COLOURS.index(letter) for letter in letters), None
 
 
 # --------------------------------------------------------------------------- validation
@@ -293,9 +294,7 @@ def validate_components(cs: ComponentSet) -> None:
             for k in range(4):
                 key = rotate_cells(cells, k)
                 if key in seen:
-                    raise ComponentError(
-                        f"{where}: equals {seen[key]} under a rotation of {k} quarter turn(s)"
-                    )
+                    raise ComponentError(f"{where}: equals {seen[key]} under a rotation of {k} quarter turn(s)")
             seen[cells] = where
     if set(cs.plates) != set(LEVELS):
         raise ComponentError(f"plates: expected levels {list(LEVELS)}, got {sorted(cs.plates)}")
@@ -313,7 +312,9 @@ def validate_components(cs: ComponentSet) -> None:
         if plate.groups is not None:
             covered: list[int] = []
             for g, (spaces, value) in enumerate(plate.groups):
-                if not spaces or any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in spaces):
+                if not spaces or any(
+                    isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in spaces
+                ):
                     raise ComponentError(f"{where}.groups[{g}]: spaces must be integers 0..9, got {list(spaces)}")
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise ComponentError(f"{where}.groups[{g}]: value must be a non-negative integer, got {value!r}")
@@ -331,12 +332,14 @@ def validate_components(cs: ComponentSet) -> None:
         used: set[int] = set()
         if plate.powers and level != 4:
             raise ComponentError(f"{where}.powers: only the level-4 plate has powers (docs/rules.md §7)")
-        for name, pair in plate.powers.items():
+        for name, spaces_pair in plate.powers.items():
             if name not in POWER_NAMES:
                 raise ComponentError(f"{where}.powers: unknown power {name!r}; expected one of {POWER_NAMES}")
-            if len(pair) != 2 or any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in pair):
-                raise ComponentError(f"{where}.powers[{name!r}]: expected two spaces 0..9, got {pair!r}")
-            a, b = pair
+            if len(spaces_pair) != 2 or any(
+                isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < NUM_SPACES for s in spaces_pair
+            ):
+                raise ComponentError(f"{where}.powers[{name!r}]: expected two spaces 0..9, got {spaces_pair!r}")
+            a, b = spaces_pair
             if b not in plate_neighbours(a):
                 raise ComponentError(f"{where}.powers[{name!r}]: spaces {a} and {b} are not adjacent")
             if used & {a, b}:
@@ -366,12 +369,12 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
     if "layouts" in data:
         if not isinstance(data["layouts"], Mapping):
             raise ComponentError("layouts: expected a table of name -> 4 row strings")
-        layouts = {str(k): tuple(v) for k, v in data["layouts"].items()}  # type: ignore[misc]
+        layouts = {str(k): tuple(v) for k, v in data["layouts"].items()}
     tiles = base.tiles
     if "tiles" in data:
         if not isinstance(data["tiles"], list):
             raise ComponentError("tiles: expected a list of [white face, black face]")
-        tiles = tuple(tuple(t) if isinstance(t, (list, tuple)) else (t,) for t in data["tiles"])  # type: ignore[misc]
+        tiles = tuple(tuple(t) if isinstance(t, (list, tuple)) else (t,) for t in data["tiles"])
     plates = dict(base.plates)
     if "plates" in data:
         if not isinstance(data["plates"], Mapping):
@@ -395,10 +398,8 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
                 plates[level] = PlateSpec(
                     spaces=tuple(entry["spaces"]),
                     groups=None if groups is None else tuple((tuple(s), v) for s, v in groups),
-                    adjacency_bonus=None
-                    if entry.get("adjacency_bonus") is None
-                    else tuple(entry["adjacency_bonus"]),  # type: ignore[arg-type]
-                    powers={str(k): tuple(v) for k, v in (entry.get("powers") or {}).items()},  # type: ignore[misc]
+                    adjacency_bonus=None if entry.get("adjacency_bonus") is None else tuple(entry["adjacency_bonus"]),
+                    powers={str(k): tuple(v) for k, v in (entry.get("powers") or {}).items()},
                 )
             except (AttributeError, KeyError, TypeError, ValueError) as exc:
                 raise ComponentError(f"plates[{level}]: malformed entry ({exc!r})") from None
@@ -410,7 +411,7 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
             raise ComponentError("supply: expected a table of player count (2, 3, 4) -> tokens") from None
     cs = ComponentSet(
         layouts=layouts,
-        tiles=tiles,  # type: ignore[arg-type]
+        tiles=tiles,
         plates=plates,
         supply=supply,
         reserve=data.get("reserve", base.reserve),
@@ -436,7 +437,7 @@ def load_components(path: str | Path) -> ComponentSet:
             try:
                 import tomllib  # type: ignore[import-not-found]
             except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
+                import tomli as tomllib
             data = tomllib.loads(text)
         else:
             raise ComponentError(f"component file {str(path)!r}: expected a .json or .toml file")

@@ -30,7 +30,8 @@ current          [B]               int8   seat whose turn it is
 phase            [B]               int8   decision phase (``actions.PHASES``)
 end_triggered_by [B]               int8   seat whose turn triggered the end, -1 none
 turn             [B]               int32  whole turns completed
-passing          [B]               int8   code of the validated tile in transit, -1 none
+passing          [B]               int8   code of the validated tile, -1 none; during a swap
+                                          decision it is still the top of its slot (decision 2)
 extra_turn       [B]               bool   the extra-turn power fired this turn
 last_side        [B]               int8   solo: entry side of this turn's slide, -1 none
 last_colour      [B]               int8   solo: colour it ejected, -1 none
@@ -591,11 +592,8 @@ def _validate(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray
     from_supply = state.supply[idx] > 0
     state.supply[idx] -= from_supply
     state.reserve_used[idx] += ~from_supply
-    # The tile leaves its slot (revealing the one below) and is in transit.
-    stack = state.stacks[idx, p, slot]
-    stack[:, :-1] = stack[:, 1:]
-    stack[:, -1] = -1
-    state.stacks[idx, p, slot] = stack
+    # Decision 2: the tile stays on its slot (the one below stays hidden) until any power
+    # is resolved; ``passing`` names it meanwhile.
     state.passing[idx] = code
     # Level-4 powers fire when the space fills the last free one of its pair (docs/rules.md §7).
     power = np.where(state.plates[idx, p, t.partner[space]] >= 0, t.power[space], -1)
@@ -611,7 +609,25 @@ def _validate(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray
             state.extra_turn[idx[extra]] = True
     state.phase[idx[power == POWER_SWAP_STAGE]] = A.PHASE_SWAP_STAGE
     state.phase[idx[power == POWER_SWAP_ZONE]] = A.PHASE_SWAP_ZONE
-    _begin_pass(state, idx[(power != POWER_SWAP_STAGE) & (power != POWER_SWAP_ZONE)], ends)
+    go = (power != POWER_SWAP_STAGE) & (power != POWER_SWAP_ZONE)
+    _lift(state, idx[go], p[go], slot[go])
+    _begin_pass(state, idx[go], ends)
+
+
+def _lift(state: BatchState, idx: IntArray, p: IntArray, slot: IntArray) -> None:
+    """The validated tile leaves seat ``p``'s ``slot``, revealing the one below (decision 2)."""
+    stack = state.stacks[idx, p, slot]
+    stack[:, :-1] = stack[:, 1:]
+    stack[:, -1] = -1
+    state.stacks[idx, p, slot] = stack
+
+
+def _lift_after_swap(state: BatchState, idx: IntArray) -> None:
+    """After a swap decision: the validated tile (``passing``, the top of one of the mover's
+    slots; tiles are distinct) leaves that slot."""
+    p = state.current[idx]
+    slot = np.argmax(state.stacks[idx, p, :, 0] == state.passing[idx, None], axis=1)
+    _lift(state, idx, p, slot)
 
 
 def _swap_stage(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArray]) -> None:
@@ -624,6 +640,7 @@ def _swap_stage(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArr
         ca, cb = base + PAIR_A[pair], base + PAIR_B[pair]
         va, vb = stage[g, ca], stage[g, cb]
         stage[g, ca], stage[g, cb] = vb, va
+    _lift_after_swap(state, idx)
     _begin_pass(state, idx, ends)
 
 
@@ -641,6 +658,7 @@ def _swap_zone(state: BatchState, idx: IntArray, a: IntArray, ends: list[IntArra
         state.zones[g, zone, colour] -= 1
         state.zones[g, zone, old] += 1
         stage[g, pos] = colour
+    _lift_after_swap(state, idx)
     _begin_pass(state, idx, ends)
 
 

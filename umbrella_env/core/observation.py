@@ -62,7 +62,7 @@ GLOBAL_SEGMENTS: tuple[tuple[str, int, str], ...] = (
     ("end_triggered", 1, "the end of the game has been triggered"),
     ("end_trigger_seat", 4, "relative seat that triggered the end, one-hot"),
     ("extra_turn", 1, "an extra-turn power fired this turn"),
-    ("passing_present", 1, "a validated tile is in transit"),
+    ("passing_present", 1, "a validated tile is in transit (during a swap decision still on its slot)"),
     ("passing_black", 1, "the tile in transit shows its black face"),
     ("passing_white_face", 16, "cells of the white face of the tile in transit (unrotated)"),
     ("passing_black_face", 16, "cells of the black face of the tile in transit (unrotated)"),

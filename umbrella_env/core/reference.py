@@ -12,7 +12,8 @@ Internal representation (one game)::
                           (2-4 players) or "top", "personal", "left", "right", "discard" (solo)
     slots[p][k]           stack of (tile, face) bottom -> top; face 0 white, 1 black
     plates[p][space]      colour index of the figure whose token is there, or None
-    passing               (tile, face) of the validated tile in transit, or None
+    passing               (tile, face) of the validated tile, or None; during a swap
+                          decision it still lies on top of its slot (decision 2)
     last_slide            (entry side, ejected colour) of this turn's slide, solo only
 
 A turn is a sequence of decision phases (decision 1):
@@ -412,6 +413,7 @@ class ReferenceGame:
                 x, y = ADJACENT_PAIRS[fields[0]]
                 stage = self.stages[me]
                 stage[x], stage[y] = stage[y], stage[x]
+            self._lift_validated()
             self._pass_tile()
         elif self.phase == "swap_zone":
             if fields:
@@ -421,6 +423,7 @@ class ReferenceGame:
                 counts[colour] -= 1
                 counts[stage[cell]] += 1
                 stage[cell] = colour
+            self._lift_validated()
             self._pass_tile()
         elif self.phase == "give_face":
             # §4.3: at 2 players the giver chooses the face the receiver sees.
@@ -462,7 +465,9 @@ class ReferenceGame:
             self.supply -= 1
         else:
             self.reserve_used += 1  # decision 8: final-round tokens from the reserve
-        self.passing = self.slots[me][slot].pop()  # decision 2: the tile leaves at once
+        # Decision 2: the tile stays on its slot (the one below stays hidden) until any
+        # power is resolved; ``passing`` names it meanwhile.
+        self.passing = top
 
         power = self._power_fired(me, space)
         if power == "extra_turn":
@@ -473,7 +478,18 @@ class ReferenceGame:
         elif power in ("swap_stage", "swap_zone"):
             self.phase = power
             return
+        self._lift_validated()
         self._pass_tile()
+
+    def _lift_validated(self) -> None:
+        """Decision 2: the validated tile (``passing``, still on top of one of the mover's
+        slots) leaves its slot, revealing the tile below."""
+        me = self.current_player
+        for stack in self.slots[me]:
+            if stack and stack[-1] == self.passing:
+                stack.pop()
+                return
+        raise AssertionError("the validated tile is not on top of a slot of the mover")
 
     def _power_fired(self, seat: int, space: int) -> str | None:
         """§7 level 4: a power fires when the token fills the last free space of its pair."""

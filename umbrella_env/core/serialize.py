@@ -49,12 +49,14 @@ __all__ = [
     "PASSING_PHASES",
     "SOLO_ZONE_KEYS",
     "STATE_KEYS",
+    "SWAP_PHASES",
     "encode_state",
     "state_from_json",
     "state_to_json",
     "tile_code",
     "tile_entry",
     "validate_state_dict",
+    "validated_slot",
     "zone_counts",
     "zone_count_rows",
     "zone_string",
@@ -98,8 +100,11 @@ _REQUIRED_KEYS = tuple(k for k in STATE_KEYS if k not in _OPTIONAL_KEYS)
 #: Zone keys: 2-4 players, solo.
 MULTI_ZONE_KEYS: tuple[str, ...] = ("central", "side", "personal")
 SOLO_ZONE_KEYS: tuple[str, ...] = ("left", "right", "top", "personal", "discard")
-#: Phases in which a validated tile is in transit (``passing`` is set exactly there).
+#: Phases in which ``passing`` names the validated tile (set exactly there): still on its
+#: slot during a swap decision (docs/rules.md decision 2), then in transit.
 PASSING_PHASES: frozenset[str] = frozenset({"swap_stage", "swap_zone", "give_face", "cover"})
+#: Phases of a swap decision: the validated tile (``passing``) still lies on its slot.
+SWAP_PHASES: frozenset[str] = frozenset({"swap_stage", "swap_zone"})
 
 _repr = reprlib.Repr()
 _repr.maxstring = 60
@@ -272,8 +277,12 @@ def validate_state_dict(d: Mapping[str, Any], *, components: ComponentSet | None
     }
     _check_umbrellas(out)
     _check_tiles(out)
+    _check_plates(out, cs)
     _check_tokens(out, cs)
-    _check_phase(out)
+    _check_phase(out, cs)
+    _check_powers(out, cs)
+    _check_turn(out, cs)
+    _check_end(out, cs)
     _check_decision(out, cs)
     out["scores"] = _scores(out, cs)
     if "scores" in d:
@@ -425,8 +434,8 @@ def _check_tiles(d: Mapping[str, Any]) -> None:
         for k, stack in enumerate(board)
         for j, e in enumerate(stack)
     ]
-    if d["passing"] is not None:
-        entries.append(("passing.tile", d["passing"]))
+    if d["passing"] is not None and not (d["phase"] in SWAP_PHASES and validated_slot(d) is not None):
+        entries.append(("passing.tile", d["passing"]))  # in transit, not (or no more) on a slot
     for path, e in entries:
         if e["tile"] in seen:
             raise StateError(f"{path}: tile {e['tile']} is already at {seen[e['tile']]}; tiles must be distinct")
@@ -435,6 +444,46 @@ def _check_tiles(d: Mapping[str, Any]) -> None:
         raise StateError(f"slots: {len(seen)} tiles on the board and in passing, expected at most 6 in solo")
     if p > 1 and len(seen) != 4 * p:
         raise StateError(f"slots: {len(seen)} tiles on the boards and in passing, expected 4 per player = {4 * p}")
+
+
+def validated_slot(d: Mapping[str, Any]) -> int | None:
+    """The slot of the current player whose top tile is ``passing`` (the validated tile,
+    which stays on its slot during a swap decision, docs/rules.md decision 2), or None."""
+    for k, stack in enumerate(d["slots"][d["current_player"]]):
+        if stack and stack[-1] == d["passing"]:
+            return k
+    return None
+
+
+def _check_validated_tile(d: Mapping[str, Any], cs: ComponentSet) -> None:
+    """Swap phases: the validated tile still lies on top of its slot (decision 2), and its
+    figure is still complete (the stage has not changed since the validation)."""
+    seat, passing = d["current_player"], d["passing"]
+    k = validated_slot(d)
+    if k is None:
+        tops = [stack[-1] for stack in d["slots"][seat] if stack]
+        _fail(
+            "passing",
+            f"in phase {d['phase']!r} the validated tile, still on top of its slot until the swap is decided "
+            f"(decision 2): one of seat {seat}'s top tiles {tops}",
+            passing,
+        )
+    cells = rotate_cells(cs.face_cells(passing["tile"], FACES.index(passing["face"])), k)
+    stage = "".join(d["stages"][seat])
+    if len({stage[c] for c in cells}) != 1:
+        raise StateError(
+            f"passing: in phase {d['phase']!r} the validated tile's figure on slot {k} must still be complete "
+            f"(the stage has not changed since the validation), but its cells hold {''.join(stage[c] for c in cells)}"
+        )
+
+
+def _check_plates(d: Mapping[str, Any], cs: ComponentSet) -> None:
+    """Every token lies on a space that accepts its colour (docs/rules.md §7.1)."""
+    plate = cs.plates[d["plate_level"]]
+    for p, spaces in enumerate(d["plates"]):
+        for s, v in enumerate(spaces):
+            if v is not None and not any(plate.accepts(s, COLOURS.index(v), k) for k in range(NUM_SLOTS)):
+                _fail(f"plates[{p}][{s}]", f"a colour that space {s} ({plate.spaces[s]}) accepts, or null", v)
 
 
 def _check_tokens(d: Mapping[str, Any], cs: ComponentSet) -> None:
@@ -455,9 +504,15 @@ def _check_tokens(d: Mapping[str, Any], cs: ComponentSet) -> None:
                 "reserve_used: tokens come from the reserve only once the supply is empty and the end is "
                 f"triggered, got supply {d['supply']}, end_triggered_by {d['end_triggered_by']!r}"
             )
+        if d["reserve_used"] > p - 1:
+            _fail(
+                "reserve_used",
+                f"at most {p - 1} (one token per turn of the final round, decision 8)",
+                d["reserve_used"],
+            )
 
 
-def _check_phase(d: Mapping[str, Any]) -> None:
+def _check_phase(d: Mapping[str, Any], cs: ComponentSet) -> None:
     p, phase = d["num_players"], d["phase"]
     solo = p == 1
     over = d["terminated"] or d["truncated"]
@@ -488,6 +543,8 @@ def _check_phase(d: Mapping[str, Any]) -> None:
             raise StateError(f"passing: expected the tile in transit in phase {phase!r}, got null")
         where = f"null in phase {phase!r} (a tile is in transit only in {sorted(PASSING_PHASES)})"
         _fail("passing", where, d["passing"])
+    if phase in SWAP_PHASES:
+        _check_validated_tile(d, cs)
     if phase == "cover":
         receiver = F.actor(d["current_player"], PHASE_COVER, p)
         empty = [k for k, stack in enumerate(d["slots"][receiver]) if not stack]
@@ -512,6 +569,137 @@ def _check_phase(d: Mapping[str, Any]) -> None:
             raise StateError(
                 f"current_player: seat {trigger} triggered the end and plays no more, but it is the current player"
             )
+
+
+def _check_powers(d: Mapping[str, Any], cs: ComponentSet) -> None:
+    """A swap phase or the extra-turn flag only once the token of this turn filled the
+    power's pair of spaces (docs/rules.md §7.4); they last until the turn ends."""
+    powers = cs.plates[d["plate_level"]].powers
+    plate = d["plates"][d["current_player"]]
+    phase = d["phase"]
+    for name, path, active in (
+        ("swap_stage", "phase", phase == "swap_stage"),
+        ("swap_zone", "phase", phase == "swap_zone"),
+        ("extra_turn", "extra_turn", d["extra_turn"]),
+    ):
+        if not active:
+            continue
+        pair = powers.get(name)
+        if pair is None or plate[pair[0]] is None or plate[pair[1]] is None:
+            where = "" if pair is None else f" (spaces {pair[0]} and {pair[1]} of plates[{d['current_player']}])"
+            raise StateError(f"{path}: the {name} power fires only when a token fills its pair of spaces{where}")
+    if d["extra_turn"] and phase not in ("give_face", "cover"):
+        _fail(
+            "extra_turn", f"false in phase {phase!r} (the flag lasts from the validation to the end of the turn)", True
+        )
+
+
+def _check_turn(d: Mapping[str, Any], cs: ComponentSet) -> None:
+    """The turn count allows the tokens placed (at most one per turn, docs/rules.md §4.2)
+    and, in solo, the umbrellas discarded (one per slide, §8.2)."""
+    placed = sum(v is not None for plate in d["plates"] for v in plate)
+    this_turn = d["phase"] in PASSING_PHASES  # the current turn has placed its token
+    if placed > d["turn"] + this_turn:
+        _fail(
+            "turn",
+            f"at least {placed - this_turn}: {placed} tokens are on the plates and a turn places at most one"
+            + (" (this turn's included)" if this_turn else ""),
+            d["turn"],
+        )
+    if d["num_players"] == 1:
+        slides = d["turn"] + (d["phase"] in ("validate", "swap_stage", "swap_zone", "cover"))
+        pair = cs.plates[d["plate_level"]].powers.get("extra_turn")
+        returned = pair is not None and all(d["plates"][0][s] is not None for s in pair)
+        discarded = len(d["zones"]["discard"])
+        if discarded != slides - returned:
+            raise StateError(
+                f"turn: in solo each slide discards one umbrella and the extra-turn power returns one (§8.2, "
+                f"decision 6): turn {d['turn']} in phase {d['phase']!r} means {slides} slide(s)"
+                + (" and one return" if returned else "")
+                + f", so {slides - returned} umbrella(s) in zones.discard, got {discarded}"
+            )
+
+
+def _end_conditions(d: Mapping[str, Any], skip_seat: int | None = None) -> list[str]:
+    """The end conditions of docs/rules.md §5.1 that hold (2-4 players), in words; the
+    supply and the seat ``skip_seat`` are left out when given (they changed this turn)."""
+    out = []
+    if d["supply"] == 0 and skip_seat is None:
+        out.append("the supply is empty")
+    for p in range(d["num_players"]):
+        if p == skip_seat:
+            continue
+        if not any(d["slots"][p]):
+            out.append(f"seat {p} has no figure tile (slots[{p}])")
+        if all(v is not None for v in d["plates"][p]):
+            out.append(f"seat {p}'s plate is full (plates[{p}])")
+    return out
+
+
+def _solo_end(d: Mapping[str, Any], cs: ComponentSet) -> str | None:
+    """The solo end condition of docs/rules.md §8.3 that holds, in words, or None."""
+    plate = cs.plates[d["plate_level"]]
+    spaces, slots = d["plates"][0], d["slots"][0]
+    if sum(v is not None for v in spaces) >= cs.solo_tokens:
+        return "the last token is placed"
+    zones = "".join(F.seat_zone_strings(d, 0))
+    if not zones:
+        return "the four zones are empty"
+    if not any(slots):
+        return "no tile is left on the board (slots[0])"
+    stage = "".join(d["stages"][0])
+    for c in COLOURS:
+        if stage.count(c) + zones.count(c) < F.FIGURE_CELLS:
+            continue
+        for s, v in enumerate(spaces):
+            text = plate.spaces[s]
+            if v is None and (slots[int(text[1:])] if text.startswith("W") else c in text.split("/")):
+                return None
+    return "no figure can be completed any more (no colour both scoreable and with 4 umbrellas left)"
+
+
+def _check_end(d: Mapping[str, Any], cs: ComponentSet) -> None:
+    """The end of the game (docs/rules.md §5.1, decision 7; solo §8.3, decision 11): the
+    game is over exactly when the rules say so, and the end is triggered exactly when an
+    end condition held at an end check."""
+    P, phase, seat = d["num_players"], d["phase"], d["current_player"]
+    if P == 1:
+        reason = _solo_end(d, cs)
+        if d["terminated"] and reason is None:
+            _fail("terminated", "false: no solo end condition of rules.md §8.3 holds", True)
+        if d["truncated"] and reason is not None:
+            raise StateError(f"truncated: the game ended by the rules ({reason}), so it is terminated, not truncated")
+        if phase in ("slide", "fallback") and reason is not None:
+            _fail("phase", f"'game_over' with terminated true, since {reason} (rules.md §8.3)", phase)
+        return
+    trigger = d["end_triggered_by"]
+    # Mid-turn (a tile in transit) the mover's token, plate and board may have changed
+    # since the last end check; every other fact is as it was then.
+    held = _end_conditions(d, skip_seat=seat if phase in PASSING_PHASES else None)
+    if held and trigger is None:
+        raise StateError(
+            f"end_triggered_by: expected the seat whose turn triggered the end, since {held[0]} "
+            "(the end check after every turn triggers it, rules.md §5.1), got null"
+        )
+    if trigger is not None and not d["terminated"] and not _end_conditions(d):
+        _fail(
+            "end_triggered_by",
+            "null: no end condition of rules.md §5.1 holds (the supply is not empty, every seat has a tile "
+            "and no plate is full)",
+            trigger,
+        )
+    last = None if trigger is None else (trigger - 1) % P  # the final round's last seat
+    if d["terminated"] and seat != last:
+        if trigger is None:
+            _fail("terminated", "false: the end was not triggered (end_triggered_by is null)", True)
+        raise StateError(
+            f"terminated: the game ends when the final round is over, after the turn of seat {last} (the end "
+            f"was triggered by seat {trigger}), but current_player is {seat}"
+        )
+    if d["truncated"] and seat == last:
+        raise StateError(
+            f"truncated: the final round ended with seat {seat}'s turn, so the game is terminated, not truncated"
+        )
 
 
 # --------------------------------------------------------------------------- scores

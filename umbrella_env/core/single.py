@@ -36,7 +36,9 @@ white, 1 black), -1 for none; zones are numbered as in :mod:`~umbrella_env.core.
 ``supply``, ``reserve_used``   tokens left in the supply; taken from the reserve
 ``end_triggered_by``           seat whose turn triggered the end, -1 none
 ``extra_turn``                 an extra-turn power fired this turn (2-4 players)
-``passing``                    code of the validated tile in transit, -1 none
+``passing``                    code of the validated tile, -1 none (during a swap decision
+                               still the top of its slot, decision 2)
+``validated_slot()``           that slot during a swap decision, -1 otherwise
 ``last_side``, ``last_colour`` solo: entry side and ejected colour of this turn's slide, -1 none
 ``stage(seat)``                the 16 colours of a stage (cell = row * 4 + col), a copy
 ``seat_zones(seat)``           absolute zones on the seat's top, bottom, left, right
@@ -747,7 +749,7 @@ class SingleGame:
 
     # ------------------------------------------------------------------- validate (§4.2, §7)
     def _validate(self, a: int) -> None:
-        """A token for the figure of ``slot`` on ``space``; the tile leaves at once; powers."""
+        """A token for the figure of ``slot`` on ``space``; powers; the tile leaves its slot."""
         slot, space = divmod(a, 10)
         T = self.tables
         p = self.current
@@ -764,15 +766,8 @@ class SingleGame:
         self._observer.token(p, space, colour, tokens, self.supply, self.reserve_used)
         if T.solo and tokens >= T.solo_tokens:
             self._observer.all_tokens_placed()
-        # The tile leaves its slot, revealing the one below, and is in transit (decision 2).
-        stack = self._stacks[i]
-        stack.pop()
-        if stack:
-            self._tops[i] = stack[-1]
-        else:
-            self._tops[i] = -1
-            self._filled_slots[p] -= 1
-        self._observer.slot(p, slot, self._tops[i], len(stack))
+        # Decision 2: the tile stays on its slot (the one below stays hidden) until any
+        # power is resolved; ``passing`` names it meanwhile.
         self.passing = code
         self._observer.passing(code)
         self._validations = []
@@ -793,7 +788,29 @@ class SingleGame:
         elif power == POWER_SWAP_ZONE:
             self._set_phase(SWAP_ZONE)
             return
+        self._lift(slot)
         self._begin_pass()
+
+    def validated_slot(self) -> int:
+        """The slot of the mover whose top tile is the validated one, during a swap decision
+        (decision 2: it leaves only after the power is resolved); -1 in any other phase."""
+        if self.phase not in (SWAP_STAGE, SWAP_ZONE):
+            return -1
+        base = self.current * 4
+        return self._tops[base : base + 4].index(self.passing)
+
+    def _lift(self, slot: int) -> None:
+        """The validated tile leaves the mover's ``slot``, revealing the one below (decision 2)."""
+        p = self.current
+        i = p * 4 + slot
+        stack = self._stacks[i]
+        stack.pop()
+        if stack:
+            self._tops[i] = stack[-1]
+        else:
+            self._tops[i] = -1
+            self._filled_slots[p] -= 1
+        self._observer.slot(p, slot, self._tops[i], len(stack))
 
     def _swap_stage(self, a: int) -> None:
         """Level-4 power: swap two adjacent stage cells, or pass (§7.4)."""
@@ -805,6 +822,7 @@ class SingleGame:
             s[x], s[y] = vy, vx
             self._observer.cell(p, x, vx, vy)
             self._observer.cell(p, y, vy, vx)
+        self._lift(self.validated_slot())
         self._begin_pass()
 
     def _swap_zone(self, a: int) -> None:
@@ -820,6 +838,7 @@ class SingleGame:
             zone = self.tables.side_zones[p][side]
             self._take(zone, colour)
             self._put(zone, old)
+        self._lift(self.validated_slot())
         self._begin_pass()
 
     # ------------------------------------------------------------------- pass (§4.3, §8.2)

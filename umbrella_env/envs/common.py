@@ -127,8 +127,12 @@ def judge_action(action: Any, legal: NDArray[np.bool_], phase: int, illegal_acti
         raise ActionError(f"{who}: {exc}") from None
     if legal[a]:
         return a, True
-    _refuse_or_warn(f"{who}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[phase]!r}",
-                    illegal_action, f"the game ends and {who} loses (reward {ILLEGAL_REWARD:g})", stacklevel=5)
+    _refuse_or_warn(
+        f"{who}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[phase]!r}",
+        illegal_action,
+        f"the game ends and {who} loses (reward {ILLEGAL_REWARD:g})",
+        stacklevel=5,
+    )
     return a, False
 
 
@@ -287,9 +291,11 @@ def load_state(d: Any, config: GameConfig) -> tuple[SingleGame, IllegalEnd | Non
     if phase not in live_phases:
         raise StateError(f"{ILLEGAL_KEY}.phase: expected one of {', '.join(live_phases)}, got {phase!r}")
     if d.get("phase") != A.PHASES[A.PHASE_GAME_OVER] or d.get("terminated") is not True or d.get("truncated", False):
-        raise StateError(f"{ILLEGAL_KEY}: an illegal action ends the game: expected phase 'game_over', "
-                         f"terminated true and truncated false, got {d.get('phase')!r}, {d.get('terminated')!r}, "
-                         f"{d.get('truncated', False)!r}")
+        raise StateError(
+            f"{ILLEGAL_KEY}: an illegal action ends the game: expected phase 'game_over', "
+            f"terminated true and truncated false, got {d.get('phase')!r}, {d.get('terminated')!r}, "
+            f"{d.get('truncated', False)!r}"
+        )
     core = {k: v for k, v in d.items() if k != ILLEGAL_KEY}
     core.update(phase=phase, terminated=False)
     game = _load_single(core, config)
@@ -450,8 +456,10 @@ def render_state(
         return render_rgb(state_dict)
     text = render_text(state_dict)
     if ended is not None:
-        text += (f"\ngame over: seat {ended.seat} played {A.ACTION_STRINGS[ended.action]!r}, "
-                 f"not legal in phase {ended.phase!r}, and lost")
+        text += (
+            f"\ngame over: seat {ended.seat} played {A.ACTION_STRINGS[ended.action]!r}, "
+            f"not legal in phase {ended.phase!r}, and lost"
+        )
     if render_mode == "human":
         print(text)
         return None

@@ -12,9 +12,9 @@ import importlib.util
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Sequence
 
 from agents import AGENT_NAMES
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
@@ -41,10 +41,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=40, help="games per table, rounded up to a multiple of --players")
     p.add_argument("--seed", type=int, default=0, help="base seed, a non-negative integer (default 0)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: os.cpu_count())")
-    p.add_argument("--backend", choices=("process", "ray"), default="process",
-                   help="play the games in a local process pool (default) or as Ray tasks (the ray extra)")
-    p.add_argument("--address", default=None,
-                   help="with --backend ray: HOST:PORT of an existing Ray cluster (default: a local Ray)")
+    p.add_argument(
+        "--backend",
+        choices=("process", "ray"),
+        default="process",
+        help="play the games in a local process pool (default) or as Ray tasks (the ray extra)",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="with --backend ray: HOST:PORT of an existing Ray cluster (default: a local Ray)",
+    )
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/eval-<timestamp>)")
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"truncation (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -24,8 +24,9 @@ import itertools
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from agents import make_agent
 from umbrella_env.core.config import GameConfig
@@ -149,7 +150,7 @@ class PairResult:
     seconds_a: float = 0.0
     decisions_a: int = 0
 
-    def merge(self, other: "PairResult") -> None:
+    def merge(self, other: PairResult) -> None:
         for name in ("points", "games", "score_a", "score_b", "turns", "seconds_a", "decisions_a"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 

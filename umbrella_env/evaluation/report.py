@@ -8,9 +8,10 @@ import json
 import math
 import shlex
 import sys
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, RATING_ORDERS, ranked, summarise
@@ -38,7 +39,18 @@ def standings_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]
                 _f(e["median_score"], 1), str(e["min_score"]), str(e["max_score"]), str(e["truncated"]),
             ])  # fmt: skip
         return header, rows
-    header = ["agent", "games", "win rate", "95% CI", "mean score ± 95% CI", "mu", "sigma", "ordinal", "Elo", "Elo 95% CI"]
+    header = [
+        "agent",
+        "games",
+        "win rate",
+        "95% CI",
+        "mean score ± 95% CI",
+        "mu",
+        "sigma",
+        "ordinal",
+        "Elo",
+        "Elo 95% CI",
+    ]
     for e in ranked(summary):
         lo, hi = e["win_ci"]
         slo, shi = e["score_ci"]
@@ -214,4 +226,3 @@ def print_summary(summary: dict[str, Any], file: Any = None) -> None:
         for row in rows:
             table.add_row(*row)
         console.print(table)
-

@@ -1,5 +1,6 @@
 """Tournament statistics: win rates with Wilson intervals, mean scores, OpenSkill
-ratings, Bradley-Terry (Elo) ratings with bootstrapped intervals, head-to-head rates, solo merit bands (:func:`summarise`, the report's numbers).
+ratings, Bradley-Terry (Elo) ratings with bootstrapped intervals, head-to-head rates,
+solo merit bands (:func:`summarise`, the report's numbers).
 
 Win credits and merit bands are defined once, in :mod:`umbrella_env.match`.
 """
@@ -9,7 +10,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +20,7 @@ from umbrella_env.evaluation.tournament import TournamentResult
 from umbrella_env.match import MERIT_BANDS, merit_band, win_credits
 
 Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
+
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval of a proportion (fractional successes allowed)."""
@@ -72,8 +75,12 @@ def openskill_ratings(result: TournamentResult) -> list[tuple[float, float]]:
             new = model.rate([[ratings[a]] for a in rec.seats], ranks=list(rec.ranks))
             for a in set(rec.seats):
                 mine = [team[0] for team, seat_agent in zip(new, rec.seats) if seat_agent == a]
-                ratings[a] = mine[0] if len(mine) == 1 else model.rating(
-                    mu=sum(r.mu for r in mine) / len(mine), sigma=sum(r.sigma for r in mine) / len(mine)
+                ratings[a] = (
+                    mine[0]
+                    if len(mine) == 1
+                    else model.rating(
+                        mu=sum(r.mu for r in mine) / len(mine), sigma=sum(r.sigma for r in mine) / len(mine)
+                    )
                 )
         totals += [(r.mu, r.sigma) for r in ratings]
     return [(float(mu), float(sigma)) for mu, sigma in totals / len(orders)]

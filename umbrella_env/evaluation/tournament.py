@@ -6,8 +6,9 @@
 An agent is named by a spec string: a name of :func:`agents.make_agent` (``random``,
 ``greedy``, ``heuristic``, ``search``), a trained checkpoint (``.zip`` written by
 ``train.py``, or ``.onnx`` exported from one), or ``package.module:factory`` (a callable
-returning an agent, for agents that are not registered); see :func:`umbrella_env.match.build_agent`.  ``label=spec`` gives an agent a display name; a spec
-given twice is labelled ``spec#2``.
+returning an agent, for agents that are not registered); see
+:func:`umbrella_env.match.build_agent`.  ``label=spec`` gives an agent a display name; a
+spec given twice is labelled ``spec#2``.
 
 **Tables.**  With P >= 2 players and at least P agents, every combination of P distinct
 agents is a table.  With fewer agents than seats, the tables are every multiset of P
@@ -29,12 +30,14 @@ alone, so results do not depend on the number of workers or on the order in whic
 finish.  Workers re-create agents from their spec strings (once per process and seat)
 and reset them before every game: an agent's play must depend only on its reset seed.
 
-**Statistics** (:func:`umbrella_env.evaluation.stats.summarise`).  Per agent and seat played: win rate (:func:`umbrella_env.match.win_credits`: a win shared
-by k seats counts 1/k, a truncated game is a draw) with its 95% Wilson interval; mean score with a 95% normal
-interval; an OpenSkill Plackett-Luce rating (mu, sigma, ordinal = mu - 3 sigma) updated
-game by game from the ranks, averaged over several seeded orderings of the games
-(:func:`openskill_ratings`); and a head-to-head table: the rate at which the row agent finished ahead of
-the column agent in the games both played (ties count 1/2; at 2 players this is the
+**Statistics** (:func:`umbrella_env.evaluation.stats.summarise`).  Per agent and seat
+played: win rate (:func:`umbrella_env.match.win_credits`: a win shared by k seats counts
+1/k, a truncated game is a draw) with its 95% Wilson interval; mean score with a 95%
+normal interval; an OpenSkill Plackett-Luce rating (mu, sigma, ordinal = mu - 3 sigma)
+updated game by game from the ranks, averaged over several seeded orderings of the games
+(:func:`openskill_ratings`); a Bradley-Terry rating on the Elo scale with a bootstrapped
+95% interval; and a head-to-head table: the rate at which the row agent finished ahead
+of the column agent in the games both played (ties count 1/2; at 2 players this is the
 win rate).  Solo: the score distribution, mean score with its interval, the rulebook's
 merit bands, and the head-to-head rate of scoring more on the same deal.
 
@@ -52,10 +55,11 @@ import re
 import shlex
 import time
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -193,7 +197,6 @@ def _agent_for(spec: str, seat: int, config: GameConfig) -> Any:
     return agent
 
 
-
 def create_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
     """:func:`umbrella_env.match.build_agent`, with a bad spec as :class:`EvaluationError`."""
     try:
@@ -203,9 +206,7 @@ def create_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
 
 
 # --------------------------------------------------------------------------- one game
-def play_specs(
-    specs_by_seat: Sequence[str], config: GameConfig, seed: int, *, key: int | None = None
-) -> GameRecord:
+def play_specs(specs_by_seat: Sequence[str], config: GameConfig, seed: int, *, key: int | None = None) -> GameRecord:
     """One game by :func:`umbrella_env.match.play_game`, the agent of seat ``s`` built from
     ``specs_by_seat[s]`` (once per process and seat, reset every game).
 
@@ -239,9 +240,7 @@ def plan_tables(num_agents: int, num_players: int) -> list[tuple[int, ...]]:
     if num_agents >= num_players:
         return list(itertools.combinations(range(num_agents), num_players))
     return [
-        t
-        for t in itertools.combinations_with_replacement(range(num_agents), num_players)
-        if len(set(t)) == num_agents
+        t for t in itertools.combinations_with_replacement(range(num_agents), num_players) if len(set(t)) == num_agents
     ]
 
 
@@ -379,5 +378,3 @@ def run_tournament(
     result.records = sorted(records, key=lambda r: r.index)
     result.elapsed = time.perf_counter() - t0
     return result
-
-

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.match import AgentSpecError, build_agent
@@ -59,9 +60,7 @@ def build_parser(out: TextIO) -> _Parser:
     )
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--seed", type=int, help="seed of the deal and the agents (default: a random one, printed)")
-    p.add_argument(
-        "--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"turn limit (default {DEFAULT_MAX_TURNS})"
-    )
+    p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"turn limit (default {DEFAULT_MAX_TURNS})")
     return p
 
 
@@ -161,6 +160,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO = sys.stdin, stdout: T
         return 130
     finally:
         stdout.flush()
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
@@ -17,6 +18,7 @@ _MOVE_VERBS = ("slide", "fallback", "validate", "swap-stage", "swap-zone", "give
 
 _COLOUR_WORDS = {"blue": "b", "green": "g", "red": "r", "yellow": "y"}
 _FILLERS = frozenset({"from", "of", "with", "into", "in", "the"})
+
 
 # --------------------------------------------------------------------------- parsing moves
 def _loose_key(text: str) -> tuple[str, ...]:

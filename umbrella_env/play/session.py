@@ -204,7 +204,9 @@ class Session:
     # ------------------------------------------------------------------ loop
     def run(self) -> int:
         self.io.say(self.intro())
-        seats = [_Human(self) if p == self.s.seat else _Forgiving(self.agents[p], self, p) for p in range(self.s.players)]
+        seats = [
+            _Human(self) if p == self.s.seat else _Forgiving(self.agents[p], self, p) for p in range(self.s.players)
+        ]
         try:
             play_out(seats, self.game, on_move=self.announce)
         except _Leave:

@@ -17,9 +17,11 @@ Targets (issue #3): AEC >= 2x connect_four_v3, solo env >= 3x connect_four_v3, v
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -35,7 +37,7 @@ def aec_steps_per_second(make_env: Callable[[], Any], seconds: float, seed: int 
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         env.reset(seed=int(rng.integers(2**31)))
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, reward, termination, truncation, info = env.last()
             if termination or truncation:
                 action = None
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'env':<34} {'steps/s':>12} {'x connect_four_v3':>18}")
     print(f"{'pettingzoo connect_four_v3 (AEC)':<34} {peer:12,.0f} {1.0:18.2f}", flush=True)
     for players in (2, 4):
-        sps = aec_steps_per_second(lambda: umbrella_env.env(num_players=players), args.seconds)
+        sps = aec_steps_per_second(functools.partial(umbrella_env.env, num_players=players), args.seconds)
         print(f"{f'umbrella AEC, {players} players':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)
     sps = solo_steps_per_second(args.seconds)
     print(f"{'umbrella solo (gymnasium.make)':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)

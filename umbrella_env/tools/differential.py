@@ -34,6 +34,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core import facts as F
+from umbrella_env.core.components import default_components
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.playout import completing_slides, policy_actions  # noqa: F401 (tests import both from here)
 from umbrella_env.core.reference import ReferenceGame
@@ -90,16 +91,33 @@ def stress_start(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def late_start(d: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-    """Move a setup close to the end: tokens from the supply onto random plate spaces,
-    leaving 1 to 3 in the supply (solo: at least 1 placed, at least 1 left)."""
+    """Move a setup close to the end: tokens from the supply onto random plate spaces, in
+    colours the spaces accept, leaving 1 to 3 in the supply (solo: at least 1 placed, at
+    least 1 left) and no plate full; one turn counted per token (in solo, one umbrella
+    discarded per turn, as a slide does), so that the state dict stays valid."""
     d = json.loads(json.dumps(d))
     P = d["num_players"]
+    plate = default_components().plates[d["plate_level"]]
     keep = int(rng.integers(1, min(4, d["supply"])))
     free = [(p, s) for p in range(P) for s in range(10) if d["plates"][p][s] is None]
+    placed = 0
     for i in rng.permutation(len(free))[: d["supply"] - keep]:
         p, s = free[i]
-        d["plates"][p][s] = "BGRY"[int(rng.integers(4))]
+        if sum(v is not None for v in d["plates"][p]) == 9:
+            continue
+        ok = [c for c in range(4) if any(plate.accepts(s, c, k) for k in range(4))]
+        d["plates"][p][s] = "BGRY"[ok[int(rng.integers(len(ok)))]]
         d["supply"] -= 1
+        placed += 1
+    d["turn"] += placed
+    if P == 1:
+        pair = plate.powers.get("extra_turn")
+        returned = pair is not None and all(d["plates"][0][s] is not None for s in pair)
+        z = d["zones"]
+        for _ in range(d["turn"] - returned):
+            key = max(("top", "personal", "left", "right"), key=lambda k: len(z[k]))
+            z["discard"] = "".join(sorted(z["discard"] + z[key][0], key="BGRY".index))
+            z[key] = z[key][1:]
     d.pop("scores", None)
     return d
 
@@ -152,7 +170,8 @@ def run(
             if got != want:
                 raise Mismatch(
                     f"legal actions differ (P={num_players} L={plate_level} seed={seed}): "
-                    f"batched-only {sorted(set(got) - set(want))[:5]}, reference-only {sorted(set(want) - set(got))[:5]}\n"
+                    f"batched-only {sorted(set(got) - set(want))[:5]}, "
+                    f"reference-only {sorted(set(want) - set(got))[:5]}\n"
                     f"state: {json.dumps(batch_io.to_dict(state, int(b)))}"
                 )
             before[b] = batch_io.to_dict(state, int(b))

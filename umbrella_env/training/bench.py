@@ -45,19 +45,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("bench_train measures solo training (the native vector env is solo); use --players 1")
     args.torch_threads = args.torch_threads or train.default_threads()
     torch.set_num_threads(max(1, args.torch_threads))
-    print(f"MaskablePPO, solo level {args.level}, {args.n_envs} games, {train.N_STEPS} steps per rollout, "
-          f"{args.n_epochs} epochs, minibatch {args.batch_size}, net {args.net}, features {args.features}, "
-          f"torch threads {args.torch_threads}", flush=True)
+    print(
+        f"MaskablePPO, solo level {args.level}, {args.n_envs} games, {train.N_STEPS} steps per rollout, "
+        f"{args.n_epochs} epochs, minibatch {args.batch_size}, net {args.net}, features {args.features}, "
+        f"torch threads {args.torch_threads}",
+        flush=True,
+    )
     native = UmbrellaSB3VecEnv(num_envs=args.n_envs, plate_level=args.level, max_turns=args.max_turns)
     native.seed(args.seed)
     rate = _measure(train.build_model(args, native), args.bench_timesteps)
     print(f"native vector env       {rate:10,.0f} env steps/s", flush=True)
     if args.skip_peer:
         return 0
-    peer = DummyVecEnv([
-        (lambda i=i: gym.make("umbrella_env/Solo-v0", plate_level=args.level, max_turns=args.max_turns))
-        for i in range(args.n_envs)
-    ])
+    peer = DummyVecEnv(
+        [
+            (lambda i=i: gym.make("umbrella_env/Solo-v0", plate_level=args.level, max_turns=args.max_turns))
+            for i in range(args.n_envs)
+        ]
+    )
     peer.seed(args.seed)
     peer_rate = _measure(train.build_model(args, peer), args.bench_timesteps)
     print(f"DummyVecEnv of Solo-v0  {peer_rate:10,.0f} env steps/s", flush=True)

@@ -44,25 +44,85 @@ class Demonstrations:
 
     def save(self, path: Any) -> None:
         """Write the decisions to an ``.npz`` file (masks bit-packed)."""
-        np.savez_compressed(path, obs=self.obs, masks=np.packbits(self.masks, axis=1), actions=self.actions,
-                            returns=self.returns, games=self.games, wins=self.wins, mean_score=self.mean_score,
-                            num_actions=self.masks.shape[1], source=json.dumps(self.source))
+        np.savez_compressed(
+            path,
+            obs=self.obs,
+            masks=np.packbits(self.masks, axis=1),
+            actions=self.actions,
+            returns=self.returns,
+            games=self.games,
+            wins=self.wins,
+            mean_score=self.mean_score,
+            num_actions=self.masks.shape[1],
+            source=json.dumps(self.source),
+        )
 
     @classmethod
-    def load(cls, path: Any) -> "Demonstrations":
+    def load(cls, path: Any) -> Demonstrations:
         with np.load(path) as f:
             n = int(f["num_actions"])
-            return cls(obs=f["obs"], masks=np.unpackbits(f["masks"], axis=1)[:, :n].astype(bool),
-                       actions=f["actions"], returns=f["returns"], games=int(f["games"]), wins=float(f["wins"]),
-                       mean_score=float(f["mean_score"]),
-                       source=json.loads(str(f["source"])) if "source" in f.files else {})
+            return cls(
+                obs=f["obs"],
+                masks=np.unpackbits(f["masks"], axis=1)[:, :n].astype(bool),
+                actions=f["actions"],
+                returns=f["returns"],
+                games=int(f["games"]),
+                wins=float(f["wins"]),
+                mean_score=float(f["mean_score"]),
+                source=json.loads(str(f["source"])) if "source" in f.files else {},
+            )
 
     def check_source(self, expected: dict[str, Any], path: Any) -> None:
         """Refuse a cache made for another teacher, configuration or seed, naming the difference."""
-        wrong = [f"{k}={self.source.get(k)!r} (this run: {v!r})" for k, v in expected.items() if self.source.get(k) != v]
+        wrong = [
+            f"{k}={self.source.get(k)!r} (this run: {v!r})" for k, v in expected.items() if self.source.get(k) != v
+        ]
         if wrong:
-            raise ValueError(f"{path} holds other teacher games: " + ", ".join(wrong)
-                             + "; delete it or give another --pretrain-cache")
+            raise ValueError(
+                f"{path} holds other teacher games: "
+                + ", ".join(wrong)
+                + "; delete it or give another --pretrain-cache"
+            )
+
+
+class _Recorder:
+    """The teacher's decisions of one game (``on_move`` of the match runner) and their
+    rewards: the change of the teacher's score edge until its next decision (or the end),
+    times ``weight``; the first one also counts the opponents' opening moves."""
+
+    def __init__(
+        self,
+        seat: int,
+        weight: float,
+        game: SingleGame,
+        obs: list[np.ndarray],
+        masks: list[np.ndarray],
+        actions: list[int],
+    ) -> None:
+        self.seat, self.weight = seat, weight
+        self.obs, self.masks, self.actions = obs, masks, actions
+        self.edge = float(score_edge(game.scores(), seat))
+        self.rewards: list[float] = []
+        self.decisions = 0
+
+    def _close_pending(self, game: SingleGame) -> None:
+        if self.decisions > len(self.rewards):
+            new_edge = float(score_edge(game.scores(), self.seat))
+            self.rewards.append(self.weight * (new_edge - self.edge))
+            self.edge = new_edge
+
+    def __call__(self, game: SingleGame, actor: int, action: int) -> None:
+        if actor != self.seat:
+            return
+        self._close_pending(game)
+        self.obs.append(game.observe(self.seat))
+        self.masks.append(game.legal_mask().astype(bool))
+        self.actions.append(action)
+        self.decisions += 1
+
+    def finish(self, game: SingleGame) -> list[float]:
+        self._close_pending(game)
+        return self.rewards
 
 
 def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float]) -> dict[str, Any]:
@@ -84,27 +144,9 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
         seat = int(rng.integers(config.num_players))
         agents = [opp] * config.num_players
         agents[seat] = teacher
-        # The reward of a teacher decision is the change of its score edge until its next
-        # decision (or the end); the first one also counts the opponents' opening moves.
-        rewards: list[float] = []
-        edge = float(score_edge(game.scores(), seat))
-
-        def record(game: SingleGame, actor: int, action: int) -> None:
-            nonlocal edge
-            if actor != seat:
-                return
-            if actions_before < len(actions):
-                new_edge = float(score_edge(game.scores(), seat))
-                rewards.append(weight * (new_edge - edge))
-                edge = new_edge
-            obs.append(game.observe(seat))
-            masks.append(game.legal_mask().astype(bool))
-            actions.append(action)
-
-        actions_before = len(actions)
-        play_out(agents, game, on_move=record)
-        if actions_before < len(actions):
-            rewards.append(weight * (float(score_edge(game.scores(), seat)) - edge))
+        recorder = _Recorder(seat, weight, game, obs, masks, actions)
+        play_out(agents, game, on_move=recorder)
+        rewards = recorder.finish(game)
         scores = game.scores()
         total_score += scores[seat]
         if not solo and rewards:
@@ -127,11 +169,20 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
     }
 
 
-def source(config: GameConfig, teacher: str, opponents: list[str], games: int, seed: int, shaping: float,
-           gamma: float) -> dict[str, Any]:
+def source(
+    config: GameConfig, teacher: str, opponents: list[str], games: int, seed: int, shaping: float, gamma: float
+) -> dict[str, Any]:
     """What a set of teacher games was made from (checked when a cache is reused)."""
-    return {"teacher": teacher, "players": config.num_players, "level": config.plate_level,
-            "opponents": list(opponents), "games": games, "seed": seed, "shaping": shaping, "gamma": gamma}
+    return {
+        "teacher": teacher,
+        "players": config.num_players,
+        "level": config.plate_level,
+        "opponents": list(opponents),
+        "games": games,
+        "seed": seed,
+        "shaping": shaping,
+        "gamma": gamma,
+    }
 
 
 def collect(
@@ -153,7 +204,7 @@ def collect(
             make_agent(o)
     seeds = np.random.SeedSequence(seed).generate_state(games, dtype=np.uint64).tolist()
     chunk = 25
-    jobs = [(config, teacher, opponents, seeds[i:i + chunk], shaping, gamma) for i in range(0, games, chunk)]
+    jobs = [(config, teacher, opponents, seeds[i : i + chunk], shaping, gamma) for i in range(0, games, chunk)]
     parts: list[dict[str, Any]] = []
     bar = Progress(games, progress, f"{teacher} games")
     t0 = time.perf_counter()
@@ -180,14 +231,24 @@ def collect(
         mean_score=sum(p["score"] for p in parts) / games,
         source=source(config, teacher, opponents, games, seed, shaping, gamma),
     )
-    print(f"{teacher}: {games:,} games, {len(demos):,} decisions in {time.perf_counter() - t0:.0f} s"
-          + ("" if config.num_players == 1 else f", teacher win rate {demos.wins / games:.3f}")
-          + f", mean score {demos.mean_score:.2f}", flush=True)
+    print(
+        f"{teacher}: {games:,} games, {len(demos):,} decisions in {time.perf_counter() - t0:.0f} s"
+        + ("" if config.num_players == 1 else f", teacher win rate {demos.wins / games:.3f}")
+        + f", mean score {demos.mean_score:.2f}",
+        flush=True,
+    )
     return demos
 
 
-def pretrain(model: Any, demos: Demonstrations, epochs: int, batch_size: int = 256, seed: int = 0,
-             value_weight: float = 0.5, learning_rate: float = 1e-3) -> list[dict[str, float]]:
+def pretrain(
+    model: Any,
+    demos: Demonstrations,
+    epochs: int,
+    batch_size: int = 256,
+    seed: int = 0,
+    value_weight: float = 0.5,
+    learning_rate: float = 1e-3,
+) -> list[dict[str, float]]:
     """Fit ``model.policy`` to the demonstrations; returns per-epoch loss and held-out accuracy."""
     import torch
 
@@ -196,7 +257,7 @@ def pretrain(model: Any, demos: Demonstrations, epochs: int, batch_size: int = 2
     n = len(demos)
     order = rng.permutation(n)
     held = order[: max(1, n // 20)]
-    train = order[held.size:]
+    train = order[held.size :]
     t = {
         "obs": torch.as_tensor(demos.obs),
         "masks": torch.as_tensor(demos.masks),
@@ -210,9 +271,10 @@ def pretrain(model: Any, demos: Demonstrations, epochs: int, batch_size: int = 2
         rng.shuffle(train)
         total = 0.0
         for i in range(0, train.size, batch_size):
-            idx = torch.as_tensor(train[i:i + batch_size])
-            values, log_prob, _ = policy.evaluate_actions(t["obs"][idx], t["actions"][idx],
-                                                          action_masks=t["masks"][idx].numpy())
+            idx = torch.as_tensor(train[i : i + batch_size])
+            values, log_prob, _ = policy.evaluate_actions(
+                t["obs"][idx], t["actions"][idx], action_masks=t["masks"][idx].numpy()
+            )
             loss = -log_prob.mean() + value_weight * torch.nn.functional.mse_loss(values.flatten(), t["returns"][idx])
             opt.zero_grad()
             loss.backward()
@@ -221,10 +283,14 @@ def pretrain(model: Any, demos: Demonstrations, epochs: int, batch_size: int = 2
             total += float(loss.detach()) * idx.numel()
         fit = _accuracy(policy, t, train[: held.size * 4])
         acc = _accuracy(policy, t, held)
-        history.append({"epoch": epoch + 1, "loss": total / train.size, "train_accuracy": fit,
-                        "held_out_accuracy": acc})
-        print(f"[pretrain epoch {epoch + 1}/{epochs}] loss {total / train.size:.3f}, "
-              f"accuracy {fit:.3f} (held out: {acc:.3f})", flush=True)
+        history.append(
+            {"epoch": epoch + 1, "loss": total / train.size, "train_accuracy": fit, "held_out_accuracy": acc}
+        )
+        print(
+            f"[pretrain epoch {epoch + 1}/{epochs}] loss {total / train.size:.3f}, "
+            f"accuracy {fit:.3f} (held out: {acc:.3f})",
+            flush=True,
+        )
     policy.set_training_mode(False)
     return history
 

@@ -273,12 +273,18 @@ class TrainCallback(BaseCallback):
         improved = metric > self.best
         if improved:
             self.best = metric
-            save_checkpoint(self.model, self.out / "best.zip", self.config,
-                            {"timesteps": int(self.num_timesteps), "eval": {label: metric}})
+            save_checkpoint(
+                self.model,
+                self.out / "best.zip",
+                self.config,
+                {"timesteps": int(self.num_timesteps), "eval": {label: metric}},
+            )
         self.logger.record("eval/metric", metric)
-        print(f"[eval @ {self.num_timesteps:,} steps, {res.games} games] "
-              f"{res.describe(self.config.solo, self.args.eval_opponent)}" + ("  (new best)" if improved else ""),
-              flush=True)
+        print(
+            f"[eval @ {self.num_timesteps:,} steps, {res.games} games] "
+            f"{res.describe(self.config.solo, self.args.eval_opponent)}" + ("  (new best)" if improved else ""),
+            flush=True,
+        )
         return res
 
 
@@ -290,13 +296,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timesteps", type=float, default=1_000_000, help="learner decisions to train for")
     p.add_argument("--n-envs", type=int, default=64, help="games played side by side")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)")
-    p.add_argument("--opponents", nargs="+", default=["random", "self"],
-                   help="opponent pool for 2-4 players: random, self, or agent names (greedy, heuristic, ...)")
+    p.add_argument(
+        "--out", type=Path, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)"
+    )
+    p.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["random", "self"],
+        help="opponent pool for 2-4 players: random, self, or agent names (greedy, heuristic, ...)",
+    )
     p.add_argument("--resume", type=Path, default=None, help="checkpoint .zip to continue training from")
-    p.add_argument("--quick", action="store_true",
-                   help="a ~2-minute run on 2 cores (2 players unless --players): clone the heuristic from "
-                        "1,000 games, then 100k PPO steps against random, greedy and self-play")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a ~2-minute run on 2 cores (2 players unless --players): clone the heuristic from "
+        "1,000 games, then 100k PPO steps against random, greedy and self-play",
+    )
     p.add_argument("--eval-every", type=int, default=50_000, help="steps between evaluations (best.zip kept)")
     p.add_argument("--eval-games", type=int, default=40, help="games per evaluation")
     p.add_argument("--eval-opponent", default="heuristic", help="opponent of the evaluation games (2-4 players)")
@@ -305,28 +320,55 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, default=400, help="turn limit of training games")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--n-epochs", type=int, default=None, help="PPO epochs per rollout (default: solo 2, 2-4 players 3)")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="PPO minibatch size (default: solo 2048, 2-4 players 1024)")
-    p.add_argument("--features", choices=("figure", "none"), default="figure",
-                   help="policy input: 'figure' adds figure-progress features (agents.features)")
-    p.add_argument("--net", type=int, nargs="+", default=None,
-                   help="hidden layer sizes of the policy and value MLPs (default: solo 128 128, 2-4 players 256 256)")
-    p.add_argument("--pretrain", default=None, metavar="AGENT",
-                   help="behaviour-clone this agent (e.g. heuristic) before PPO (umbrella_env.training.imitation)")
+    p.add_argument(
+        "--batch-size", type=int, default=None, help="PPO minibatch size (default: solo 2048, 2-4 players 1024)"
+    )
+    p.add_argument(
+        "--features",
+        choices=("figure", "none"),
+        default="figure",
+        help="policy input: 'figure' adds figure-progress features (agents.features)",
+    )
+    p.add_argument(
+        "--net",
+        type=int,
+        nargs="+",
+        default=None,
+        help="hidden layer sizes of the policy and value MLPs (default: solo 128 128, 2-4 players 256 256)",
+    )
+    p.add_argument(
+        "--pretrain",
+        default=None,
+        metavar="AGENT",
+        help="behaviour-clone this agent (e.g. heuristic) before PPO (umbrella_env.training.imitation)",
+    )
     p.add_argument("--pretrain-games", type=int, default=2000, help="teacher games for --pretrain")
-    p.add_argument("--pretrain-cache", type=Path, default=None, metavar="FILE.npz",
-                   help="reuse the teacher games stored in this file, or store them there")
-    p.add_argument("--pretrain-opponents", nargs="+", default=None,
-                   help="opponents of the teacher games (default: --opponents; 'self' is the teacher)")
+    p.add_argument(
+        "--pretrain-cache",
+        type=Path,
+        default=None,
+        metavar="FILE.npz",
+        help="reuse the teacher games stored in this file, or store them there",
+    )
+    p.add_argument(
+        "--pretrain-opponents",
+        nargs="+",
+        default=None,
+        help="opponents of the teacher games (default: --opponents; 'self' is the teacher)",
+    )
     p.add_argument("--pretrain-epochs", type=int, default=8, help="passes over the teacher's decisions")
     p.add_argument("--pretrain-lr", type=float, default=1e-3, help="Adam learning rate of the cloning")
     p.add_argument("--pretrain-batch", type=int, default=256, help="minibatch of the cloning")
     p.add_argument("--workers", type=int, default=2, help="processes playing the teacher games")
     p.add_argument("--learning-rate", type=float, default=5e-4, help="PPO Adam learning rate")
     p.add_argument("--ent-coef", type=float, default=0.01, help="PPO entropy bonus")
-    p.add_argument("--torch-threads", type=int, default=None,
-                   help="torch CPU threads (default: every core this process may use; "
-                        "1 is faster when other jobs share the machine)")
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (default: every core this process may use; "
+        "1 is faster when other jobs share the machine)",
+    )
     return p
 
 
@@ -383,9 +425,17 @@ def resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
 
 #: ``--quick``: clone the heuristic from 1,000 of its games, then 100k PPO steps (~2 minutes on 2 cores).
 QUICK = {
-    "timesteps": 100_000, "n_envs": 64, "eval_every": 50_000, "eval_games": 60, "snapshot_every": 50_000,
-    "pretrain": "heuristic", "pretrain_games": 1000, "pretrain_epochs": 8,
-    "opponents": ["random", "greedy", "self"], "learning_rate": 2e-4, "ent_coef": 0.001,
+    "timesteps": 100_000,
+    "n_envs": 64,
+    "eval_every": 50_000,
+    "eval_games": 60,
+    "snapshot_every": 50_000,
+    "pretrain": "heuristic",
+    "pretrain_games": 1000,
+    "pretrain_epochs": 8,
+    "opponents": ["random", "greedy", "self"],
+    "learning_rate": 2e-4,
+    "ent_coef": 0.001,
 }
 
 
@@ -396,16 +446,32 @@ def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> l
     cache = args.pretrain_cache
     if cache is not None and cache.is_file():
         demos = Demonstrations.load(cache)
-        demos.check_source(source(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA),
-                           cache)
+        demos.check_source(
+            source(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA), cache
+        )
         print(f"loaded {len(demos):,} teacher decisions from {cache}", flush=True)
     else:
-        demos = collect(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA,
-                        workers=args.workers, progress=not args.no_progress)
+        demos = collect(
+            config,
+            args.pretrain,
+            opponents,
+            args.pretrain_games,
+            args.seed,
+            args.shaping,
+            GAMMA,
+            workers=args.workers,
+            progress=not args.no_progress,
+        )
         if cache is not None:
             demos.save(cache)
-    history = pretrain(model, demos, args.pretrain_epochs, batch_size=args.pretrain_batch, seed=args.seed,
-                       learning_rate=args.pretrain_lr)
+    history = pretrain(
+        model,
+        demos,
+        args.pretrain_epochs,
+        batch_size=args.pretrain_batch,
+        seed=args.seed,
+        learning_rate=args.pretrain_lr,
+    )
     res = evaluate_model(model, config, args.eval_opponent, args.eval_games, seed=12345)
     print(f"[eval after pretraining, {res.games} games] {res.describe(config.solo, args.eval_opponent)}", flush=True)
     return history
@@ -413,9 +479,15 @@ def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> l
 
 #: Options that must be at least 1 (name, attribute).
 _POSITIVE = (
-    ("--n-envs", "n_envs"), ("--timesteps", "timesteps"), ("--eval-every", "eval_every"),
-    ("--eval-games", "eval_games"), ("--snapshot-every", "snapshot_every"), ("--max-turns", "max_turns"),
-    ("--n-epochs", "n_epochs"), ("--batch-size", "batch_size"), ("--workers", "workers"),
+    ("--n-envs", "n_envs"),
+    ("--timesteps", "timesteps"),
+    ("--eval-every", "eval_every"),
+    ("--eval-games", "eval_games"),
+    ("--snapshot-every", "snapshot_every"),
+    ("--max-turns", "max_turns"),
+    ("--n-epochs", "n_epochs"),
+    ("--batch-size", "batch_size"),
+    ("--workers", "workers"),
 )
 
 
@@ -454,13 +526,17 @@ def main(argv: list[str] | None = None) -> int:
             make_agent(args.eval_opponent)  # an unknown evaluation opponent is refused, naming the valid agents
         else:
             args.eval_opponent = "random"
-        out = args.out or Path("runs") / f"train-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
+        out = (
+            args.out
+            or Path("runs") / f"train-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
+        )
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {str(out)!r} is a file, not a folder")
         pool = None
         if config.solo:
-            env: VecEnv = UmbrellaSB3VecEnv(num_envs=args.n_envs, plate_level=config.plate_level,
-                                            max_turns=config.max_turns)
+            env: VecEnv = UmbrellaSB3VecEnv(
+                num_envs=args.n_envs, plate_level=config.plate_level, max_turns=config.max_turns
+            )
             env.seed(args.seed)
         else:
             pool = OpponentPool(args.opponents, config, seed=args.seed)
@@ -483,8 +559,14 @@ def main(argv: list[str] | None = None) -> int:
             out.rmdir()  # a run that failed before writing anything leaves no empty folder
 
 
-def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, config: GameConfig, env: Any,
-           pool: OpponentPool | None, out: Path) -> int:
+def _train(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    config: GameConfig,
+    env: Any,
+    pool: OpponentPool | None,
+    out: Path,
+) -> int:
     args.torch_threads = args.torch_threads or default_threads()
     torch.set_num_threads(max(1, args.torch_threads))
     tb = None
@@ -512,8 +594,11 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, config: Ga
             import tqdm  # noqa: F401
         except ImportError:
             progress = False
-    print(f"training {config.num_players}-player level {config.plate_level} for {int(args.timesteps):,} steps "
-          f"on {args.n_envs} games -> {out}", flush=True)
+    print(
+        f"training {config.num_players}-player level {config.plate_level} for {int(args.timesteps):,} steps "
+        f"on {args.n_envs} games -> {out}",
+        flush=True,
+    )
     t0 = time.perf_counter()
     model.learn(int(args.timesteps), callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
     elapsed = time.perf_counter() - t0
@@ -532,8 +617,11 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, config: Ga
         "final_metric": final.metric(config.solo),
     }
     (out / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print(f"done: {int(model.num_timesteps):,} steps in {elapsed:.0f} s "
-          f"({model.num_timesteps / elapsed:,.0f} env steps/s); best model: {out / 'best.zip'}", flush=True)
+    print(
+        f"done: {int(model.num_timesteps):,} steps in {elapsed:.0f} s "
+        f"({model.num_timesteps / elapsed:,.0f} env steps/s); best model: {out / 'best.zip'}",
+        flush=True,
+    )
     return 0
 
 
