@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents import make_agent
 from agents.onnx_agent import MASKED_LOGIT, sample_masked
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
@@ -25,6 +26,8 @@ from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import observe
 from umbrella_env.core.playout import policy_actions
+
+MODELS = Path(__file__).resolve().parents[1] / "agents" / "models"
 
 REPO = Path(__file__).resolve().parents[1]
 PARITY_POSITIONS = 1000
@@ -201,10 +204,11 @@ def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
     from umbrella_env import export
 
     checkpoint, _ = exported
-    (tmp_path / "weights.pt").write_bytes(b"")
+    (tmp_path / "weights.h5").write_bytes(b"")
     for argv, message in [
         ([str(tmp_path / "nope.zip"), str(tmp_path / "x.onnx")], "does not exist"),
-        ([str(tmp_path / "weights.pt"), str(tmp_path / "x.onnx")], "must be a .zip written by training"),
+        ([str(tmp_path / "weights.h5"), str(tmp_path / "x.onnx")], "must be a .zip or .pt written by training"),
+        ([str(tmp_path / "nope.pt"), str(tmp_path / "x.onnx")], "does not exist"),
         ([str(checkpoint), str(tmp_path / "x.pb")], "must end in .onnx"),
         ([str(checkpoint), str(tmp_path / "no" / "x.onnx")], "does not exist"),
         ([str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "-1"], "must be >= 0"),
@@ -322,3 +326,25 @@ def test_sampling_follows_the_softmax_of_the_legal_logits() -> None:
     # Seeded: the same generator state gives the same draws.
     again = sample_masked(np.repeat(logits, 20000, axis=0), np.random.default_rng(0))
     np.testing.assert_array_equal(draws, again)
+
+
+@pytest.mark.train
+def test_the_shipped_alphazero_networks_export_with_parity(tmp_path) -> None:
+    """The learned networks export too: logits and the observer's value agree within 1e-5
+    on positions of every phase, and the ONNX agent plays the network's greedy move."""
+    from agents.az.net import load_network
+    from umbrella_env import export
+
+    for name, P in (("az-2p", 2), ("az-solo", 1)):
+        source = MODELS / f"{name}.pt"
+        out = export.export_checkpoint(source, tmp_path / f"{name}.onnx")
+        config = GameConfig(num_players=P, plate_level=1)
+        obs, masks = export.sample_positions(config, 300, seed=3)
+        parity = export.check_parity(export.load_az(source)[0], out, obs, masks)
+        assert max(parity.max_logit_diff, parity.max_value_diff) <= 1e-5, parity
+        assert parity.same_actions == parity.positions
+        net, _ = load_network(source)
+        agent = make_agent(str(out), num_players=P, plate_level=1)
+        logits, _ = net.predict(obs[:20])
+        for o, m, row in zip(obs[:20], masks[:20], logits):
+            assert agent.act(o, m) == int(np.flatnonzero(m)[np.argmax(row[m])])

@@ -1,13 +1,16 @@
 """Export a trained policy to ONNX, to play it without torch (``agents.onnx_agent``).
 
     python -m umbrella_env.export runs/strong/best.zip best.onnx
+    python -m umbrella_env.export agents/models/az-2p.pt az-2p.onnx
 
 reads a MaskablePPO checkpoint (the ``.zip`` and its ``.json`` sidecar written by
-training), writes an ONNX graph ``(observation, action_mask) -> (logits, value)`` whose
-``metadata_props`` carry the sidecar (players, plate level, observation size, action
-count, ...), the source checkpoint's name and SHA-256 and the umbrella-env version, then
-checks that onnxruntime reproduces the torch policy on observations of seeded games of
-the checkpoint's configuration.  The graph's inputs, outputs and masking convention are
+training) or a Gumbel AlphaZero network (a ``.pt`` and its sidecar, :mod:`agents.az.net`;
+the exported value is the observer's own, column 0 of its per-seat values), writes an
+ONNX graph ``(observation, action_mask) -> (logits, value)`` whose ``metadata_props``
+carry the sidecar (players, plate level, observation size, action count, ...), the
+source checkpoint's name and SHA-256 and the umbrella-env version, then checks that
+onnxruntime reproduces the torch policy on observations of seeded games of the
+checkpoint's configuration.  The graph's inputs, outputs and masking convention are
 those of :mod:`agents.onnx_agent` (illegal actions get the logit
 :data:`~agents.onnx_agent.MASKED_LOGIT` = -1e8).
 
@@ -44,6 +47,7 @@ except ImportError:  # pragma: no cover - exercised only without the train extra
     raise SystemExit(2) from None
 
 import umbrella_env
+from agents.az.net import load_network
 from agents.checkpoint import check_metadata
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
 from agents.policy import read_metadata
@@ -192,6 +196,31 @@ def load_maskable_ppo(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]
     return MaskablePPONet(model.policy).eval(), meta
 
 
+class AZPolicyNet(nn.Module):
+    """A Gumbel AlphaZero network as ``(observation, action_mask) -> (logits, value)``: the
+    value is the observer's (solo: the scaled final score; 2-4 players: column 0 of the
+    observer-relative values)."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits, values = self.net(observation)
+        return logits, values[:, 0]
+
+
+def load_az(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
+    """The :class:`AZPolicyNet` of an alphazero ``.pt`` checkpoint and the metadata to export."""
+    net, meta = load_network(checkpoint)
+    meta = dict(meta, source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
+    return AZPolicyNet(net).eval(), meta
+
+
+#: Checkpoint suffix -> its loader.
+LOADERS = {".zip": load_maskable_ppo, ".pt": load_az}
+
+
 def sample_positions(config: GameConfig, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Observations [count, 899] and legal masks [count, 968] of seeded games of ``config``
     (random play that likes completing figures, :mod:`umbrella_env.core.playout`)."""
@@ -242,18 +271,18 @@ def file_sha256(path: str | Path) -> str:
 
 
 def export_checkpoint(checkpoint: str | Path, out: str | Path, *, opset: int = OPSET) -> Path:
-    """Export a MaskablePPO training checkpoint (see the module doc) to ``out``."""
-    module, meta = load_maskable_ppo(checkpoint)
+    """Export a training checkpoint (``.zip`` MaskablePPO or ``.pt`` alphazero) to ``out``."""
+    module, meta = LOADERS[Path(checkpoint).suffix.lower()](checkpoint)
     return export_module(module, meta, out, opset=opset)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m umbrella_env.export",
-        description="Export a MaskablePPO checkpoint (.zip + .json sidecar) to ONNX, playable without torch "
-        "(make_agent('model.onnx'), agents/onnx_agent.py).",
+        description="Export a MaskablePPO checkpoint (.zip) or an alphazero network (.pt), each with its .json "
+        "sidecar, to ONNX, playable without torch (make_agent('model.onnx'), agents/onnx_agent.py).",
     )
-    p.add_argument("checkpoint", type=Path, help="the .zip written by training (its .json sidecar beside it)")
+    p.add_argument("checkpoint", type=Path, help="the .zip or .pt written by training (its .json sidecar beside it)")
     p.add_argument("out", type=Path, help="the .onnx file to write")
     p.add_argument(
         "--opset", type=int, default=OPSET, help=f"ONNX opset, {OPSETS.start}-{OPSETS.stop - 1} (default {OPSET})"
@@ -271,8 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.checkpoint.suffix.lower() != ".zip":
-        parser.error(f"checkpoint {str(args.checkpoint)!r} must be a .zip written by training")
+    if args.checkpoint.suffix.lower() not in LOADERS:
+        parser.error(f"checkpoint {str(args.checkpoint)!r} must be a .zip or .pt written by training")
     if args.out.suffix.lower() != ".onnx":
         parser.error(f"output {str(args.out)!r} must end in .onnx")
     if not args.out.parent.is_dir():
@@ -282,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_positions < 0:
         parser.error(f"--check-positions must be >= 0, got {args.check_positions}")
     try:
-        module, meta = load_maskable_ppo(args.checkpoint)
+        module, meta = LOADERS[args.checkpoint.suffix.lower()](args.checkpoint)
     except ValueError as exc:
         parser.error(str(exc))
     export_module(module, meta, args.out, opset=args.opset)
