@@ -21,5 +21,5 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 @pytest.fixture(params=sorted(ADAPTERS))
 def engine(request: pytest.FixtureRequest):
-    """Each rules engine in turn (reference and batched) behind one interface."""
+    """Each rules engine in turn (reference, batched and single) behind one interface."""
     return ADAPTERS[request.param]
