@@ -14,6 +14,7 @@ two formats are refused with the same words.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -55,3 +56,26 @@ def check_configuration(
             raise ValueError(
                 f"checkpoint {str(path)!r} was trained for {key}={meta[key]}, but this game has {key}={want}"
             )
+
+
+def sidecar_path(path: str | Path) -> Path:
+    """The ``.json`` sidecar beside a checkpoint file."""
+    return Path(path).with_suffix(".json")
+
+
+def read_sidecar(path: str | Path, suffix: str, writer: str) -> dict[str, Any]:
+    """The checked metadata of the checkpoint file ``path`` (a ``suffix`` file written by
+    ``writer``) from its ``.json`` sidecar, or a ``ValueError`` saying what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"checkpoint {str(path)!r} does not exist (expected a {suffix} written by {writer})")
+    meta_file = sidecar_path(path)
+    if not meta_file.is_file():
+        raise ValueError(
+            f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; it was not written by {writer}"
+        )
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
+    return check_metadata(meta, path, f"metadata {str(meta_file)!r}")

@@ -7,34 +7,21 @@ trained for one configuration is refused for another with a clear message.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.checkpoint import check_configuration, check_metadata
+from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
 
 
 def metadata_path(path: str | Path) -> Path:
-    return Path(path).with_suffix(".json")
+    return sidecar_path(path)
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The sidecar metadata of a checkpoint, or a ``ValueError`` saying what is wrong."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"checkpoint {str(path)!r} does not exist (expected a .zip written by train.py)")
-    meta_file = metadata_path(path)
-    if not meta_file.is_file():
-        raise ValueError(
-            f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; it was not written by train.py"
-        )
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
-    return check_metadata(meta, path, f"metadata {str(meta_file)!r}")
+    return read_sidecar(path, ".zip", "train.py")
 
 
 class PolicyAgent:

@@ -29,7 +29,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from agents.checkpoint import check_configuration, check_metadata
+from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
 from agents.features import NUM_FEATURES, FigureFeatures
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds
@@ -87,7 +87,7 @@ class AZNet(nn.Module):
 
 # --------------------------------------------------------------------------- files
 def metadata_path(path: str | Path) -> Path:
-    return Path(path).with_suffix(".json")
+    return sidecar_path(path)
 
 
 def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[str, Any] | None = None) -> None:
@@ -112,20 +112,7 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The sidecar of a ``.pt`` checkpoint, or a ``ValueError`` saying what is wrong."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"checkpoint {str(path)!r} does not exist (expected a .pt written by the alphazero trainer)")
-    meta_file = metadata_path(path)
-    if not meta_file.is_file():
-        raise ValueError(
-            f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; "
-            "it was not written by the alphazero trainer"
-        )
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
-    meta = check_metadata(meta, path, f"metadata {str(meta_file)!r}")
+    meta = read_sidecar(path, ".pt", "the alphazero trainer")
     if meta.get("format") != FORMAT or "hidden" not in meta:
         raise ValueError(f"checkpoint {str(path)!r} is not an alphazero network (format {meta.get('format')!r})")
     return meta
