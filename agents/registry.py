@@ -19,7 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agents.base import Agent
+from agents.base import Agent, RandomAgent
+from agents.greedy import GreedyAgent
+from agents.heuristic import HeuristicAgent
+from agents.search import SearchAgent
 
 #: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` and ``*.onnx`` paths).
 AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search")
@@ -28,26 +31,18 @@ AZ_NAMES: tuple[str, ...] = ("az-2p", "az-2p-net", "az-solo", "az-solo-net")
 
 
 def _random(seed: int | None, **kwargs: Any) -> Agent:
-    from agents.base import RandomAgent
-
     return RandomAgent(seed=seed, **kwargs)
 
 
 def _greedy(seed: int | None, **kwargs: Any) -> Agent:
-    from agents.greedy import GreedyAgent
-
     return GreedyAgent(seed=seed, **kwargs)
 
 
 def _heuristic(seed: int | None, **kwargs: Any) -> Agent:
-    from agents.heuristic import HeuristicAgent
-
     return HeuristicAgent(seed=seed, **kwargs)
 
 
 def _search(seed: int | None, **kwargs: Any) -> Agent:
-    from agents.search import SearchAgent
-
     return SearchAgent(seed=seed, **kwargs)
 
 

@@ -46,8 +46,10 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import UmbrellaError
+from umbrella_env.core.image import _PALETTE, render_rgb
 from umbrella_env.core.playout import policy_actions
 from umbrella_env.core.render import render_text
+from umbrella_env.core.svg import state_to_svg
 
 #: Defaults of the picture options.
 MAX_FRAMES = 200
@@ -139,9 +141,6 @@ def _pillow() -> Any:
 
 def draw_game(args: argparse.Namespace) -> list[str]:
     """Play the game of ``args`` and write the pictures it asks for; return what was written."""
-    from umbrella_env.core.image import _PALETTE, render_rgb
-    from umbrella_env.core.svg import state_to_svg
-
     want_frames = args.gif is not None or args.frames is not None
     max_frames = MAX_FRAMES if args.max_frames is None else args.max_frames
     frames_dir = None if args.frames is None else Path(args.frames)

@@ -36,7 +36,9 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError, StateError
+from umbrella_env.core.image import render_rgb
 from umbrella_env.core.observation import observation_layout
+from umbrella_env.core.render import render_text
 from umbrella_env.core.single import SingleGame
 
 REWARD_MODES = ("win", "score", "dense")
@@ -446,9 +448,6 @@ def render_state(
     """Render for the env render modes: text for "ansi", printed text for "human",
     a uint8 H x W x 3 picture of the table for "rgb_array".  ``state_dict`` is the core's
     dict; ``ended`` adds a line saying which illegal action ended the game."""
-    from umbrella_env.core.image import render_rgb
-    from umbrella_env.core.render import render_text
-
     if render_mode is None:
         warnings.warn(f"render() called without a render_mode; pass one of {RENDER_MODES}", stacklevel=3)
         return None

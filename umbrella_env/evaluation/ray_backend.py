@@ -20,7 +20,7 @@ from typing import Any
 
 from umbrella_env.core.config import GameConfig
 from umbrella_env.match import RLLIB_PREFIX, is_checkpoint
-from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, ray_session
+from umbrella_env.ray_cluster import cluster_cpus, ray_session
 
 
 def absolute_spec(spec: str) -> str:
@@ -33,6 +33,7 @@ def absolute_spec(spec: str) -> str:
 
 
 def play_on_ray(
+    play_chunk: Callable[..., list[Any]],
     tasks: Sequence[Any],
     specs: list[str],
     labels: list[str],
@@ -40,35 +41,32 @@ def play_on_ray(
     address: str | None,
     on_done: Callable[[int], None],
 ) -> list[Any]:
-    """The records of ``tasks`` (tournament ``_Task``s), played as Ray tasks on the cluster
-    at ``address`` (default: a local Ray); ``on_done(n)`` after every finished chunk.
+    """The records of ``tasks`` (tournament ``_Task``s), each chunk played by
+    ``play_chunk(tasks, specs, labels, config)`` as a Ray task on the cluster at ``address``
+    (default: a local Ray); ``on_done(n)`` after every finished chunk.
 
-    Raises ``EvaluationError`` when Ray is missing or unreachable, and the game's own
-    exception (``AgentError``, ...) when a game fails on a worker.
+    Raises :class:`~umbrella_env.ray_cluster.RayUnavailable` when Ray is missing or
+    unreachable, and the game's own exception (``AgentError``, ...) when a game fails on a
+    worker.
     """
-    from umbrella_env.evaluation.tournament import EvaluationError, _play_chunk
-
     remote_specs = [absolute_spec(s) for s in specs]
-    try:
-        with ray_session(address, what="evaluate.py --backend ray") as ray:
-            workers = max(1, cluster_cpus(ray))
-            chunk = max(1, min(32, len(tasks) // (workers * 8)))
-            play = ray.remote(num_cpus=1, max_retries=0)(_play_chunk)
-            pending = [play.remote(list(tasks[i : i + chunk]), remote_specs, labels, config)
-                       for i in range(0, len(tasks), chunk)]  # fmt: skip
-            records: list[Any] = []
-            try:
-                while pending:
-                    done, pending = ray.wait(pending, num_returns=1)
-                    for ref in done:
-                        part = ray.get(ref)
-                        records += part
-                        on_done(len(part))
-            except ray.exceptions.RayTaskError as exc:
-                for ref in pending:
-                    ray.cancel(ref)
-                cause = getattr(exc, "cause", None)
-                raise (cause if isinstance(cause, Exception) else exc) from None
-            return records
-    except RayUnavailable as exc:
-        raise EvaluationError(str(exc)) from None
+    with ray_session(address, what="evaluate.py --backend ray") as ray:
+        workers = max(1, cluster_cpus(ray))
+        chunk = max(1, min(32, len(tasks) // (workers * 8)))
+        play = ray.remote(num_cpus=1, max_retries=0)(play_chunk)
+        pending = [play.remote(list(tasks[i : i + chunk]), remote_specs, labels, config)
+                   for i in range(0, len(tasks), chunk)]  # fmt: skip
+        records: list[Any] = []
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    part = ray.get(ref)
+                    records += part
+                    on_done(len(part))
+        except ray.exceptions.RayTaskError as exc:
+            for ref in pending:
+                ray.cancel(ref)
+            cause = getattr(exc, "cause", None)
+            raise (cause if isinstance(cause, Exception) else exc) from None
+        return records

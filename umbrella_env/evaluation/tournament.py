@@ -65,6 +65,7 @@ import numpy as np
 
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
+from umbrella_env.evaluation.ray_backend import play_on_ray
 from umbrella_env.match import (
     SPEC_FACTORY,
     AgentError,
@@ -75,6 +76,7 @@ from umbrella_env.match import (
     valid_choices,
 )
 from umbrella_env.parallel import Progress, process_pool
+from umbrella_env.ray_cluster import RayUnavailable
 
 __all__ = [
     "AgentError",
@@ -357,9 +359,10 @@ def run_tournament(
     records: list[GameRecord] = []
     try:
         if backend == "ray":
-            from umbrella_env.evaluation.ray_backend import play_on_ray
-
-            records += play_on_ray(tasks, specs, labels, config, address, bar.update)
+            try:
+                records += play_on_ray(_play_chunk, tasks, specs, labels, config, address, bar.update)
+            except RayUnavailable as exc:
+                raise EvaluationError(str(exc)) from None
         elif workers == 1:
             for task in tasks:
                 records += _play_chunk([task], specs, labels, config)

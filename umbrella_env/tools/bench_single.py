@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core import observation as O
 from umbrella_env.core.config import GameConfig
@@ -127,7 +128,6 @@ def replay_batched(episodes: list[Episode], config: GameConfig, steps: int) -> f
 
 def check_replay(episodes: list[Episode], config: GameConfig, games: int = 3) -> None:
     """Sanity check: the batched replay reaches the same states as the single one."""
-    from umbrella_env.core import batch_io
 
     state = E.allocate(config, 1)
     for start, acts in episodes[:games]:

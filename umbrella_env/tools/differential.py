@@ -34,11 +34,13 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core import facts as F
+from umbrella_env.core import observation as O
 from umbrella_env.core.components import default_components
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.playout import completing_slides, policy_actions  # noqa: F401 (tests import both from here)
 from umbrella_env.core.reference import ReferenceGame
 from umbrella_env.core.serialize import zone_counts, zone_string
+from umbrella_env.core.single import SingleGame
 
 
 class Mismatch(AssertionError):
@@ -220,9 +222,6 @@ def run_single(
     ``late`` of the games starts from :func:`late_start` so that game ends (supply
     exhausted, final round, reserve tokens) and level-4 powers are frequent.
     """
-    from umbrella_env.core import observation as O
-    from umbrella_env.core.single import SingleGame
-
     cfg = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
     P = cfg.num_players
     rng = np.random.default_rng(seed)
