@@ -541,24 +541,40 @@ def _dot_item(label: str, colour: str) -> _Item:
     return lw + 6 + _GLYPH_H, _GLYPH_H, draw
 
 
-def _table_items(s: Mapping[str, Any], actor: int | None) -> list[_Item]:
+def table_entries(s: Mapping[str, Any], actor: int | None) -> list[tuple[str, str, Any, str]]:
+    """What the table panel shows, for both renderers (RGB here, SVG in ``core/svg.py``):
+    ``(kind, text, value, key)`` with kind ``"ticks"`` (value: (count, ink)), ``"text"``
+    (value: ink) or ``"dot"`` (value: umbrella colour)."""
     p = s["num_players"]
-    items = [_ticks_item(f"SUPPLY {s['supply']}", s["supply"], _TOKEN_CHIP)]
+    out: list[tuple[str, str, Any, str]] = [("ticks", f"Supply {s['supply']}", (s["supply"], _TOKEN_CHIP), "supply")]
     if s["reserve_used"]:
-        items.append(_ticks_item(f"RESERVE {s['reserve_used']}", s["reserve_used"], _RESERVE_CHIP))
-    items.append(_text_item(f"TURN {s['turn']}/{s['max_turns']}"))
+        out.append(("ticks", f"Reserve {s['reserve_used']}", (s["reserve_used"], _RESERVE_CHIP), "reserve"))
+    out.append(("text", f"Turn {s['turn']}/{s['max_turns']}", _TEXT, "turn"))
     if s["terminated"] or s["truncated"]:
-        items.append(_text_item("GAME OVER" if s["terminated"] else "TRUNCATED", _ACTOR))
+        out.append(("text", "Game over" if s["terminated"] else "Truncated", _ACTOR, "end"))
     else:
-        items.append(_text_item("PHASE " + s["phase"].replace("_", " "), _ACTOR))
+        out.append(("text", "Phase " + s["phase"].replace("_", " "), _ACTOR, "phase"))
         if p > 1:
-            items.append(_text_item(f"TO ACT: SEAT {actor}", _ACTOR))
+            out.append(("text", f"To act: seat {actor}", _ACTOR, "actor"))
     if p > 1 and s["end_triggered_by"] is not None:
-        items.append(_text_item(f"END BY SEAT {s['end_triggered_by']}"))
+        out.append(("text", f"End by seat {s['end_triggered_by']}", _TEXT, "end_by"))
     if s["extra_turn"]:
-        items.append(_text_item("EXTRA TURN"))
+        out.append(("text", "Extra turn", _TEXT, "extra"))
     if s["last_slide"] is not None:
-        items.append(_dot_item(f"LAST SLIDE {s['last_slide']['side']} OUT", s["last_slide"]["colour"]))
+        out.append(("dot", f"Last slide {s['last_slide']['side']} out", s["last_slide"]["colour"], "last_slide"))
+    return out
+
+
+def _table_items(s: Mapping[str, Any], actor: int | None) -> list[_Item]:
+    items = []
+    for kind, text, value, _key in table_entries(s, actor):
+        label = text.upper()  # the bitmap font has capitals only
+        if kind == "ticks":
+            items.append(_ticks_item(label, *value))
+        elif kind == "dot":
+            items.append(_dot_item(label, value))
+        else:
+            items.append(_text_item(label, value))
     return items
 
 

@@ -75,7 +75,6 @@ from umbrella_env.core.image import (
     _PASSING_W,
     _PLATE_LABEL_Y,
     _PLATE_NOTE_Y,
-    _RESERVE_CHIP,
     _RIGHT_GAP,
     _SLOT_BOX,
     _SLOT_FRAME,
@@ -99,7 +98,6 @@ from umbrella_env.core.image import (
     _TILE_EDGE,
     _TILE_FACE,
     _TINTS,
-    _TOKEN_CHIP,
     _TRAY,
     _TRAY_EDGE,
     _TRAY_GAP,
@@ -113,6 +111,7 @@ from umbrella_env.core.image import (
     _space_xy,
     _stage_origin,
     _text_width,
+    table_entries,
 )
 from umbrella_env.core.render import actor_of
 from umbrella_env.core.serialize import validate_state_dict, zone_counts
@@ -487,23 +486,14 @@ def _dot_item(label: str, colour: str) -> _Item:
 
 
 def _table_items(s: Mapping[str, Any], actor: int | None) -> list[_Item]:
-    p = s["num_players"]
-    items = [_ticks_item(f"Supply {s['supply']}", s["supply"], _TOKEN_CHIP, "supply")]
-    if s["reserve_used"]:
-        items.append(_ticks_item(f"Reserve {s['reserve_used']}", s["reserve_used"], _RESERVE_CHIP, "reserve"))
-    items.append(_text_item(f"Turn {s['turn']}/{s['max_turns']}"))
-    if s["terminated"] or s["truncated"]:
-        items.append(_text_item("Game over" if s["terminated"] else "Truncated", _ACTOR))
-    else:
-        items.append(_text_item("Phase " + s["phase"].replace("_", " "), _ACTOR))
-        if p > 1:
-            items.append(_text_item(f"To act: seat {actor}", _ACTOR))
-    if p > 1 and s["end_triggered_by"] is not None:
-        items.append(_text_item(f"End by seat {s['end_triggered_by']}"))
-    if s["extra_turn"]:
-        items.append(_text_item("Extra turn"))
-    if s["last_slide"] is not None:
-        items.append(_dot_item(f"Last slide {s['last_slide']['side']} out", s["last_slide"]["colour"]))
+    items = []
+    for kind, text, value, key in table_entries(s, actor):
+        if kind == "ticks":
+            items.append(_ticks_item(text, *value, key))
+        elif kind == "dot":
+            items.append(_dot_item(text, value))
+        else:
+            items.append(_text_item(text, value))
     return items
 
 
