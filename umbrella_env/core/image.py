@@ -570,7 +570,8 @@ def _table_items(s: Mapping[str, Any], actor: int | None) -> list[_Item]:
     for kind, text, value, _key in table_entries(s, actor):
         label = text.upper()  # the bitmap font has capitals only
         if kind == "ticks":
-            items.append(_ticks_item(label, *value))
+            count, ink = value
+            items.append(_ticks_item(label, count, ink))
         elif kind == "dot":
             items.append(_dot_item(label, value))
         else:

@@ -489,7 +489,8 @@ def _table_items(s: Mapping[str, Any], actor: int | None) -> list[_Item]:
     items = []
     for kind, text, value, key in table_entries(s, actor):
         if kind == "ticks":
-            items.append(_ticks_item(text, *value, key))
+            count, ink = value
+            items.append(_ticks_item(text, count, ink, key))
         elif kind == "dot":
             items.append(_dot_item(text, value))
         else:
