@@ -36,11 +36,12 @@ from umbrella_env.core.tables import LINE_CELLS, tables_for
 NUM_FEATURES = 16 + 16 + 64 * 4 + 64 + 64
 
 
-def _layout() -> dict[str, slice]:
+def observation_slices() -> dict[str, slice]:
+    """The observation's named blocks (``docs/observation.md``) as slices."""
     return {name: slice(start, stop) for start, stop, name, _ in observation_layout()}
 
 
-def _accept_table() -> np.ndarray:
+def accept_table() -> np.ndarray:
     """[4 level, 10 space, 4 slot, 4 colour] whether a space accepts a figure (default components)."""
     out = np.zeros((4, 10, 4, 4), dtype=np.float32)
     for level in range(1, 5):
@@ -55,7 +56,7 @@ class FigureFeatures(BaseFeaturesExtractor):
     def __init__(self, observation_space: spaces.Box) -> None:
         size = int(np.prod(observation_space.shape))
         super().__init__(observation_space, features_dim=size + NUM_FEATURES)
-        lay = _layout()
+        lay = observation_slices()
         self._stage = lay["seat0.stage"]
         self._present = lay["seat0.slot_present"]
         self._figure = lay["seat0.slot_figure"]
@@ -70,7 +71,7 @@ class FigureFeatures(BaseFeaturesExtractor):
         )
         self.register_buffer("colours", torch.eye(4), persistent=False)
         # [level * 10 + space, slot * 4 + colour]
-        self.register_buffer("accept", torch.as_tensor(_accept_table().reshape(40, 16)), persistent=False)
+        self.register_buffer("accept", torch.as_tensor(accept_table().reshape(40, 16)), persistent=False)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         b = obs.shape[0]

@@ -26,6 +26,8 @@ from agents.search import SearchAgent
 
 #: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` and ``*.onnx`` paths).
 AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search")
+#: ``net:PATH.pt``: a Gumbel AlphaZero checkpoint played by its network alone (no search).
+NET_PREFIX = "net:"
 #: The shipped Gumbel AlphaZero models accepted by :func:`make_agent` (need torch; docs/alphazero.md).
 AZ_NAMES: tuple[str, ...] = ("az-2p", "az-2p-net", "az-solo", "az-solo-net")
 
@@ -58,7 +60,8 @@ def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
     """The agent named by ``spec``: one of :data:`AGENT_NAMES` or :data:`AZ_NAMES`, or a
     path ending in ``.zip`` (a trained checkpoint, loaded by ``agents.policy.PolicyAgent``),
     ``.onnx`` (an exported one, loaded by ``agents.onnx_agent.OnnxAgent``) or ``.pt`` (a
-    Gumbel AlphaZero network, loaded by ``agents.az.agent.AZAgent``).
+    Gumbel AlphaZero network and its search, loaded by ``agents.az.agent.AZAgent``;
+    ``net:PATH.pt`` plays that network alone).
 
     ``seed`` seeds the agent's randomness; other keyword arguments go to the agent's
     constructor (e.g. ``simulations=`` / ``seconds=`` for ``"search"``).  Raises
@@ -71,6 +74,12 @@ def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
         from agents.rllib_agent import RLlibAgent
 
         return RLlibAgent(spec, seed=seed, **kwargs)
+    if spec.startswith(NET_PREFIX):
+        if not spec.lower().endswith(".pt"):
+            raise ValueError(f"agent {spec!r}: {NET_PREFIX}PATH needs the path of an alphazero .pt checkpoint")
+        from agents.az.agent import AZAgent
+
+        return AZAgent(spec[len(NET_PREFIX) :], seed=seed, **{"search": False, **kwargs})
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent
 

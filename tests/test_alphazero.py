@@ -137,6 +137,76 @@ def test_search_decisions_do_not_depend_on_the_hidden_tiles(num_players: int, mo
     assert run(cands) != run(other)
 
 
+# --------------------------------------------------------------------------- network
+@pytest.mark.parametrize(("num_players", "level"), [(1, 1), (2, 1), (2, 3), (3, 2), (4, 4)])
+def test_slide_lookahead_equals_a_direct_count(num_players: int, level: int) -> None:
+    """The network's per-slide features equal the figure counts of agents.common, computed
+    from the game (not the observation) for every slide and every pair of own slides."""
+    from agents.az.lookahead import SlideLookahead
+    from agents.common import figures, own_zone_counts, slide_legal, slide_stages, slide_stages2, stage_array
+
+    look = SlideLookahead()
+    rng = np.random.default_rng(num_players * 10 + level)
+    games = []
+    for seed in range(3):  # every 4th decision of three random games
+        g = SingleGame.new(GameConfig(num_players=num_players, plate_level=level), 60 + seed)
+        while not g.done:
+            if len(games) < 40 and rng.random() < 0.25:
+                games.append(g.clone())
+            legal = g.legal_actions()
+            g.step(legal[int(rng.integers(len(legal)))])
+    assert len(games) >= 20
+    checked_complete = False
+    for g in games:
+        seat = g.actor
+        per_slide, summary = look(torch.as_tensor(g.observe(seat))[None])
+        per_slide, summary = per_slide[0].numpy(), summary[0].numpy()
+        figs = figures(g, seat)
+        s1 = slide_stages(stage_array(g, seat))  # [64, 16]
+        best1 = np.zeros((64, 4))
+        best2 = np.zeros((64, 4))
+        if len(figs):
+            best1[:, list(figs.slots)] = figs.best(s1)
+            counts2 = figs.best(slide_stages2(s1))  # [64, 64, nf]
+            zones = own_zone_counts(g, seat)
+            for a in range(64):
+                left = zones.copy()
+                left[a >> 2] -= 1
+                follow = slide_legal(left)
+                if follow.any():
+                    best2[a, list(figs.slots)] = counts2[a][follow].max(axis=0)
+        best2 = np.maximum(best2, best1)
+        assert np.allclose(per_slide[:, 0:4] * 4, best1)
+        assert np.array_equal(per_slide[:, 4], (best1.max(axis=1) >= 4).astype(float))
+        assert np.allclose(per_slide[:, 5:9] * 4, best2)
+        assert np.array_equal(per_slide[:, 9], (best2.max(axis=1) >= 4).astype(float))
+        assert np.allclose(summary[:4] * 4, best1.max(axis=0)) and np.allclose(summary[4:8] * 4, best2.max(axis=0))
+        checked_complete |= bool(per_slide[:, 4].any())
+    assert checked_complete  # some position has a slide that completes a figure (the check can tell)
+
+
+def test_fallback_logits_use_the_slide_with_the_same_effect() -> None:
+    from agents.az.net import _fallback_tables
+
+    slide, zone = _fallback_tables()
+    zones = set()
+    for i in range(len(slide)):
+        fallback = A.action_to_string(A.FALLBACK_START + i)  # "fallback B of central from top col0"
+        colour, rest = fallback.split(" ")[1], fallback.split(" from ")[1]
+        assert A.action_to_string(int(slide[i])) == f"slide {colour} from {rest}"
+        zones.add((int(zone[i]), fallback.split(" of ")[1].split(" from ")[0]))
+    assert len(zones) == 9 and len({z for z, _ in zones}) == 9  # one zone index per zone name
+
+
+def test_old_network_format_is_refused_with_a_word_to_retrain(tmp_path: Path) -> None:
+    path = tmp_path / "old.pt"
+    save_network(tiny_net(2), path, plate_level=1)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    path.with_suffix(".json").write_text(json.dumps({**meta, "format": "umbrella-az-1"}))
+    with pytest.raises(ValueError, match="older format 'umbrella-az-1'.*retrain"):
+        load_network(path)
+
+
 # --------------------------------------------------------------------------- values
 def test_network_values_are_observer_relative_like_the_observation() -> None:
     score = {name: start for start, _, name, _ in observation_layout()}
@@ -251,6 +321,23 @@ def test_tiny_seeded_run_is_reproducible_and_beats_random(tmp_path: Path) -> Non
     assert wins >= 8
 
 
+def test_search_teacher_and_quick_preset(tmp_path: Path) -> None:
+    """``--teacher search`` imitates the search agent's games (recorded in the sidecar), and
+    ``--quick`` fills in the preset only where an option was not given."""
+    from umbrella_env.training import alphazero
+
+    argv = [a for a in TINY]
+    i = argv.index("--pretrain-games")
+    argv[i + 1] = "2"
+    assert alphazero.main(argv + ["--teacher", "search", "--teacher-sims", "2", "--out", str(tmp_path / "s")]) == 0
+    meta = json.loads((tmp_path / "s" / "last.json").read_text())
+    assert (meta["teacher"], meta["teacher_sims"], meta["pretrain_games"]) == ("search", 2, 2)
+    args = alphazero.parse_options(alphazero.build_parser(), ["--quick", "--games", "8"])
+    assert args.games == 8 and args.iterations == alphazero.QUICK["iterations"] == 2
+    assert args.pretrain_games == alphazero.QUICK["pretrain_games"]
+    assert alphazero.parse_options(alphazero.build_parser(), []).iterations != alphazero.QUICK["iterations"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -258,6 +345,9 @@ def test_tiny_seeded_run_is_reproducible_and_beats_random(tmp_path: Path) -> Non
         (["--buffer", "100", "--batch-size", "256"], "--buffer (100) must be at least --batch-size (256)"),
         (["--players", "5"], "--players must be 1, 2, 3 or 4, got 5"),
         (["--margin-weight", "2"], "--margin-weight must be in [0, 1], got 2.0"),
+        (["--teacher", "search", "--teacher-sims", "0"], "--teacher-sims must be at least 1, got 0"),
+        (["--teacher", "random"], "argument --teacher: invalid choice: 'random'"),
+        (["--pretrain-epochs", "0"], "--pretrain-epochs must be at least 1, got 0"),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],
 )
@@ -286,6 +376,20 @@ def test_checkpoint_of_another_configuration_is_refused(tmp_path: Path, capsys) 
     with pytest.raises(ValueError, match="no metadata file"):
         path.with_suffix(".json").unlink()
         load_network(path)
+
+
+def test_net_prefix_plays_a_checkpoint_without_search(tmp_path: Path) -> None:
+    path = tmp_path / "m.pt"
+    save_network(tiny_net(2), path, plate_level=1)
+    alone = make_agent(f"net:{path}")
+    assert not alone.use_search and not alone.needs_game
+    assert make_agent(str(path)).use_search
+    agent = build_agent(f"net:{path}", GameConfig(num_players=2))
+    assert not agent.use_search
+    with pytest.raises(AgentSpecError, match="was trained for num_players=2"):
+        build_agent(f"net:{path}", GameConfig(num_players=3))
+    with pytest.raises(ValueError, match="needs the path of an alphazero .pt checkpoint"):
+        make_agent("net:model.zip")
 
 
 def test_agent_budget_is_checked() -> None:

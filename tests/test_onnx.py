@@ -330,8 +330,12 @@ def test_sampling_follows_the_softmax_of_the_legal_logits() -> None:
 
 @pytest.mark.train
 def test_the_shipped_alphazero_networks_export_with_parity(tmp_path) -> None:
-    """The learned networks export too: logits and the observer's value agree within 1e-5
-    on positions of every phase, and the ONNX agent plays the network's greedy move."""
+    """The learned networks export too: logits agree to 1e-6 of their largest magnitude
+    (their logits reach about 100: float32 rounding alone is about 1e-5 there) and the
+    observer's value within 1e-5, on positions of every phase, and the ONNX agent plays the
+    network's greedy move."""
+    import torch
+
     from agents.az.net import load_network
     from umbrella_env import export
 
@@ -340,8 +344,12 @@ def test_the_shipped_alphazero_networks_export_with_parity(tmp_path) -> None:
         out = export.export_checkpoint(source, tmp_path / f"{name}.onnx")
         config = GameConfig(num_players=P, plate_level=1)
         obs, masks = export.sample_positions(config, 300, seed=3)
-        parity = export.check_parity(export.load_az(source)[0], out, obs, masks)
-        assert max(parity.max_logit_diff, parity.max_value_diff) <= 1e-5, parity
+        module = export.load_az(source)[0]
+        parity = export.check_parity(module, out, obs, masks)
+        with torch.no_grad():
+            scale = float(module(torch.as_tensor(obs), torch.as_tensor(masks))[0].abs().max())
+        assert parity.max_logit_diff <= 1e-6 * max(10.0, scale), (parity, scale)
+        assert parity.max_value_diff <= 1e-5, parity
         assert parity.same_actions == parity.positions
         net, _ = load_network(source)
         agent = make_agent(str(out), num_players=P, plate_level=1)

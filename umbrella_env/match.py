@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from agents import AGENT_NAMES, make_agent
-from agents.registry import AZ_NAMES
+from agents.registry import AZ_NAMES, NET_PREFIX
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.core.single import SingleGame
@@ -90,13 +90,15 @@ RLLIB_PREFIX = "rllib:"
 
 
 def is_checkpoint(spec: str) -> bool:
-    return spec.lower().endswith(CHECKPOINT_SUFFIXES) or spec.startswith(RLLIB_PREFIX)
+    return spec.lower().endswith(CHECKPOINT_SUFFIXES) or spec.startswith((RLLIB_PREFIX, NET_PREFIX))
 
 
 def valid_choices() -> str:
     return (
-        f"valid agents: {', '.join(AGENT_NAMES)}, a path to a trained checkpoint "
-        f"({' or '.join(CHECKPOINT_SUFFIXES)}), {RLLIB_PREFIX}FOLDER (an RLlib checkpoint), or package.module:factory"
+        f"valid agents: {', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)} "
+        f"(need torch), a path to a trained checkpoint ({' or '.join(CHECKPOINT_SUFFIXES)}; "
+        f"{NET_PREFIX}PATH.pt plays an alphazero network without its search), "
+        f"{RLLIB_PREFIX}FOLDER (an RLlib checkpoint), or package.module:factory"
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from agents.az.net import AZNet, load_network
-from agents.az.search import GumbelSearch
+from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.checkpoint import check_configuration
 from agents.common import legal_ids
 from umbrella_env.core.single import SingleGame
@@ -49,7 +49,9 @@ class AZAgent:
         deterministic: network alone: the most likely legal action, else sampled from the
             policy; with search: no Gumbel noise at the root, else the self-play sampling.
         num_players, plate_level: when given, the checkpoint must have been trained for them.
-        max_considered: root actions considered by the search.
+        max_considered: root actions considered by the search (default: the value the
+            network was trained with, from its sidecar; 16 for a network object).  The
+            search's ``c_scale`` is the one the network was trained with, too.
     """
 
     def __init__(
@@ -63,7 +65,7 @@ class AZAgent:
         seed: int | None = None,
         num_players: int | None = None,
         plate_level: int | None = None,
-        max_considered: int = 16,
+        max_considered: int | None = None,
         name: str | None = None,
     ) -> None:
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -86,10 +88,13 @@ class AZAgent:
         self.seconds = seconds
         self.deterministic = deterministic
         self.name = name or (Path(self.path).stem + ("+search" if search else ""))
+        if max_considered is None:
+            max_considered = int(self.meta.get("max_considered", 16))
         self.search = GumbelSearch(
             self.net.predict,
             simulations=self.simulations,
             max_considered=max_considered,
+            c_scale=float(self.meta.get("c_scale", DEFAULT_C_SCALE)),
             gumbel_scale=0.0 if deterministic else 1.0,
         )
         self._per_sim: float | None = None  # measured seconds per simulation (seconds budget)

@@ -44,6 +44,8 @@ import numpy as np
 from agents.common import determinize
 from umbrella_env.core.single import SingleGame
 
+#: sigma's ``c_scale`` (mctx's default); a smaller value trusts noisy Q values less.
+DEFAULT_C_SCALE = 0.1
 #: ``evaluate(observations [B, 899]) -> (logits [B, 968], observer-relative values [B, V])``.
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -193,7 +195,7 @@ class GumbelSearch:
         max_considered: int = 16,
         gumbel_scale: float = 1.0,
         c_visit: float = 50.0,
-        c_scale: float = 0.1,
+        c_scale: float = DEFAULT_C_SCALE,
         margin_weight: float = 0.5,
     ) -> None:
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:

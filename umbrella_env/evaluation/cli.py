@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agents import AGENT_NAMES
+from agents.registry import AZ_NAMES
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
@@ -33,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--agents", nargs="+", required=True, metavar="AGENT",
-        help=f"agents: {', '.join(AGENT_NAMES)}, a .zip or .onnx checkpoint, rllib:FOLDER, package.module:factory; "
+        help=f"agents: {', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)}, a .zip, .pt or .onnx "
+        "checkpoint, rllib:FOLDER, package.module:factory; "
         "label=spec renames",
     )  # fmt: skip
     p.add_argument("--players", type=int, default=2, help="1 (solo), 2, 3 or 4 (default 2)")

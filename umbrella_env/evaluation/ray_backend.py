@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from umbrella_env.core.config import GameConfig
-from umbrella_env.match import RLLIB_PREFIX, is_checkpoint
+from umbrella_env.match import NET_PREFIX, RLLIB_PREFIX, is_checkpoint
 from umbrella_env.ray_cluster import cluster_cpus, ray_session
 
 
@@ -27,8 +27,9 @@ def absolute_spec(spec: str) -> str:
     """``spec`` with the path of a checkpoint made absolute (other specs unchanged)."""
     if not is_checkpoint(spec):
         return spec
-    if spec.startswith(RLLIB_PREFIX):
-        return RLLIB_PREFIX + str(Path(spec[len(RLLIB_PREFIX) :]).resolve())
+    for prefix in (RLLIB_PREFIX, NET_PREFIX):
+        if spec.startswith(prefix):
+            return prefix + str(Path(spec[len(prefix) :]).resolve())
     return str(Path(spec).resolve())
 
 

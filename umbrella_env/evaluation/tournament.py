@@ -67,6 +67,7 @@ from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
 from umbrella_env.match import (
+    NET_PREFIX,
     SPEC_FACTORY,
     AgentError,
     AgentSpecError,
@@ -166,7 +167,7 @@ _SPEC_LABEL = re.compile(r"^([A-Za-z0-9_.\-]+)=(.+)$")
 
 def _default_label(spec: str) -> str:
     if is_checkpoint(spec):
-        return Path(spec).stem
+        return Path(spec).stem + ("-net" if spec.startswith(NET_PREFIX) else "")
     return spec.rsplit(":", 1)[1] if SPEC_FACTORY.match(spec) else spec
 
 

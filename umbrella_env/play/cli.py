@@ -56,7 +56,8 @@ def build_parser(out: TextIO) -> _Parser:
         nargs="+",
         metavar="SPEC",
         help="one agent per other seat, in seat order (one spec = all of them): random, greedy, "
-        "heuristic, search or a .zip/.onnx checkpoint for this configuration (default greedy)",
+        "heuristic, search, a shipped network (az-2p, az-2p-net) or a .zip/.pt/.onnx checkpoint for this "
+        "configuration (default greedy)",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--seed", type=int, help="seed of the deal and the agents (default: a random one, printed)")

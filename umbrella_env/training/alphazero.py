@@ -16,10 +16,14 @@ One iteration:
 3. ``--train-steps`` Adam steps on minibatches of ``--batch-size`` drawn from the buffer
    (cross-entropy to the improved policy + ``--value-weight`` x squared value error).
 
-Before the first iteration, ``--pretrain-games`` games of the heuristic agent (played by
+Before the first iteration, ``--pretrain-games`` games of the ``--teacher`` agent
+(``heuristic``, or ``search`` with ``--teacher-sims``; played by
 :func:`umbrella_env.match.play_out`) fit the network for ``--pretrain-epochs`` epochs
-(policy: the heuristic's action; value: the same outcome values), so self-play starts
-from a sensible policy instead of random play.
+(policy: the teacher's action; value: the same outcome values; the learning rate
+annealed from ``--pretrain-learning-rate``), so self-play starts from a sensible policy
+instead of random play; the teacher's positions also fill the replay buffer, so the first
+iterations do not fit a few self-play games over and over.  ``--quick`` is the README's
+two-minute run.
 
 Every ``--eval-every`` iterations the network alone plays ``--eval-games`` games against
 ``heuristic`` and ``--eval-search-games`` against ``search`` (``--eval-search-sims``
@@ -52,8 +56,16 @@ except ImportError:  # pragma: no cover - exercised only without the train extra
 
 from agents import make_agent
 from agents.az.agent import AZAgent
-from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network, read_metadata, save_network, value_size
-from agents.az.search import GumbelSearch, outcome_values, to_relative
+from agents.az.net import (
+    DEFAULT_HIDDEN,
+    DEFAULT_SLIDE_HIDDEN,
+    AZNet,
+    load_network,
+    read_metadata,
+    save_network,
+    value_size,
+)
+from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
@@ -66,6 +78,8 @@ PROG = "python -m umbrella_env.training.alphazero"
 #: Self-play turn limit: a well-played 2-player game lasts about 30 turns; an early network
 #: that wanders would otherwise spend minutes on one game.  A truncated game is a draw.
 SELFPLAY_MAX_TURNS = 100
+#: Agents the network can imitate before self-play (``--teacher``).
+TEACHERS = ("heuristic", "search")
 #: Base seed of the evaluation deals (training deals come from --seed's SeedSequence).
 EVAL_SEED = 990_000
 
@@ -135,8 +149,8 @@ def game_targets(
 
 
 # --------------------------------------------------------------------------- self-play
-def _build_net(num_players: int, hidden: Sequence[int], weights: dict[str, np.ndarray]) -> AZNet:
-    net = AZNet(num_players, hidden)
+def _build_net(num_players: int, hidden: Sequence[int], slide_hidden: int, weights: dict[str, np.ndarray]) -> AZNet:
+    net = AZNet(num_players, hidden, slide_hidden)
     net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
     net.eval()
     return net
@@ -146,7 +160,7 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
     """Play the games of ``job["seeds"]`` all at once with one network (module doc, step 1)."""
     torch.set_num_threads(job.get("threads", 1))
     config: GameConfig = job["config"]
-    net = _build_net(config.num_players, job["hidden"], job["weights"])
+    net = _build_net(config.num_players, job["hidden"], job["slide_hidden"], job["weights"])
     timers = {"network": 0.0}
 
     def evaluate(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -159,6 +173,7 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         evaluate,
         simulations=job["simulations"],
         max_considered=job["max_considered"],
+        c_scale=job.get("c_scale", DEFAULT_C_SCALE),
         margin_weight=job["margin_weight"],
     )
     t_start = time.perf_counter()
@@ -220,14 +235,24 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- teacher games
+def teacher_agent(teacher: str, simulations: int, seed: int) -> Any:
+    """The teacher of the pretraining games: ``heuristic``, or ``search`` with ``simulations``."""
+    if teacher == "search":
+        return make_agent("search", seed=seed, simulations=simulations)
+    return make_agent(teacher, seed=seed)
+
+
 def teacher_chunk(job: dict[str, Any]) -> Samples:
-    """Heuristic games (every seat the teacher): each decision with a choice, the
+    """Teacher games (every seat the teacher): each decision with a choice, the
     teacher's action as a one-hot policy target and the game's outcome values."""
     config: GameConfig = job["config"]
     rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for seed in job["seeds"]:
         rng = np.random.default_rng(seed)
-        agents = [make_agent(job["teacher"], seed=int(rng.integers(2**63))) for _ in range(config.num_players)]
+        agents = [
+            teacher_agent(job["teacher"], job.get("teacher_sims", 16), int(rng.integers(2**63)))
+            for _ in range(config.num_players)
+        ]
         records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
 
         def record(game: SingleGame, seat: int, action: int, records: list = records) -> None:
@@ -243,42 +268,86 @@ def teacher_chunk(job: dict[str, Any]) -> Samples:
 
 
 # --------------------------------------------------------------------------- learning
+def _learn(
+    opt: torch.optim.Optimizer, logits: torch.Tensor, values: torch.Tensor, b: Samples, value_weight: float
+) -> tuple[float, float]:
+    """One Adam step on policy cross-entropy + ``value_weight`` x value squared error of the
+    minibatch ``b``; returns (policy loss, value loss)."""
+    mask = torch.as_tensor(np.unpackbits(b.masks, axis=1, count=NUM_ACTIONS).astype(bool))
+    target = torch.as_tensor(b.policy.astype(np.float32))
+    logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
+    policy_loss = -(target * logp).sum(dim=1).mean()
+    value_loss = ((values - torch.as_tensor(b.values)) ** 2).sum(dim=1).mean()
+    opt.zero_grad()
+    (policy_loss + value_weight * value_loss).backward()
+    opt.step()
+    return float(policy_loss.detach()), float(value_loss.detach())
+
+
 def train_steps(
     net: AZNet,
     opt: torch.optim.Optimizer,
-    data: ReplayBuffer | Samples,
+    data: ReplayBuffer,
     steps: int,
     batch: int,
     rng: np.random.Generator,
     value_weight: float,
 ) -> dict[str, float]:
-    """``steps`` Adam steps on minibatches (uniform draws from a buffer, or shuffled epochs
-    over a fixed set of samples); returns the mean losses."""
+    """``steps`` Adam steps on minibatches drawn uniformly from the replay buffer; returns
+    the mean losses."""
     net.train()
     tot_p = tot_v = 0.0
-    order = None if isinstance(data, ReplayBuffer) else rng.permutation(len(data))
-    for step in range(steps):
-        if order is None:
-            b = data.sample(batch, rng)
-        else:
-            lo = (step * batch) % len(order)
-            idx = order[lo : lo + batch]
-            b = Samples(data.obs[idx], data.masks[idx], data.policy[idx], data.values[idx])
-        obs = torch.as_tensor(b.obs.astype(np.float32))
-        mask = torch.as_tensor(np.unpackbits(b.masks, axis=1, count=NUM_ACTIONS).astype(bool))
-        target = torch.as_tensor(b.policy.astype(np.float32))
-        logits, values = net(obs)
-        logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
-        policy_loss = -(target * logp).sum(dim=1).mean()
-        value_loss = ((values - torch.as_tensor(b.values)) ** 2).sum(dim=1).mean()
-        loss = policy_loss + value_weight * value_loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        tot_p += float(policy_loss.detach())
-        tot_v += float(value_loss.detach())
+    for _ in range(steps):
+        b = data.sample(batch, rng)
+        logits, values = net(torch.as_tensor(b.obs.astype(np.float32)))
+        p_loss, v_loss = _learn(opt, logits, values, b, value_weight)
+        tot_p += p_loss
+        tot_v += v_loss
     net.eval()
     return {"policy_loss": tot_p / max(steps, 1), "value_loss": tot_v / max(steps, 1)}
+
+
+def fit_samples(
+    net: AZNet,
+    opt: torch.optim.Optimizer,
+    data: Samples,
+    epochs: int,
+    batch: int,
+    rng: np.random.Generator,
+    value_weight: float,
+) -> dict[str, float]:
+    """Pretraining: ``epochs`` shuffled passes over a fixed set of samples, the learning
+    rate on a cosine from its value down to a tenth of it (then restored).  The network's
+    parameter-free input features (:meth:`AZNet.encode`) are computed once per sample."""
+    codes, slides = [], []
+    for lo in range(0, len(data), 1024):
+        x, per_slide = net.encode(torch.as_tensor(data.obs[lo : lo + 1024].astype(np.float32)))
+        codes.append(x.to(torch.float16))
+        slides.append(per_slide.to(torch.float16))
+    x_all, s_all = torch.cat(codes), torch.cat(slides)
+    per_epoch = max(1, len(data) // batch)
+    steps = max(1, epochs * per_epoch)
+    base_lr = [g["lr"] for g in opt.param_groups]
+    net.train()
+    tot_p = tot_v = 0.0
+    order = rng.permutation(len(data))
+    for step in range(steps):
+        f = 0.1 + 0.45 * (1.0 + np.cos(np.pi * step / steps))
+        for g, lr in zip(opt.param_groups, base_lr):
+            g["lr"] = lr * f
+        if step % per_epoch == 0:
+            order = rng.permutation(len(data))
+        idx = order[(step % per_epoch) * batch : (step % per_epoch + 1) * batch]
+        b = Samples(data.obs[idx], data.masks[idx], data.policy[idx], data.values[idx])
+        t = torch.as_tensor(idx)
+        logits, values = net.heads(x_all[t].float(), s_all[t].float())
+        p_loss, v_loss = _learn(opt, logits, values, b, value_weight)
+        tot_p += p_loss
+        tot_v += v_loss
+    for g, lr in zip(opt.param_groups, base_lr):
+        g["lr"] = lr
+    net.eval()
+    return {"policy_loss": tot_p / steps, "value_loss": tot_v / steps, "steps": steps}
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -320,6 +389,16 @@ def search16(seed: int | None = None) -> Any:
 def search50(seed: int | None = None) -> Any:
     """``search`` with 50 simulations per decision (``umbrella_env.training.alphazero:search50``)."""
     return make_agent("search", seed=seed, simulations=50)
+
+
+def az_2p_128(seed: int | None = None) -> Any:
+    """The shipped ``az-2p`` with 128 simulations per decision (``umbrella_env.training.alphazero:az_2p_128``)."""
+    return make_agent("az-2p", seed=seed, simulations=128)
+
+
+def az_solo_128(seed: int | None = None) -> Any:
+    """The shipped ``az-solo`` with 128 simulations per decision (``umbrella_env.training.alphazero:az_solo_128``)."""
+    return make_agent("az-solo", seed=seed, simulations=128)
 
 
 def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
@@ -373,10 +452,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=64, help="self-play games per iteration (default 64)")
     p.add_argument("--simulations", type=int, default=16, help="search simulations per decision (default 16)")
     p.add_argument("--max-considered", type=int, default=16, help="root actions considered (default 16)")
+    p.add_argument(
+        "--c-scale",
+        type=float,
+        default=DEFAULT_C_SCALE,
+        help=f"weight of the search's Q values in the improved policy, sigma's c_scale (default {DEFAULT_C_SCALE})",
+    )
     p.add_argument("--buffer", type=int, default=60_000, help="replay buffer positions (default 60000)")
     p.add_argument("--batch-size", type=int, default=256, help="minibatch size (default 256)")
     p.add_argument("--train-steps", type=int, default=200, help="Adam steps per iteration (default 200)")
-    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
+    p.add_argument(
+        "--learning-rate", type=float, default=3e-4, help="Adam learning rate of the self-play training (default 3e-4)"
+    )
+    p.add_argument(
+        "--pretrain-learning-rate",
+        type=float,
+        default=1e-3,
+        help="peak learning rate of the pretraining, annealed to a tenth (default 1e-3)",
+    )
     p.add_argument("--weight-decay", type=float, default=1e-5, help="Adam weight decay (default 1e-5)")
     p.add_argument("--value-weight", type=float, default=1.0, help="weight of the value loss (default 1)")
     p.add_argument(
@@ -385,14 +478,34 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.5,
         help="2-4 players: share of the score margin in the value targets, 0-1 (default 0.5)",
     )
-    p.add_argument("--hidden", type=int, nargs="+", default=list(DEFAULT_HIDDEN), help="hidden layer sizes")
+    p.add_argument(
+        "--hidden", type=int, nargs="+", default=list(DEFAULT_HIDDEN), help="trunk layer sizes (default 192 192)"
+    )
+    p.add_argument(
+        "--slide-hidden",
+        type=int,
+        default=DEFAULT_SLIDE_HIDDEN,
+        help=f"width of the shared slide scorer (default {DEFAULT_SLIDE_HIDDEN})",
+    )
+    p.add_argument(
+        "--teacher",
+        choices=TEACHERS,
+        default="heuristic",
+        help="agent whose games the network imitates before self-play (default heuristic)",
+    )
+    p.add_argument(
+        "--teacher-sims",
+        type=int,
+        default=16,
+        help="simulations per decision of the search teacher (default 16)",
+    )
     p.add_argument(
         "--pretrain-games",
         type=int,
         default=1000,
-        help="heuristic games fitted before self-play, 0 for none (default 1000)",
+        help="teacher games fitted before self-play, 0 for none (default 1000)",
     )
-    p.add_argument("--pretrain-epochs", type=int, default=4, help="epochs over the heuristic games (default 4)")
+    p.add_argument("--pretrain-epochs", type=int, default=4, help="epochs over the teacher games (default 4)")
     p.add_argument("--eval-every", type=int, default=5, help="iterations between evaluations (default 5)")
     p.add_argument(
         "--eval-games",
@@ -431,7 +544,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
     p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a run of about 2 minutes on 2 cores (the README's main job; options given explicitly win): "
+        + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items()),
+    )
     return p
+
+
+#: ``--quick``: imitate 2,000 heuristic games, then 2 short self-play iterations.
+QUICK: dict[str, Any] = {
+    "pretrain_games": 2000,
+    "pretrain_epochs": 4,
+    "iterations": 2,
+    "games": 32,
+    "simulations": 16,
+    "max_considered": 4,
+    "train_steps": 100,
+    "eval_every": 2,
+    "eval_games": 100,
+    "eval_search_games": 0,
+}
+
+
+def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """The parsed options, with the ``--quick`` preset filling in every option left at its default."""
+    args = parser.parse_args(argv)
+    if args.quick:
+        for key, value in QUICK.items():
+            if getattr(args, key) == parser.get_default(key):
+                setattr(args, key, value)
+    return args
 
 
 def default_workers() -> int:
@@ -451,7 +595,7 @@ _MINIMUM = (
     ("--batch-size", "batch_size", 1),
     ("--train-steps", "train_steps", 0),
     ("--pretrain-games", "pretrain_games", 0),
-    ("--pretrain-epochs", "pretrain_epochs", 0),
+    ("--pretrain-epochs", "pretrain_epochs", 1),
     ("--eval-every", "eval_every", 1),
     ("--eval-games", "eval_games", 1),
     ("--eval-search-games", "eval_search_games", 0),
@@ -460,6 +604,8 @@ _MINIMUM = (
     ("--workers", "workers", 1),
     ("--torch-threads", "torch_threads", 1),
     ("--seed", "seed", 0),
+    ("--slide-hidden", "slide_hidden", 1),
+    ("--teacher-sims", "teacher_sims", 1),
 )
 
 
@@ -479,9 +625,15 @@ def check_options(args: argparse.Namespace) -> None:
         )
     if any(h < 1 for h in args.hidden):
         raise ValueError(f"--hidden layer sizes must be at least 1, got {args.hidden}")
-    for flag, value in (("--learning-rate", args.learning_rate), ("--value-weight", args.value_weight)):
+    for flag, value in (
+        ("--learning-rate", args.learning_rate),
+        ("--pretrain-learning-rate", args.pretrain_learning_rate),
+        ("--value-weight", args.value_weight),
+    ):
         if not value > 0:
             raise ValueError(f"{flag} must be positive, got {value}")
+    if not args.c_scale > 0:
+        raise ValueError(f"--c-scale must be positive, got {args.c_scale}")
     if args.weight_decay < 0:
         raise ValueError(f"--weight-decay must be at least 0, got {args.weight_decay}")
     if not 0 <= args.margin_weight <= 1:
@@ -497,7 +649,7 @@ def command_line(argv: Sequence[str]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_options(parser, argv)
     if args.workers is None:
         args.workers = default_workers()
     try:
@@ -516,6 +668,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(
                     f"--resume {str(args.resume)!r} has hidden layers {resume_meta['hidden']}, "
                     f"this run --hidden {args.hidden}"
+                )
+            if int(resume_meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)) != args.slide_hidden:
+                raise ValueError(
+                    f"--resume {str(args.resume)!r} has a slide scorer of {resume_meta.get('slide_hidden')} units, "
+                    f"this run --slide-hidden {args.slide_hidden}"
                 )
         out = (
             args.out
@@ -539,7 +696,7 @@ class Trainer:
         torch.set_num_threads(args.torch_threads)
         torch.manual_seed(args.seed)
         self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1,)))
-        self.net = AZNet(config.num_players, args.hidden)
+        self.net = AZNet(config.num_players, args.hidden, args.slide_hidden)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
         self.buffer = ReplayBuffer(args.buffer, value_size(config.num_players))
         self.iteration = 0
@@ -589,7 +746,12 @@ class Trainer:
             "train_seconds": round(self.seconds, 1),
             "max_turns": self.config.max_turns,
             "simulations": a.simulations,
+            "max_considered": a.max_considered,
+            "c_scale": a.c_scale,
             "margin_weight": a.margin_weight,
+            "teacher": a.teacher,
+            "teacher_sims": a.teacher_sims if a.teacher == "search" else None,
+            "pretrain_games": a.pretrain_games,
             "seed": a.seed,
             "command": self.command,
         }
@@ -608,11 +770,19 @@ class Trainer:
         a = self.args
         seeds = np.random.SeedSequence(a.seed, spawn_key=(2,)).generate_state(a.pretrain_games, np.uint64).tolist()
         t0 = time.perf_counter()
+        per_job = 25 if a.teacher == "heuristic" else 4
         jobs = [
-            {"config": self.config, "teacher": "heuristic", "seeds": part, "margin_weight": a.margin_weight}
-            for part in [seeds[i : i + 25] for i in range(0, len(seeds), 25)]
+            {
+                "config": self.config,
+                "teacher": a.teacher,
+                "teacher_sims": a.teacher_sims,
+                "seeds": part,
+                "margin_weight": a.margin_weight,
+            }
+            for part in [seeds[i : i + per_job] for i in range(0, len(seeds), per_job)]
         ]
-        bar = Progress(len(seeds), not a.no_progress, "heuristic games")
+        label = a.teacher if a.teacher == "heuristic" else f"{a.teacher} ({a.teacher_sims} sims)"
+        bar = Progress(len(seeds), not a.no_progress, f"{label} games")
         parts = []
         try:
             if self.pool is None:
@@ -626,12 +796,19 @@ class Trainer:
         finally:
             bar.close()
         data = Samples.concat(parts)
-        steps = max(1, a.pretrain_epochs * len(data) // a.batch_size)
-        losses = train_steps(self.net, self.opt, data, steps, a.batch_size, self.rng, a.value_weight)
+        t1 = time.perf_counter()
+        for g in self.opt.param_groups:
+            g["lr"] = a.pretrain_learning_rate
+        losses = fit_samples(self.net, self.opt, data, a.pretrain_epochs, a.batch_size, self.rng, a.value_weight)
+        for g in self.opt.param_groups:
+            g["lr"] = a.learning_rate
+        # the replay buffer starts with (the last --buffer of) the teacher's positions, so the
+        # first self-play iterations do not fit a few games' positions over and over
+        self.buffer.add(data)
         print(
-            f"pretraining: {a.pretrain_games} heuristic games, {len(data):,} decisions, {steps} steps in "
-            f"{time.perf_counter() - t0:.0f} s; policy loss {losses['policy_loss']:.3f}, "
-            f"value loss {losses['value_loss']:.3f}",
+            f"pretraining: {a.pretrain_games} {label} games, {len(data):,} decisions in {t1 - t0:.0f} s; "
+            f"{losses['steps']:.0f} steps in {time.perf_counter() - t1:.0f} s; "
+            f"policy loss {losses['policy_loss']:.3f}, value loss {losses['value_loss']:.3f}",
             flush=True,
         )
 
@@ -643,10 +820,12 @@ class Trainer:
             {
                 "config": self.config,
                 "hidden": tuple(a.hidden),
+                "slide_hidden": a.slide_hidden,
                 "weights": weights,
                 "seeds": part,
                 "simulations": a.simulations,
                 "max_considered": a.max_considered,
+                "c_scale": a.c_scale,
                 "margin_weight": a.margin_weight,
             }
             for part in self._chunks(seeds.tolist())

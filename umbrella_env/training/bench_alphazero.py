@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
     p.add_argument("--games", type=int, default=32, help="games in flight per worker (default 32)")
     p.add_argument("--simulations", type=int, default=16, help="simulations per decision (default 16)")
+    p.add_argument("--max-considered", type=int, default=16, help="root actions considered (default 16)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument(
         "--checkpoint",
@@ -79,10 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         {
             "config": config,
             "hidden": net.hidden,
+            "slide_hidden": net.slide_hidden,
             "weights": weights,
             "seeds": seeds[w :: args.workers],
             "simulations": args.simulations,
-            "max_considered": 16,
+            "max_considered": args.max_considered,
             "margin_weight": 0.5,
         }
         for w in range(args.workers)
