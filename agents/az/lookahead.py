@@ -25,7 +25,7 @@ complete a figure / 8), which go to the network's trunk.
 
 The two-slide counts use base-4 codes of each figure's four cells and the
 ``agents.common.BEST_COUNT`` table: one gather of 64 x 64 x 16 cells per observation,
-about 0.3 ms per observation on one core at batch 32.
+about 0.3-0.5 ms per observation on one core at batch 32 (measured on a busy machine).
 """
 
 from __future__ import annotations
