@@ -41,6 +41,20 @@ def observation_slices() -> dict[str, slice]:
     return {name: slice(start, stop) for start, stop, name, _ in observation_layout()}
 
 
+#: The observation's named blocks, looked up once.
+SLICES = observation_slices()
+
+
+def accepted_colours(obs: torch.Tensor, accept: torch.Tensor) -> torch.Tensor:
+    """[B, 4 slot, 4 colour]: whether a free space of the observer's plate accepts a figure
+    of that colour from that slot (the level read from the ``plate_level`` one-hot);
+    ``accept`` is :func:`accept_table` as a [40, 16] tensor."""
+    free = 1.0 - obs[:, SLICES["seat0.plate_token"]]  # [b, 10]
+    level = obs[:, SLICES["plate_level"]]  # [b, 4] one-hot
+    pairs = (level.unsqueeze(2) * free.unsqueeze(1)).reshape(obs.shape[0], 40)
+    return (pairs @ accept > 0).float().reshape(obs.shape[0], 4, 4)
+
+
 def accept_table() -> np.ndarray:
     """[4 level, 10 space, 4 slot, 4 colour] whether a space accepts a figure (default components)."""
     out = np.zeros((4, 10, 4, 4), dtype=np.float32)
@@ -56,12 +70,6 @@ class FigureFeatures(BaseFeaturesExtractor):
     def __init__(self, observation_space: spaces.Box) -> None:
         size = int(np.prod(observation_space.shape))
         super().__init__(observation_space, features_dim=size + NUM_FEATURES)
-        lay = observation_slices()
-        self._stage = lay["seat0.stage"]
-        self._present = lay["seat0.slot_present"]
-        self._figure = lay["seat0.slot_figure"]
-        self._token = lay["seat0.plate_token"]
-        self._level = lay["plate_level"]
         # Slide a changes only the 4 cells of its line: cell LINE[a, j] then holds
         # ext[SOURCE[a, j]], where ext = the 16 stage cells + the 4 colours (the umbrella slid in).
         line = np.array([LINE_CELLS[a >> 4, a & 3] for a in range(64)], dtype=np.int64)  # [64, 4]
@@ -75,12 +83,10 @@ class FigureFeatures(BaseFeaturesExtractor):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         b = obs.shape[0]
-        stage = obs[:, self._stage].reshape(b, 16, 4)
-        figure = obs[:, self._figure].reshape(b, 4, 16) * obs[:, self._present].reshape(b, 4, 1)
-        free = 1.0 - obs[:, self._token]  # [b, 10]
-        level = obs[:, self._level]  # [b, 4] one-hot
-        pairs = (level.unsqueeze(2) * free.unsqueeze(1)).reshape(b, 40)
-        open_ = (pairs @ self.accept > 0).float().reshape(b, 1, 4, 4)  # [b, 1, slot, colour]
+        stage = obs[:, SLICES["seat0.stage"]].reshape(b, 16, 4)
+        present = obs[:, SLICES["seat0.slot_present"]]
+        figure = obs[:, SLICES["seat0.slot_figure"]].reshape(b, 4, 16) * present.reshape(b, 4, 1)
+        open_ = accepted_colours(obs, self.accept).unsqueeze(1)  # [b, 1, slot, colour]
         now = torch.bmm(figure, stage)  # [b, 4 slot, 4 colour]
         ext = torch.cat([stage, self.colours.expand(b, 4, 4)], dim=1)  # [b, 20, 4]
         change = (ext[:, self.source] - stage[:, self.line]).reshape(b * 64, 4, 4)  # [(b, a), j, colour]

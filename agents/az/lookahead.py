@@ -35,7 +35,7 @@ import torch
 from torch import nn
 
 from agents.common import BEST_COUNT, SLIDE_EJECT, SLIDE_SOURCE, SLIDE_SRC
-from agents.features import accept_table, observation_slices
+from agents.features import SLICES, accept_table, accepted_colours
 from umbrella_env.core.actions import NUM_SLIDE
 
 #: Values per slide.
@@ -49,13 +49,6 @@ class SlideLookahead(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        lay = observation_slices()
-        self._stage = lay["seat0.stage"]
-        self._present = lay["seat0.slot_present"]
-        self._figure = lay["seat0.slot_figure"]
-        self._token = lay["seat0.plate_token"]
-        self._level = lay["plate_level"]
-        self._zones = lay["own_zones"]
         const = np.zeros((NUM_SLIDE, 8), dtype=np.float32)
         for a in range(NUM_SLIDE):
             const[a, a >> 4] = 1.0  # side
@@ -80,13 +73,12 @@ class SlideLookahead(nn.Module):
     @torch.no_grad()
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         b = obs.shape[0]
-        onehot = obs[:, self._stage].reshape(b, 16, 4)
+        onehot = obs[:, SLICES["seat0.stage"]].reshape(b, 16, 4)
         colour = onehot.argmax(dim=2).float()  # [b, 16] colour id of every cell
-        present = obs[:, self._present]
-        cells = obs[:, self._figure].reshape(b, 4, 16).topk(4, dim=2).indices.reshape(b, 16)  # 4 cells per slot
-        free = 1.0 - obs[:, self._token]
-        pairs = (obs[:, self._level].unsqueeze(2) * free.unsqueeze(1)).reshape(b, 40)
-        accepted = (pairs @ self.accept > 0).float().reshape(b, 4, 4) * present.unsqueeze(2)  # [b, slot, colour]
+        present = obs[:, SLICES["seat0.slot_present"]]
+        figure = obs[:, SLICES["seat0.slot_figure"]].reshape(b, 4, 16)
+        cells = figure.topk(4, dim=2).indices.reshape(b, 16)  # the 4 cells of each slot's figure
+        accepted = accepted_colours(obs, self.accept) * present.unsqueeze(2)  # [b, slot, colour]
         mask = (accepted @ self.bits).long()  # [b, slot] 4-bit set of accepted colours
         ext = torch.cat([colour, self.colours.expand(b, 4)], dim=1)  # [b, 20]: cells, then the slid-in colour
         stage1 = torch.gather(ext, 1, self.src.reshape(1, -1).expand(b, -1)).reshape(b, NUM_SLIDE, 16)
@@ -97,7 +89,7 @@ class SlideLookahead(nn.Module):
         fig2 = torch.gather(ext1, 2, index2.expand(b, NUM_SLIDE, NUM_SLIDE * 16))
         codes2 = (fig2.reshape(-1, 4) @ self.pow4).long().reshape(b, NUM_SLIDE, NUM_SLIDE, 4)
         counts2 = self.best[codes2 * 16 + mask.reshape(b, 1, 1, 4)]  # [b, a, b2, slot]
-        zones = obs[:, self._zones]  # [b, 16] own zones, side * 4 + colour
+        zones = obs[:, SLICES["own_zones"]]  # [b, 16] own zones, side * 4 + colour
         left = zones.unsqueeze(1) - self.take.unsqueeze(0)  # [b, a, 16] after slide a took its umbrella
         follow = (left[:, :, self.zone_of] > 0).float()  # [b, a, b2] second slides still possible
         after2 = torch.maximum((counts2 * follow.unsqueeze(3)).amax(dim=2), after1)
