@@ -138,16 +138,7 @@ class SearchAgent:
         """One determinized playout of ``action`` from ``seat``'s point of view."""
         g = determinize(game, seat, self._rng)
         g.step(action)
-        solo = g.tables.solo
-        stop = None if solo else g.turn + self.horizon
-        policy = self.policy
-        while not g.done and (stop is None or g.turn < stop):
-            legal = g.legal_actions()
-            if len(legal) == 1:
-                g.step(legal[0])
-                continue
-            legal_arr = np.array(legal)
-            g.step(int(legal_arr[argmax_random(policy.action_values(g, legal_arr), self._rng)]))
+        playout(self.policy, g, None if g.tables.solo else self.horizon, self._rng)
         return self.evaluate(g, seat)
 
     def evaluate(self, g: SingleGame, seat: int) -> float:
@@ -162,5 +153,23 @@ class SearchAgent:
         return value
 
     def _figure_value(self, g: SingleGame, seat: int) -> float:
-        figs = figures(g, seat)
-        return float(Evaluator(self.policy, g, seat, figs)(stage_array(g, seat, np.float32))[0])
+        return figure_value(self.policy, g, seat)
+
+
+def playout(policy: HeuristicAgent, g: SingleGame, turns: int | None, rng: np.random.Generator) -> None:
+    """Play ``g`` on in place, ``policy`` choosing for every seat (ties broken by ``rng``):
+    to the end of the game, or until ``turns`` more whole turns have begun."""
+    stop = None if turns is None else g.turn + turns
+    while not g.done and (stop is None or g.turn < stop):
+        legal = g.legal_actions()
+        if len(legal) == 1:
+            g.step(legal[0])
+            continue
+        legal_arr = np.array(legal)
+        g.step(int(legal_arr[argmax_random(policy.action_values(g, legal_arr), rng)]))
+
+
+def figure_value(policy: HeuristicAgent, g: SingleGame, seat: int) -> float:
+    """The heuristic value of ``seat``'s visible figures (progress a cut-off playout left)."""
+    figs = figures(g, seat)
+    return float(Evaluator(policy, g, seat, figs)(stage_array(g, seat, np.float32))[0])

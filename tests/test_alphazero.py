@@ -25,7 +25,14 @@ import agents.az.search as az_search  # noqa: E402
 from agents import make_agent  # noqa: E402
 from agents.az.agent import SHIPPED_MODELS, AZAgent, shipped_path  # noqa: E402
 from agents.az.net import AZNet, load_network, save_network  # noqa: E402
-from agents.az.search import GumbelSearch, considered_visits, outcome_values, to_absolute, to_relative  # noqa: E402
+from agents.az.search import (  # noqa: E402
+    GumbelSearch,
+    HeuristicRollout,
+    considered_visits,
+    outcome_values,
+    to_absolute,
+    to_relative,
+)
 from umbrella_env.core.observation import observation_layout  # noqa: E402
 from umbrella_env.match import AgentError, AgentSpecError, build_agent, play_game  # noqa: E402
 
@@ -90,6 +97,39 @@ def test_search_returns_legal_actions_in_every_phase(num_players: int, level: in
         assert mask[searching.act(g.observe(g.actor), mask, g.clone())]
 
 
+@pytest.mark.parametrize(("num_players", "level"), [(1, 1), (2, 1), (3, 2), (4, 4)])
+def test_search_with_playouts_returns_legal_actions(num_players: int, level: int) -> None:
+    found = positions(num_players, level, seed=num_players * 10 + level, per_phase=1)
+    games = [g for phase in sorted(found) for g in found[phase]]
+    search = GumbelSearch(tiny_net(num_players).predict, simulations=4, max_considered=4, rollout_weight=1.0)
+    before = [g.to_dict() for g in games]
+    results = search.run(games, [np.random.default_rng(i) for i in range(len(games))])
+    for g, res in zip(games, results):
+        assert res.action in g.legal_actions()
+    assert [g.to_dict() for g in games] == before  # the playouts ran on copies
+    assert search.stats["rollout_s"] > 0
+
+
+def test_playout_values() -> None:
+    rollout = HeuristicRollout(turns=2)
+    for num_players in (1, 2, 3):
+        g = SingleGame.new(GameConfig(num_players=num_players), 5)
+        for _ in range(6):
+            g.step(g.legal_actions()[0])
+        value = rollout(g, np.random.default_rng(0))
+        assert value.shape == (num_players,) and np.all(np.isfinite(value))
+        if num_players == 1:  # solo playouts run to the end: the scaled final score
+            assert g.done and np.array_equal(value, outcome_values(g))
+        else:  # cut off after 2 whole turns, valued on adjusted margins in [-1, 1]
+            assert not g.done and np.all(np.abs(value) <= 1)
+        if num_players == 2:  # one seat's adjusted margin is the other's, negated
+            assert value[0] == pytest.approx(-value[1])
+    with pytest.raises(ValueError, match="rollout turns"):
+        HeuristicRollout(turns=0)
+    with pytest.raises(ValueError, match="rollout_weight"):
+        GumbelSearch(tiny_net(2).predict, rollout_weight=1.5)
+
+
 def test_every_decision_phase_is_searched() -> None:
     seen = set()
     for num_players, level in CONFIGS:
@@ -112,8 +152,10 @@ def _reshuffle_hidden(g: SingleGame, rng: np.random.Generator) -> SingleGame:
     return h
 
 
-@pytest.mark.parametrize("num_players", [1, 2])
-def test_search_decisions_do_not_depend_on_the_hidden_tiles(num_players: int, monkeypatch) -> None:
+@pytest.mark.parametrize(("num_players", "rollout_weight"), [(1, 0.0), (2, 0.0), (1, 0.5), (2, 1.0)])
+def test_search_decisions_do_not_depend_on_the_hidden_tiles(
+    num_players: int, rollout_weight: float, monkeypatch
+) -> None:
     # positions where a validation (which reveals the tile under it) is open
     cands = [
         g
@@ -123,7 +165,7 @@ def test_search_decisions_do_not_depend_on_the_hidden_tiles(num_players: int, mo
     ]
     assert cands
     net = tiny_net(num_players, seed=3)
-    search = GumbelSearch(net.predict, simulations=8, max_considered=4)
+    search = GumbelSearch(net.predict, simulations=8, max_considered=4, rollout_weight=rollout_weight)
     other = [_reshuffle_hidden(g, np.random.default_rng(i)) for i, g in enumerate(cands)]
     assert all(o.hidden_tiles() != g.hidden_tiles() for o, g in zip(other, cands))
 
@@ -321,17 +363,22 @@ def test_tiny_seeded_run_is_reproducible_and_beats_random(tmp_path: Path) -> Non
     assert wins >= 8
 
 
-def test_search_teacher_and_quick_preset(tmp_path: Path) -> None:
-    """``--teacher search`` imitates the search agent's games (recorded in the sidecar), and
-    ``--quick`` fills in the preset only where an option was not given."""
+def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
+    """``--teacher search`` imitates the search agent's games (recorded in the sidecar), the
+    self-play search's playout settings reach the sidecar and the agent, and ``--quick``
+    fills in the preset only where an option was not given."""
     from umbrella_env.training import alphazero
 
     argv = [a for a in TINY]
     i = argv.index("--pretrain-games")
     argv[i + 1] = "2"
-    assert alphazero.main(argv + ["--teacher", "search", "--teacher-sims", "2", "--out", str(tmp_path / "s")]) == 0
+    extra = ["--teacher", "search", "--teacher-sims", "2", "--rollout-weight", "0.5", "--rollout-turns", "2"]
+    assert alphazero.main(argv + extra + ["--out", str(tmp_path / "s")]) == 0
     meta = json.loads((tmp_path / "s" / "last.json").read_text())
     assert (meta["teacher"], meta["teacher_sims"], meta["pretrain_games"]) == ("search", 2, 2)
+    assert (meta["rollout_weight"], meta["rollout_turns"]) == (0.5, 2)
+    agent = make_agent(str(tmp_path / "s" / "last.pt"))
+    assert agent.search.rollout_weight == 0.5 and agent.search.rollout.turns == 2
     args = alphazero.parse_options(alphazero.build_parser(), ["--quick", "--games", "8"])
     assert args.games == 8 and args.iterations == alphazero.QUICK["iterations"] == 2
     assert args.pretrain_games == alphazero.QUICK["pretrain_games"]
@@ -348,6 +395,8 @@ def test_search_teacher_and_quick_preset(tmp_path: Path) -> None:
         (["--teacher", "search", "--teacher-sims", "0"], "--teacher-sims must be at least 1, got 0"),
         (["--teacher", "random"], "argument --teacher: invalid choice: 'random'"),
         (["--pretrain-epochs", "0"], "--pretrain-epochs must be at least 1, got 0"),
+        (["--rollout-weight", "1.5"], "--rollout-weight must be in [0, 1], got 1.5"),
+        (["--rollout-turns", "0"], "--rollout-turns must be at least 1, got 0"),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],
 )

@@ -1,7 +1,7 @@
 """Agents that play a Gumbel AlphaZero network: alone (one forward pass per decision) or
 guiding the Gumbel search (:mod:`agents.az.search`).
 
-    make_agent("az-2p")                        # shipped 2-player network + search (32 simulations)
+    make_agent("az-2p")                        # shipped 2-player network + search (32 simulations, playouts)
     make_agent("az-2p-net")                    # the same network alone, greedy
     make_agent("az-solo", seconds=0.5)         # shipped solo network + search, 0.5 s per decision
     make_agent("runs/az/best.pt", search=False, deterministic=False)   # a checkpoint, sampled
@@ -25,12 +25,15 @@ from agents.common import legal_ids
 from umbrella_env.core.single import SingleGame
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-#: name -> (model file in agents/models, with search)
-SHIPPED_MODELS: dict[str, tuple[str, bool]] = {
-    "az-2p": ("az-2p.pt", True),
-    "az-2p-net": ("az-2p.pt", False),
-    "az-solo": ("az-solo.pt", True),
-    "az-solo-net": ("az-solo.pt", False),
+#: Play-time settings of the shipped agents with search: heuristic playouts alone at the
+#: leaves and 4 considered root actions (measured in docs/alphazero.md).
+_PLAYOUT_SEARCH: dict[str, Any] = {"search": True, "rollout_weight": 1.0, "max_considered": 4}
+#: name -> (model file in agents/models, default keyword arguments of :class:`AZAgent`)
+SHIPPED_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
+    "az-2p": ("az-2p.pt", _PLAYOUT_SEARCH),
+    "az-2p-net": ("az-2p.pt", {"search": False}),
+    "az-solo": ("az-solo.pt", _PLAYOUT_SEARCH),
+    "az-solo-net": ("az-solo.pt", {"search": False}),
 }
 
 
@@ -52,6 +55,10 @@ class AZAgent:
         max_considered: root actions considered by the search (default: the value the
             network was trained with, from its sidecar; 16 for a network object).  The
             search's ``c_scale`` is the one the network was trained with, too.
+        rollout_weight: lambda in [0, 1], the weight of heuristic playouts in the search's
+            leaf values (:class:`~agents.az.search.HeuristicRollout`; default: the value in
+            the sidecar, else 0, the value network alone).
+        rollout_turns: whole turns of a playout at 2-4 players (default: sidecar, else 6).
     """
 
     def __init__(
@@ -66,6 +73,8 @@ class AZAgent:
         num_players: int | None = None,
         plate_level: int | None = None,
         max_considered: int | None = None,
+        rollout_weight: float | None = None,
+        rollout_turns: int | None = None,
         name: str | None = None,
     ) -> None:
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
@@ -96,6 +105,8 @@ class AZAgent:
             max_considered=max_considered,
             c_scale=float(self.meta.get("c_scale", DEFAULT_C_SCALE)),
             gumbel_scale=0.0 if deterministic else 1.0,
+            rollout_weight=float(self.meta.get("rollout_weight", 0.0)) if rollout_weight is None else rollout_weight,
+            rollout_turns=int(self.meta.get("rollout_turns", 6)) if rollout_turns is None else rollout_turns,
         )
         self._per_sim: float | None = None  # measured seconds per simulation (seconds budget)
         self.reset(seed)
@@ -149,10 +160,8 @@ class AZAgent:
 
 def shipped_agent(name: str, **kwargs: Any) -> AZAgent:
     """The shipped model ``name`` (a key of :data:`SHIPPED_MODELS`)."""
-    file, search = SHIPPED_MODELS[name]
+    file, defaults = SHIPPED_MODELS[name]
     path = MODELS_DIR / file
     if not path.is_file():
         raise ValueError(f"agent {name!r}: the shipped model {str(path)!r} is missing from this installation")
-    kwargs.setdefault("search", search)
-    kwargs.setdefault("name", name)
-    return AZAgent(path, **kwargs)
+    return AZAgent(path, **{"name": name, **defaults, **kwargs})

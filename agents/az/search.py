@@ -26,6 +26,14 @@ Values are vectors over absolute seats (one entry in solo); a node's Q is the en
 seat deciding there.  The network (see :mod:`agents.az.net`) answers in observer-relative
 order, rotated here by the observer's seat.
 
+Leaf values: the value network's, or (``rollout_weight`` lambda > 0, AlphaGo's mixing)
+``(1 - lambda) * v_net + lambda * v_rollout``, where ``v_rollout`` comes from a playout of
+the leaf's determinized game by the heuristic agent at every seat, as the ``search`` agent
+plays them (:class:`HeuristicRollout`): to the end in solo, ``rollout_turns`` whole turns at
+2-4 players.  The playouts are sequential Python, so they cost far more than a leaf of the
+batched network (see ``docs/alphazero.md``); they make the search's Q values much less
+noisy.
+
 Batching: :meth:`GumbelSearch.run` searches many root games at once; every simulation
 step descends one path in every tree and evaluates all the new leaves in **one** call of
 ``evaluate`` (one forward pass), so self-play never evaluates a batch of one per leaf.
@@ -42,6 +50,8 @@ from functools import lru_cache
 import numpy as np
 
 from agents.common import determinize
+from agents.heuristic import HeuristicAgent
+from agents.search import figure_value, playout
 from umbrella_env.core.single import SingleGame
 
 #: sigma's ``c_scale`` (mctx's default); a smaller value trusts noisy Q values less.
@@ -90,6 +100,51 @@ def to_absolute(values: np.ndarray, observer: int) -> np.ndarray:
 def to_relative(values: np.ndarray, observer: int) -> np.ndarray:
     """Absolute seat order -> observer-relative (the network's and the value targets' order)."""
     return values[_ROTATE[values.size][-observer % values.size]] if values.size > 1 else values
+
+
+class HeuristicRollout:
+    """Leaf values from a playout by the heuristic agent (``depth=2`` at every seat, the
+    ``search`` agent's default policy; :func:`agents.search.playout`).
+
+    The playout runs on the leaf's game, a determinized copy, in place.  A finished game is
+    valued by :func:`outcome_values`.  A playout cut off after ``turns`` whole turns (2-4
+    players) is valued on scores adjusted by ``potential`` times the heuristic value of each
+    seat's visible figures (as the ``search`` agent does): with ``m`` a seat's adjusted
+    margin over the best other seat, ``(1 - margin_weight) * tanh(m / result_scale) +
+    margin_weight * clip(m / margin_scale, -1, 1)``, the smooth counterpart of the result
+    term of :func:`outcome_values`.
+    """
+
+    def __init__(
+        self,
+        turns: int = 6,
+        potential: float = 0.3,
+        margin_weight: float = 0.5,
+        margin_scale: float = 10.0,
+        result_scale: float = 5.0,
+    ) -> None:
+        if isinstance(turns, bool) or not isinstance(turns, (int, np.integer)) or turns < 1:
+            raise ValueError(f"rollout turns must be an integer >= 1, got {turns!r}")
+        self.turns = int(turns)
+        self.potential = potential
+        self.margin_weight = margin_weight
+        self.margin_scale = margin_scale
+        self.result_scale = result_scale
+        self.policy = HeuristicAgent(seed=0, depth=2)
+
+    def __call__(self, game: SingleGame, rng: np.random.Generator) -> np.ndarray:
+        """float64 [V] the playout's value for every absolute seat; plays ``game`` on."""
+        solo = game.tables.solo
+        playout(self.policy, game, None if solo else self.turns, rng)
+        if game.done:
+            return outcome_values(game, self.margin_weight, self.margin_scale)
+        P = game.tables.num_players
+        scores = np.asarray(game.scores(), dtype=np.float64)
+        adjusted = scores + self.potential * np.array([figure_value(self.policy, game, p) for p in range(P)])
+        best_other = np.array([max(adjusted[q] for q in range(P) if q != p) for p in range(P)])
+        m = adjusted - best_other
+        w = self.margin_weight
+        return (1.0 - w) * np.tanh(m / self.result_scale) + w * np.clip(m / self.margin_scale, -1.0, 1.0)
 
 
 # --------------------------------------------------------------------------- schedule
@@ -186,6 +241,9 @@ class GumbelSearch:
         gumbel_scale: 1 for self-play; 0 plays the best action without root noise.
         c_visit, c_scale: the sigma transform's constants.
         margin_weight: blend of the multiplayer outcome values (:func:`outcome_values`).
+        rollout_weight: lambda in [0, 1], the weight of heuristic playouts in leaf values
+            (0: the value network alone, 1: the playouts alone).
+        rollout_turns: whole turns a playout runs at 2-4 players (solo: to the end).
     """
 
     def __init__(
@@ -197,7 +255,12 @@ class GumbelSearch:
         c_visit: float = 50.0,
         c_scale: float = DEFAULT_C_SCALE,
         margin_weight: float = 0.5,
+        rollout_weight: float = 0.0,
+        rollout_turns: int = 6,
     ) -> None:
+        lam = rollout_weight
+        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not 0 <= lam <= 1:
+            raise ValueError(f"rollout_weight must be a number in [0, 1], got {rollout_weight!r}")
         if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
             raise ValueError(f"simulations must be an integer >= 1, got {simulations!r}")
         if isinstance(max_considered, bool) or not isinstance(max_considered, (int, np.integer)) or max_considered < 2:
@@ -209,9 +272,11 @@ class GumbelSearch:
         self.c_visit = c_visit
         self.c_scale = c_scale
         self.margin_weight = margin_weight
+        self.rollout_weight = float(rollout_weight)
+        self.rollout = HeuristicRollout(rollout_turns, margin_weight=margin_weight) if rollout_weight > 0 else None
         #: Counters for the benchmark: simulations run, leaves sent to the network, seconds
-        #: in the engine (determinize, step, legal actions, observe).
-        self.stats: dict[str, float] = {"simulations": 0, "leaves": 0, "engine_s": 0.0}
+        #: in the engine (determinize, step, legal actions, observe) and in the playouts.
+        self.stats: dict[str, float] = {"simulations": 0, "leaves": 0, "engine_s": 0.0, "rollout_s": 0.0}
 
     def _expand(self, games: Sequence[SingleGame], legal: Sequence[list[int]]) -> list[Node]:
         """New nodes for ``games`` (not done) from one batched network call."""
@@ -243,7 +308,7 @@ class GumbelSearch:
         schedules = {i: considered_visits(min(self.max_considered, len(legal[i])), sims) for i in active}
         cv, cs = self.c_visit, self.c_scale
         for sim in range(sims if active else 0):
-            leaves: list[tuple[list[tuple[Node, int]], SingleGame, bool]] = []
+            leaves: list[tuple[int, list[tuple[Node, int]], SingleGame, bool]] = []
             for i in active:
                 root, game = roots[i], games[i]
                 # root: the considered action with the scheduled visit count and the best score
@@ -275,14 +340,19 @@ class GumbelSearch:
                 if g.done:
                     self._backup(path, outcome_values(g, self.margin_weight))
                 else:
-                    leaves.append((path, g, expand))
+                    leaves.append((i, path, g, expand))
             stats["simulations"] += len(active)
             if leaves:
                 t0 = time.perf_counter()
-                leaf_legal = [g.legal_actions() for _, g, _ in leaves]
+                leaf_legal = [g.legal_actions() for _, _, g, _ in leaves]
                 stats["engine_s"] += time.perf_counter() - t0
-                new = self._expand([g for _, g, _ in leaves], leaf_legal)
-                for (path, _, expand), node in zip(leaves, new):
+                new = self._expand([g for _, _, g, _ in leaves], leaf_legal)
+                lam = self.rollout_weight
+                for (i, path, g, expand), node in zip(leaves, new):
+                    if self.rollout is not None:  # after the expansion: the playout plays g on
+                        t0 = time.perf_counter()
+                        node.value = (1.0 - lam) * node.value + lam * self.rollout(g, rngs[i])
+                        stats["rollout_s"] += time.perf_counter() - t0
                     if expand:
                         parent, a = path[-1]
                         parent.children[a] = node

@@ -156,6 +156,20 @@ def _build_net(num_players: int, hidden: Sequence[int], slide_hidden: int, weigh
     return net
 
 
+#: The counters :func:`selfplay_chunk` returns, summed over workers by the trainer and the benchmark.
+SELFPLAY_STATS = (
+    "games",
+    "decisions",
+    "forced",
+    "simulations",
+    "leaves",
+    "seconds",
+    "network_s",
+    "engine_s",
+    "rollout_s",
+)
+
+
 def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
     """Play the games of ``job["seeds"]`` all at once with one network (module doc, step 1)."""
     torch.set_num_threads(job.get("threads", 1))
@@ -175,6 +189,8 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         max_considered=job["max_considered"],
         c_scale=job.get("c_scale", DEFAULT_C_SCALE),
         margin_weight=job["margin_weight"],
+        rollout_weight=job.get("rollout_weight", 0.0),
+        rollout_turns=job.get("rollout_turns", 6),
     )
     t_start = time.perf_counter()
     rngs = [np.random.default_rng(s) for s in job["seeds"]]
@@ -231,6 +247,7 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         "engine_s": engine + stats.get("engine_s", 0.0),
         "simulations": stats["simulations"],
         "leaves": stats["leaves"],
+        "rollout_s": stats["rollout_s"],
     }
 
 
@@ -357,12 +374,27 @@ def eval_seed(i: int) -> int:
 
 
 def evaluate_network(
-    net: AZNet, config: GameConfig, opponent: Any | None, games: int, *, search: bool = False, simulations: int = 16
+    net: AZNet,
+    config: GameConfig,
+    opponent: Any | None,
+    games: int,
+    *,
+    search: bool = False,
+    simulations: int = 16,
+    search_options: dict[str, Any] | None = None,
 ) -> dict[str, float]:
-    """Games of the network (alone, or with ``simulations`` of search) through
-    :func:`umbrella_env.match.play_game`, seats rotated; ``opponent`` is an agent (None in solo).
-    Returns the win rate (shared wins split; 0 in solo) and the network's mean score."""
-    me = AZAgent(net, search=search, simulations=simulations, plate_level=config.plate_level, name="learner")
+    """Games of the network (alone, or with ``simulations`` of search, ``search_options``
+    passed to :class:`~agents.az.agent.AZAgent`) through :func:`umbrella_env.match.play_game`,
+    seats rotated; ``opponent`` is an agent (None in solo).  Returns the win rate (shared wins
+    split; 0 in solo) and the network's mean score."""
+    me = AZAgent(
+        net,
+        search=search,
+        simulations=simulations,
+        plate_level=config.plate_level,
+        name="learner",
+        **(search_options or {}),
+    )
     wins = score = 0.0
     for i in range(games):
         seat = i % config.num_players
@@ -399,6 +431,18 @@ def az_2p_128(seed: int | None = None) -> Any:
 def az_solo_128(seed: int | None = None) -> Any:
     """The shipped ``az-solo`` with 128 simulations per decision (``umbrella_env.training.alphazero:az_solo_128``)."""
     return make_agent("az-solo", seed=seed, simulations=128)
+
+
+def az_2p_value(seed: int | None = None) -> Any:
+    """The shipped ``az-2p`` searching with the value network alone at the leaves, no playouts
+    (``umbrella_env.training.alphazero:az_2p_value``; the search settings of its sidecar)."""
+    return make_agent("az-2p", seed=seed, rollout_weight=0.0, max_considered=None)
+
+
+def az_solo_value(seed: int | None = None) -> Any:
+    """The shipped ``az-solo`` searching with the value network alone at the leaves
+    (``umbrella_env.training.alphazero:az_solo_value``)."""
+    return make_agent("az-solo", seed=seed, rollout_weight=0.0, max_considered=None)
 
 
 def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
@@ -458,6 +502,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_C_SCALE,
         help=f"weight of the search's Q values in the improved policy, sigma's c_scale (default {DEFAULT_C_SCALE})",
     )
+    p.add_argument(
+        "--rollout-weight",
+        type=float,
+        default=0.0,
+        help="lambda in [0, 1]: weight of heuristic playouts in the search's leaf values "
+        "(default 0: the value network alone; playouts cost far more than a network leaf)",
+    )
+    p.add_argument("--rollout-turns", type=int, default=6, help="whole turns of a playout at 2-4 players (default 6)")
     p.add_argument("--buffer", type=int, default=60_000, help="replay buffer positions (default 60000)")
     p.add_argument("--batch-size", type=int, default=256, help="minibatch size (default 256)")
     p.add_argument("--train-steps", type=int, default=200, help="Adam steps per iteration (default 200)")
@@ -606,6 +658,7 @@ _MINIMUM = (
     ("--seed", "seed", 0),
     ("--slide-hidden", "slide_hidden", 1),
     ("--teacher-sims", "teacher_sims", 1),
+    ("--rollout-turns", "rollout_turns", 1),
 )
 
 
@@ -638,6 +691,8 @@ def check_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--weight-decay must be at least 0, got {args.weight_decay}")
     if not 0 <= args.margin_weight <= 1:
         raise ValueError(f"--margin-weight must be in [0, 1], got {args.margin_weight}")
+    if not 0 <= args.rollout_weight <= 1:
+        raise ValueError(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
     if args.time_limit is not None and not args.time_limit > 0:
         raise ValueError(f"--time-limit must be a positive number of minutes, got {args.time_limit}")
 
@@ -748,6 +803,8 @@ class Trainer:
             "simulations": a.simulations,
             "max_considered": a.max_considered,
             "c_scale": a.c_scale,
+            "rollout_weight": a.rollout_weight,
+            "rollout_turns": a.rollout_turns,
             "margin_weight": a.margin_weight,
             "teacher": a.teacher,
             "teacher_sims": a.teacher_sims if a.teacher == "search" else None,
@@ -827,16 +884,15 @@ class Trainer:
                 "max_considered": a.max_considered,
                 "c_scale": a.c_scale,
                 "margin_weight": a.margin_weight,
+                "rollout_weight": a.rollout_weight,
+                "rollout_turns": a.rollout_turns,
             }
             for part in self._chunks(seeds.tolist())
         ]
         results = self._map(selfplay_chunk, jobs)
         self.buffer.add(Samples.concat([r["samples"] for r in results]))
         self.games_played += sum(r["games"] for r in results)
-        return {
-            k: sum(r[k] for r in results)
-            for k in ("games", "decisions", "forced", "seconds", "network_s", "engine_s", "simulations", "leaves")
-        }
+        return {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
 
     def evaluate(self) -> dict[str, Any]:
         a, cfg = self.args, self.config
@@ -851,7 +907,17 @@ class Trainer:
             entry["net_score"] = evaluate_network(self.net, eval_cfg, None, a.eval_games)["mean_score"]
             if a.eval_search_games:
                 entry["search_score"] = evaluate_network(
-                    self.net, eval_cfg, None, a.eval_search_games, search=True, simulations=a.simulations
+                    self.net,
+                    eval_cfg,
+                    None,
+                    a.eval_search_games,
+                    search=True,
+                    simulations=a.simulations,
+                    search_options={
+                        "max_considered": a.max_considered,
+                        "rollout_weight": a.rollout_weight,
+                        "rollout_turns": a.rollout_turns,
+                    },
                 )["mean_score"]
             entry["metric"] = entry["net_score"]
             text = f"network alone {entry['net_score']:.2f}" + (

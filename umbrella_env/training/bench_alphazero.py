@@ -7,8 +7,9 @@ Plays ``--games`` self-play games at once per worker exactly as the trainer does
 (:func:`umbrella_env.training.alphazero.selfplay_chunk`: one search over all games in flight,
 leaves batched into one forward pass per simulation step) and reports searched decisions
 per second, network samples (leaf evaluations) per second, and where the time goes: the
-engine (determinize, step, legal actions, observe), the network (forward passes) and the
-search (the tree: selection, sigma transform, backup; the rest).  With ``--workers N`` the
+engine (determinize, step, legal actions, observe), the network (forward passes), the
+heuristic playouts at the leaves (``--rollout-weight`` > 0) and the search (the tree:
+selection, sigma transform, backup; the rest).  With ``--workers N`` the
 same games are split over N processes, each single-threaded, as ``--workers`` does in training.
 """
 
@@ -26,7 +27,7 @@ from agents.az.agent import SHIPPED_MODELS, shipped_path
 from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import process_pool
-from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, selfplay_chunk
+from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=32, help="games in flight per worker (default 32)")
     p.add_argument("--simulations", type=int, default=16, help="simulations per decision (default 16)")
     p.add_argument("--max-considered", type=int, default=16, help="root actions considered (default 16)")
+    p.add_argument(
+        "--rollout-weight", type=float, default=0.0, help="weight of heuristic playouts at the leaves, 0-1 (default 0)"
+    )
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument(
         "--checkpoint",
@@ -57,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         if value < low:
             p.error(f"{flag} must be at least {low}, got {value}")
+    if not 0 <= args.rollout_weight <= 1:
+        p.error(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
     if args.players > 4 or args.level > 4:
         p.error(f"--players and --level must be at most 4, got {args.players} and {args.level}")
     torch.set_num_threads(1)
@@ -86,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "simulations": args.simulations,
             "max_considered": args.max_considered,
             "margin_weight": 0.5,
+            "rollout_weight": args.rollout_weight,
         }
         for w in range(args.workers)
     ]
@@ -101,12 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with process_pool(args.workers) as pool:
             results = list(pool.map(selfplay_chunk, jobs))
     wall = time.perf_counter() - t0
-    total = {
-        k: sum(r[k] for r in results)
-        for k in ("games", "decisions", "forced", "seconds", "network_s", "engine_s", "leaves", "simulations")
-    }
+    total = {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
     busy = total["seconds"]
-    search = busy - total["network_s"] - total["engine_s"]
+    search = busy - total["network_s"] - total["engine_s"] - total["rollout_s"]
     print(
         f"games: {total['games']}, searched decisions: {total['decisions']:,} (+{total['forced']:,} forced), "
         f"simulations: {total['simulations']:,}, network samples: {total['leaves']:,}"
@@ -118,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"time share (all workers): engine {100 * total['engine_s'] / busy:.0f}%, "
-        f"search {100 * search / busy:.0f}%, network {100 * total['network_s'] / busy:.0f}%"
+        f"search {100 * search / busy:.0f}%, network {100 * total['network_s'] / busy:.0f}%, "
+        f"playouts {100 * total['rollout_s'] / busy:.0f}%"
     )
     return 0
 
