@@ -377,8 +377,10 @@ def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
     meta = json.loads((tmp_path / "s" / "last.json").read_text())
     assert (meta["teacher"], meta["teacher_sims"], meta["pretrain_games"]) == ("search", 2, 2)
     assert (meta["rollout_weight"], meta["rollout_turns"]) == (0.5, 2)
-    agent = make_agent(str(tmp_path / "s" / "last.pt"))
-    assert agent.search.rollout_weight == 0.5 and agent.search.rollout.turns == 2
+    agent = make_agent(str(tmp_path / "s" / "last.pt"))  # the play-time default: playouts alone
+    assert (agent.search.rollout_weight, agent.search.max_considered, agent.search.rollout.turns) == (1.0, 4, 2)
+    agent = make_agent(str(tmp_path / "s" / "last.pt"), rollout_weight=None, max_considered=None)  # as trained
+    assert (agent.search.rollout_weight, agent.search.max_considered) == (0.5, meta["max_considered"])
     args = alphazero.parse_options(alphazero.build_parser(), ["--quick", "--games", "8"])
     assert args.games == 8 and args.iterations == alphazero.QUICK["iterations"] == 2
     assert args.pretrain_games == alphazero.QUICK["pretrain_games"]

@@ -2,6 +2,7 @@
 guiding the Gumbel search (:mod:`agents.az.search`).
 
     make_agent("az-2p")                        # shipped 2-player network + search (32 simulations, playouts)
+    make_agent("az-2p", rollout_weight=0.0, max_considered=None)   # search with the value network, as trained
     make_agent("az-2p-net")                    # the same network alone, greedy
     make_agent("az-solo", seconds=0.5)         # shipped solo network + search, 0.5 s per decision
     make_agent("runs/az/best.pt", search=False, deterministic=False)   # a checkpoint, sampled
@@ -25,15 +26,17 @@ from agents.common import legal_ids
 from umbrella_env.core.single import SingleGame
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-#: Play-time settings of the shipped agents with search: heuristic playouts alone at the
-#: leaves and 4 considered root actions (measured in docs/alphazero.md).
-_PLAYOUT_SEARCH: dict[str, Any] = {"search": True, "rollout_weight": 1.0, "max_considered": 4}
-#: name -> (model file in agents/models, default keyword arguments of :class:`AZAgent`)
-SHIPPED_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
-    "az-2p": ("az-2p.pt", _PLAYOUT_SEARCH),
-    "az-2p-net": ("az-2p.pt", {"search": False}),
-    "az-solo": ("az-solo.pt", _PLAYOUT_SEARCH),
-    "az-solo-net": ("az-solo.pt", {"search": False}),
+#: The play-time search of :class:`AZAgent` by default: heuristic playouts alone at the
+#: leaves (``rollout_weight`` 1) and 4 considered root actions, measured stronger than the
+#: value network of the shipped models (docs/alphazero.md, "Leaf values").
+PLAY_ROLLOUT_WEIGHT = 1.0
+PLAY_MAX_CONSIDERED = 4
+#: name -> (model file in agents/models, with search)
+SHIPPED_MODELS: dict[str, tuple[str, bool]] = {
+    "az-2p": ("az-2p.pt", True),
+    "az-2p-net": ("az-2p.pt", False),
+    "az-solo": ("az-solo.pt", True),
+    "az-solo-net": ("az-solo.pt", False),
 }
 
 
@@ -52,12 +55,14 @@ class AZAgent:
         deterministic: network alone: the most likely legal action, else sampled from the
             policy; with search: no Gumbel noise at the root, else the self-play sampling.
         num_players, plate_level: when given, the checkpoint must have been trained for them.
-        max_considered: root actions considered by the search (default: the value the
-            network was trained with, from its sidecar; 16 for a network object).  The
-            search's ``c_scale`` is the one the network was trained with, too.
+        max_considered: root actions considered by the search (default
+            :data:`PLAY_MAX_CONSIDERED`; None: the value the network was trained with, from
+            its sidecar, 16 for a network object).  The search's ``c_scale`` is the one the
+            network was trained with.
         rollout_weight: lambda in [0, 1], the weight of heuristic playouts in the search's
-            leaf values (:class:`~agents.az.search.HeuristicRollout`; default: the value in
-            the sidecar, else 0, the value network alone).
+            leaf values (:class:`~agents.az.search.HeuristicRollout`; default
+            :data:`PLAY_ROLLOUT_WEIGHT`, playouts alone; 0: the value network alone; None:
+            the value the network was trained with, from its sidecar, else 0).
         rollout_turns: whole turns of a playout at 2-4 players (default: sidecar, else 6).
     """
 
@@ -72,8 +77,8 @@ class AZAgent:
         seed: int | None = None,
         num_players: int | None = None,
         plate_level: int | None = None,
-        max_considered: int | None = None,
-        rollout_weight: float | None = None,
+        max_considered: int | None = PLAY_MAX_CONSIDERED,
+        rollout_weight: float | None = PLAY_ROLLOUT_WEIGHT,
         rollout_turns: int | None = None,
         name: str | None = None,
     ) -> None:
@@ -160,8 +165,10 @@ class AZAgent:
 
 def shipped_agent(name: str, **kwargs: Any) -> AZAgent:
     """The shipped model ``name`` (a key of :data:`SHIPPED_MODELS`)."""
-    file, defaults = SHIPPED_MODELS[name]
+    file, search = SHIPPED_MODELS[name]
     path = MODELS_DIR / file
     if not path.is_file():
         raise ValueError(f"agent {name!r}: the shipped model {str(path)!r} is missing from this installation")
-    return AZAgent(path, **{"name": name, **defaults, **kwargs})
+    kwargs.setdefault("search", search)
+    kwargs.setdefault("name", name)
+    return AZAgent(path, **kwargs)

@@ -435,7 +435,7 @@ def az_solo_128(seed: int | None = None) -> Any:
 
 def az_2p_value(seed: int | None = None) -> Any:
     """The shipped ``az-2p`` searching with the value network alone at the leaves, no playouts
-    (``umbrella_env.training.alphazero:az_2p_value``; the search settings of its sidecar)."""
+    (``umbrella_env.training.alphazero:az_2p_value``; the search settings it was trained with)."""
     return make_agent("az-2p", seed=seed, rollout_weight=0.0, max_considered=None)
 
 
