@@ -48,6 +48,10 @@ class SeededAgent:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
+    def use_generator(self, rng: np.random.Generator) -> None:
+        """Draw every random choice from ``rng`` (shared, not copied) from now on."""
+        self._rng = rng
+
 
 class RandomAgent(SeededAgent):
     """Uniformly random legal actions (seeded)."""

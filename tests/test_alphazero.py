@@ -110,6 +110,22 @@ def test_search_with_playouts_returns_legal_actions(num_players: int, level: int
     assert search.stats["rollout_s"] > 0
 
 
+def test_playouts_draw_only_from_the_given_generator(monkeypatch) -> None:
+    """A playout depends only on the generator it is given, even where the heuristic draws
+    from its own (the tournament's rule: an agent reset with a seed plays the same whatever
+    it played before).  Here the heuristic's values are draws of its own generator."""
+    rollout = HeuristicRollout(turns=3)
+    monkeypatch.setattr(rollout.policy, "action_values", lambda game, legal: rollout.policy._rng.random(len(legal)))
+    start = SingleGame.new(GameConfig(num_players=2), 4)
+
+    def value(seed: int) -> list[float]:
+        return rollout(start.clone(), np.random.default_rng(seed)).tolist()
+
+    first = value(3)
+    assert value(4) != first  # the draws matter
+    assert value(3) == first  # and come from the given generator alone
+
+
 def test_playout_values() -> None:
     rollout = HeuristicRollout(turns=2)
     for num_players in (1, 2, 3):

@@ -133,7 +133,11 @@ class HeuristicRollout:
         self.policy = HeuristicAgent(seed=0, depth=2)
 
     def __call__(self, game: SingleGame, rng: np.random.Generator) -> np.ndarray:
-        """float64 [V] the playout's value for every absolute seat; plays ``game`` on."""
+        """float64 [V] the playout's value for every absolute seat; plays ``game`` on.
+
+        Every random choice of the playout (ties, the heuristic's own) comes from ``rng``, so a
+        search depends only on the generators it is given, not on earlier playouts."""
+        self.policy.use_generator(rng)
         solo = game.tables.solo
         playout(self.policy, game, None if solo else self.turns, rng)
         if game.done:
