@@ -30,6 +30,14 @@ from agents.heuristic import Evaluator, HeuristicAgent
 from umbrella_env.core import actions as A
 from umbrella_env.core.single import SingleGame
 
+#: Whole turns a 2-4 player playout runs by default (the ``search`` agent's ``horizon``).
+PLAYOUT_TURNS = 6
+
+
+def playout_policy(seed: int | None = None) -> HeuristicAgent:
+    """The fast default policy of the playouts: the heuristic agent planning 2 own slides."""
+    return HeuristicAgent(seed=seed, depth=2)
+
 
 class SearchAgent:
     """Flat Monte Carlo search with UCB1 at the root and heuristic rollouts (module doc).
@@ -53,7 +61,7 @@ class SearchAgent:
         seed: int | None = None,
         name: str = "search",
         candidates: int = 8,
-        horizon: int = 6,
+        horizon: int = PLAYOUT_TURNS,
         exploration: float = 3.0,
         potential: float = 0.3,
     ) -> None:
@@ -75,7 +83,7 @@ class SearchAgent:
     def _seed(self, seed: int | None) -> None:
         self._rng = np.random.default_rng(seed)
         child = None if seed is None else int(self._rng.integers(2**63))
-        self.policy = HeuristicAgent(seed=child, depth=2)  # the fast default policy of the playouts
+        self.policy = playout_policy(child)
         self.ranker = HeuristicAgent(seed=child, depth=3)  # ranks the root actions
 
     def reset(self, seed: int | None = None) -> None:

@@ -23,6 +23,7 @@ from agents.az.net import AZNet, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.checkpoint import check_configuration
 from agents.common import legal_ids
+from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.single import SingleGame
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
@@ -63,7 +64,8 @@ class AZAgent:
             leaf values (:class:`~agents.az.search.HeuristicRollout`; default
             :data:`PLAY_ROLLOUT_WEIGHT`, playouts alone; 0: the value network alone; None:
             the value the network was trained with, from its sidecar, else 0).
-        rollout_turns: whole turns of a playout at 2-4 players (default: sidecar, else 6).
+        rollout_turns: whole turns of a playout at 2-4 players (default: the sidecar's, else
+            :data:`agents.search.PLAYOUT_TURNS`).
     """
 
     def __init__(
@@ -111,7 +113,7 @@ class AZAgent:
             c_scale=float(self.meta.get("c_scale", DEFAULT_C_SCALE)),
             gumbel_scale=0.0 if deterministic else 1.0,
             rollout_weight=float(self.meta.get("rollout_weight", 0.0)) if rollout_weight is None else rollout_weight,
-            rollout_turns=int(self.meta.get("rollout_turns", 6)) if rollout_turns is None else rollout_turns,
+            rollout_turns=self.meta.get("rollout_turns", PLAYOUT_TURNS) if rollout_turns is None else rollout_turns,
         )
         self._per_sim: float | None = None  # measured seconds per simulation (seconds budget)
         self.reset(seed)

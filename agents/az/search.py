@@ -50,8 +50,7 @@ from functools import lru_cache
 import numpy as np
 
 from agents.common import determinize
-from agents.heuristic import HeuristicAgent
-from agents.search import figure_value, playout
+from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
 from umbrella_env.core.single import SingleGame
 
 #: sigma's ``c_scale`` (mctx's default); a smaller value trusts noisy Q values less.
@@ -117,7 +116,7 @@ class HeuristicRollout:
 
     def __init__(
         self,
-        turns: int = 6,
+        turns: int = PLAYOUT_TURNS,
         potential: float = 0.3,
         margin_weight: float = 0.5,
         margin_scale: float = 10.0,
@@ -130,7 +129,7 @@ class HeuristicRollout:
         self.margin_weight = margin_weight
         self.margin_scale = margin_scale
         self.result_scale = result_scale
-        self.policy = HeuristicAgent(seed=0, depth=2)
+        self.policy = playout_policy()
 
     def __call__(self, game: SingleGame, rng: np.random.Generator) -> np.ndarray:
         """float64 [V] the playout's value for every absolute seat; plays ``game`` on.
@@ -260,7 +259,7 @@ class GumbelSearch:
         c_scale: float = DEFAULT_C_SCALE,
         margin_weight: float = 0.5,
         rollout_weight: float = 0.0,
-        rollout_turns: int = 6,
+        rollout_turns: int = PLAYOUT_TURNS,
     ) -> None:
         lam = rollout_weight
         if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not 0 <= lam <= 1:

@@ -66,6 +66,7 @@ from agents.az.net import (
     value_size,
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
+from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
@@ -190,7 +191,7 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         c_scale=job.get("c_scale", DEFAULT_C_SCALE),
         margin_weight=job["margin_weight"],
         rollout_weight=job.get("rollout_weight", 0.0),
-        rollout_turns=job.get("rollout_turns", 6),
+        rollout_turns=job.get("rollout_turns", PLAYOUT_TURNS),
     )
     t_start = time.perf_counter()
     rngs = [np.random.default_rng(s) for s in job["seeds"]]
@@ -509,7 +510,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="lambda in [0, 1]: weight of heuristic playouts in the search's leaf values "
         "(default 0: the value network alone; playouts cost far more than a network leaf)",
     )
-    p.add_argument("--rollout-turns", type=int, default=6, help="whole turns of a playout at 2-4 players (default 6)")
+    p.add_argument(
+        "--rollout-turns",
+        type=int,
+        default=PLAYOUT_TURNS,
+        help=f"whole turns of a playout at 2-4 players (default {PLAYOUT_TURNS})",
+    )
     p.add_argument("--buffer", type=int, default=60_000, help="replay buffer positions (default 60000)")
     p.add_argument("--batch-size", type=int, default=256, help="minibatch size (default 256)")
     p.add_argument("--train-steps", type=int, default=200, help="Adam steps per iteration (default 200)")
