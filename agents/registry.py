@@ -7,7 +7,7 @@
     make_agent("runs/ppo/model.zip")          # a trained policy (agents.policy.PolicyAgent)
     make_agent("runs/ppo/model.onnx")         # the same, exported to ONNX (agents.onnx_agent, no torch)
     make_agent("az-2p")                       # shipped Gumbel AlphaZero network + search (agents.az, torch)
-    make_agent("az-2p-net")                   # the same network alone; also "az-solo", "az-solo-net"
+    make_agent("az-2p-net")                   # a 2-player network alone; also "az-solo", "az-solo-net"
     make_agent("runs/az/best.pt", search=False)   # an alphazero checkpoint (agents.az.agent.AZAgent)
     make_agent("rllib:runs/rllib/best")       # an RLlib checkpoint folder (agents.rllib_agent, the ray extra)
 

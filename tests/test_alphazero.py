@@ -291,19 +291,19 @@ def test_value_targets_belong_to_the_right_seat(num_players: int) -> None:
     while not g.done:
         legal = g.legal_actions()
         seat = g.actor
-        records.append((g.observe(seat), g.legal_mask(), np.zeros(A.NUM_ACTIONS, np.float32), seat))
+        records.append((g.observe(seat), g.legal_mask(), np.zeros(A.NUM_ACTIONS, np.float32), seat, None))
         g.step(legal[int(rng.integers(len(legal)))])
     z = outcome_values(g)
     ranks = g.ranks()
     winner = ranks.index(0)
     assert z[winner] == max(z) and z[winner] > 0 > min(z)
     rows = game_targets(records, g, margin_weight=0.5)
-    for (_, _, _, seat), (_, _, _, values) in zip(records, rows):
+    for (_, _, _, seat, _), (_, _, _, values, _) in zip(records, rows):
         assert values[0] == z[seat]  # index 0 is the decider
         assert np.array_equal(to_absolute(values, seat), z)
     # the searcher rotates the network's relative values to absolute seats
     relative = np.array([1.0] + [-1.0] * (num_players - 1))
-    search = GumbelSearch(lambda obs: (np.zeros((len(obs), A.NUM_ACTIONS)), np.tile(relative, (len(obs), 1))))
+    search = GumbelSearch(lambda obs, heur: (np.zeros((len(obs), A.NUM_ACTIONS)), np.tile(relative, (len(obs), 1))))
     h = SingleGame.new(GameConfig(num_players=num_players), 3)
     h.step(h.legal_actions()[0])  # seat 1 decides now (or seat 0 in a fallback-free start)
     (node,) = search._expand([h], [h.legal_actions()])
@@ -459,6 +459,122 @@ def test_net_prefix_plays_a_checkpoint_without_search(tmp_path: Path) -> None:
         make_agent("net:model.zip")
 
 
+# --------------------------------------------------------------------------- heuristic inputs
+def test_heuristic_inputs_rank_the_heuristic_and_use_public_information_only() -> None:
+    """0 for the heuristic's best action, below 0 for the others, the clip value for illegal
+    actions; the same for a copy whose hidden tiles were redrawn (public information only)."""
+    from agents.az.net import HEURISTIC_CLIP, HeuristicInputs
+    from agents.common import determinize
+    from agents.heuristic import HeuristicAgent
+
+    inputs = HeuristicInputs()
+    rng = np.random.default_rng(4)
+    checked = 0
+    for num_players, level in ((1, 1), (2, 1), (3, 2), (4, 4)):
+        for phase, games in positions(num_players, level, seed=9).items():
+            for g in games:
+                legal = np.asarray(g.legal_actions())
+                x = inputs(g, legal)
+                values = HeuristicAgent(seed=0).action_values(g, legal)
+                assert x.shape == (A.NUM_ACTIONS,) and x.max() == 0.0
+                assert np.all(x[legal] <= 0) and x[legal[int(np.argmax(values))]] == 0.0
+                illegal = np.setdiff1d(np.arange(A.NUM_ACTIONS), legal)
+                assert np.all(x[illegal] == -HEURISTIC_CLIP)
+                assert np.array_equal(inputs(g, legal), x)  # the same position, the same inputs
+                other = determinize(g, g.actor, rng)
+                assert np.array_equal(inputs(other, legal), x), (num_players, phase)
+                checked += 1
+    assert checked > 20
+
+
+def test_network_with_heuristic_inputs(tmp_path: Path) -> None:
+    """The inputs move the logits; the agent needs the game even without search and acts
+    legally with and without search; the flag survives a checkpoint; ONNX export refuses it."""
+    from agents.az.net import HeuristicInputs
+    from umbrella_env import export
+
+    torch.manual_seed(0)
+    net = AZNet(2, hidden=(16,), heuristic_inputs=True).eval()
+    g = SingleGame.new(GameConfig(num_players=2), 5)
+    legal = np.asarray(g.legal_actions())
+    obs = g.observe(g.actor)[None]
+    with pytest.raises(ValueError, match="pass heur=heuristic inputs"):
+        net.predict(obs)
+    with pytest.raises(ValueError, match="has no heuristic inputs"):
+        tiny_net(2).predict(obs, np.zeros((1, A.NUM_ACTIONS), np.float32))
+    heur = HeuristicInputs()(g, legal)[None]
+    logits, _ = net.predict(obs, heur)
+    flat, _ = net.predict(obs, np.zeros_like(heur))
+    assert not np.allclose(logits[0, legal], flat[0, legal])
+    path = tmp_path / "h.pt"
+    save_network(net, path, plate_level=1)
+    assert json.loads(path.with_suffix(".json").read_text())["heuristic_inputs"] is True
+    loaded, _ = load_network(path)
+    assert loaded.heuristic_inputs and np.allclose(loaded.predict(obs, heur)[0], logits, atol=1e-2)
+    alone = make_agent(f"net:{path}")
+    assert alone.needs_game and not alone.use_search
+    with pytest.raises(ValueError, match="reads the heuristic's action values and needs the game"):
+        alone.act(obs[0], g.legal_mask())
+    cfg = GameConfig(num_players=2, max_turns=30)
+    for agent in (alone, make_agent(str(path), simulations=4, rollout_weight=0.0)):
+        res = play_game([agent, make_agent("random")], cfg, 3)  # an illegal action would raise
+        assert res.turns > 0
+    with pytest.raises(ValueError, match="cannot be exported to ONNX"):
+        export.load_az(path)
+
+
+def test_trainer_with_heuristic_inputs(tmp_path: Path, capsys) -> None:
+    """``--heuristic-inputs`` trains such a network (teacher and self-play positions carry the
+    inputs) and a resume without the flag is refused."""
+    from umbrella_env.training import alphazero
+
+    argv = TINY + ["--heuristic-inputs", "--out", str(tmp_path / "h")]
+    assert alphazero.main(argv) == 0
+    net, meta = load_network(tmp_path / "h" / "last.pt", num_players=2, plate_level=1)
+    assert net.heuristic_inputs and meta["heuristic_inputs"] is True and "--heuristic-inputs" in meta["command"]
+    with pytest.raises(SystemExit) as info:
+        alphazero.main(["--hidden", "64", "--resume", str(tmp_path / "h" / "last.pt"), "--out", str(tmp_path / "r")])
+    assert info.value.code == 2
+    assert "has heuristic_inputs=True, this run no --heuristic-inputs" in capsys.readouterr().err
+
+
+def test_init_starts_a_new_run_from_a_checkpoint(tmp_path: Path, capsys) -> None:
+    """``--init`` copies a checkpoint's weights (adding heuristic inputs at their defaults), evaluates
+    the starting point, records the file's name and SHA-256, and refuses a mismatch or ``--resume``."""
+    import hashlib
+
+    from umbrella_env.training import alphazero
+
+    torch.manual_seed(1)
+    plain = AZNet(2, hidden=(64,)).eval()
+    path = tmp_path / "plain.pt"
+    save_network(plain, path, plate_level=1)
+    argv = [a for a in TINY]
+    argv[argv.index("--pretrain-games") + 1] = "0"
+    assert alphazero.main(argv + ["--heuristic-inputs", "--init", str(path), "--out", str(tmp_path / "i")]) == 0
+    meta = json.loads((tmp_path / "i" / "last.json").read_text())
+    assert meta["init"] == {"file": "plain.pt", "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    history = json.loads((tmp_path / "i" / "history.json").read_text())["history"]
+    assert [h["iteration"] for h in history] == [0, 1]
+    # the starting point is the checkpoint plus the heuristic term: the other weights are copied
+    plain, _ = load_network(path)  # the float16-rounded weights the file holds
+    net = AZNet(2, hidden=(64,), heuristic_inputs=True)
+    alphazero.initial_weights(net, path)
+    assert torch.equal(net.trunk[0].weight, plain.trunk[0].weight)
+    assert torch.equal(net.slide_input.weight[:, :-1], plain.slide_input.weight)
+    assert not net.slide_input.weight[:, -1].any()
+    for extra, message in (
+        (["--init", str(tmp_path / "i" / "last.pt")], "has heuristic_inputs=True, this run no --heuristic-inputs"),
+        (["--init", str(path), "--resume", str(path)], "--resume continues a run and --init starts a new one"),
+        (["--init", str(path), "--hidden", "32"], "has hidden layers [64], this run --hidden [32]"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            alphazero.main(["--players", "2", "--hidden", "64", *extra, "--out", str(tmp_path / "bad")])
+        assert info.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
 def test_agent_budget_is_checked() -> None:
     with pytest.raises(ValueError, match="simulations must be an integer >= 1, got 0"):
         AZAgent(tiny_net(2), simulations=0)
@@ -491,7 +607,8 @@ def test_shipped_models_load_and_act_legally(name: str) -> None:
     assert meta["command"] and "seed" in meta
     solo = name.startswith("az-solo")
     agent = make_agent(name, seed=0, simulations=4)
-    assert agent.needs_game == (not name.endswith("-net"))
+    assert agent.use_search == (not name.endswith("-net"))
+    assert agent.needs_game == (agent.use_search or agent.net.heuristic_inputs)
     cfg = GameConfig(num_players=1 if solo else 2, plate_level=1, max_turns=30)
     res = play_game([agent] if solo else [agent, make_agent("random", seed=1)], cfg, seed=3)  # checks legality
     assert res.turns > 0
@@ -504,4 +621,5 @@ def test_shipped_models_load_and_act_legally(name: str) -> None:
 
 
 def test_shipped_models_are_small() -> None:
-    assert sum(shipped_path(n).stat().st_size for n in SHIPPED_MODELS if not n.endswith("-net")) <= 2_000_000
+    files = {shipped_path(n) for n in SHIPPED_MODELS}
+    assert len(files) == 3 and sum(f.stat().st_size for f in files) <= 2_000_000

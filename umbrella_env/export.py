@@ -213,6 +213,12 @@ class AZPolicyNet(nn.Module):
 def load_az(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
     """The :class:`AZPolicyNet` of an alphazero ``.pt`` checkpoint and the metadata to export."""
     net, meta = load_network(checkpoint)
+    if net.heuristic_inputs:
+        raise ValueError(
+            f"checkpoint {str(checkpoint)!r} reads the heuristic agent's action values (heuristic_inputs), "
+            "which are computed from the game in Python, not from the observation: it cannot be exported "
+            "to ONNX; export a network trained without --heuristic-inputs"
+        )
     meta = dict(meta, source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
     return AZPolicyNet(net).eval(), meta
 

@@ -3,7 +3,7 @@ guiding the Gumbel search (:mod:`agents.az.search`).
 
     make_agent("az-2p")                        # shipped 2-player network + search (32 simulations, playouts)
     make_agent("az-2p", rollout_weight=0.0, max_considered=None)   # search with the value network, as trained
-    make_agent("az-2p-net")                    # the same network alone, greedy
+    make_agent("az-2p-net")                    # the 2-player network trained to play alone (heuristic inputs)
     make_agent("az-solo", seconds=0.5)         # shipped solo network + search, 0.5 s per decision
     make_agent("runs/az/best.pt", search=False, deterministic=False)   # a checkpoint, sampled
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.az.net import AZNet, load_network
+from agents.az.net import AZNet, HeuristicInputs, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.checkpoint import check_configuration
 from agents.common import legal_ids
@@ -35,7 +35,7 @@ PLAY_MAX_CONSIDERED = 4
 #: name -> (model file in agents/models, with search)
 SHIPPED_MODELS: dict[str, tuple[str, bool]] = {
     "az-2p": ("az-2p.pt", True),
-    "az-2p-net": ("az-2p.pt", False),
+    "az-2p-net": ("az-2p-net.pt", False),
     "az-solo": ("az-solo.pt", True),
     "az-solo-net": ("az-solo.pt", False),
 }
@@ -99,7 +99,9 @@ class AZAgent:
             self.path = str(model)
         self.net.eval()
         self.use_search = bool(search)
-        self.needs_game = self.use_search
+        #: the search, and a network with heuristic inputs, read the game
+        self.needs_game = self.use_search or self.net.needs_game
+        self._inputs = HeuristicInputs() if self.net.needs_game else None
         self.simulations = int(simulations)
         self.seconds = seconds
         self.deterministic = deterministic
@@ -114,6 +116,7 @@ class AZAgent:
             gumbel_scale=0.0 if deterministic else 1.0,
             rollout_weight=float(self.meta.get("rollout_weight", 0.0)) if rollout_weight is None else rollout_weight,
             rollout_turns=self.meta.get("rollout_turns", PLAYOUT_TURNS) if rollout_turns is None else rollout_turns,
+            heuristic_inputs=self.net.heuristic_inputs,
         )
         self._per_sim: float | None = None  # measured seconds per simulation (seconds budget)
         self.reset(seed)
@@ -136,14 +139,16 @@ class AZAgent:
             self._check_game(game)
         if legal.size == 1:
             return int(legal[0])
+        if game is None and self.needs_game:
+            why = "searches" if self.use_search else "reads the heuristic's action values"
+            raise ValueError(f"{self.name} {why} and needs the game (needs_game=True)")
         if not self.use_search:
-            return self._policy_action(observation, legal)
-        if game is None:
-            raise ValueError(f"{self.name} searches and needs the game (needs_game=True)")
+            return self._policy_action(observation, legal, game)
         return self._search_action(game)
 
-    def _policy_action(self, observation: np.ndarray, legal: np.ndarray) -> int:
-        logits, _ = self.net.predict(np.asarray(observation, dtype=np.float32)[None])
+    def _policy_action(self, observation: np.ndarray, legal: np.ndarray, game: SingleGame | None) -> int:
+        heur = None if self._inputs is None else self._inputs(game, legal)[None]
+        logits, _ = self.net.predict(np.asarray(observation, dtype=np.float32)[None], heur)
         z = logits[0, legal].astype(np.float64)
         if self.deterministic:
             return int(legal[int(np.argmax(z))])

@@ -24,6 +24,15 @@ Heads:
   order of the observation (index ``j`` is seat ``(observer + j) % P``); in solo one
   value, the predicted final score divided by :data:`SOLO_SCALE`.
 
+With ``heuristic_inputs`` the network also reads the **heuristic agent's value of every
+legal action** (:func:`heuristic_inputs`, computed from the game by
+:meth:`agents.heuristic.HeuristicAgent.action_values`, which uses public information only):
+relative to the best legal action, divided by :data:`HEURISTIC_SCALE` and clipped to
+``[-HEURISTIC_CLIP, 0]``.  A slide's value is one more input of the shared slide scorer, and
+every action's logit gains a learned weight (one per phase) times its value, so the policy
+starts from the heuristic's ranking and learns where the search disagrees with it.  Such a
+network needs the game at every call (``needs_game``).
+
 A checkpoint is a ``.pt`` file (``{"meta": ..., "state_dict": ...}``, weights stored as
 float16 to keep the shipped models small) plus a ``.json`` sidecar with the same
 metadata: players, level, observation size, action count, architecture, and how the model
@@ -46,9 +55,11 @@ from torch import nn
 from agents.az.lookahead import SLIDE_FEATURES, SUMMARY_FEATURES, SlideLookahead
 from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
 from agents.features import FigureFeatures
+from agents.heuristic import HeuristicAgent
 from umbrella_env.core import actions as A
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds
+from umbrella_env.core.single import SingleGame
 
 #: Solo values are final scores divided by this (a score of 40 is a value of 1).
 SOLO_SCALE = 40.0
@@ -62,6 +73,11 @@ _FIGURE_GLOBAL = 32
 _OTHER_START = A.VALIDATE_START
 _NUM_FALLBACK = _OTHER_START - A.FALLBACK_START
 _NUM_ZONES = _NUM_FALLBACK // A.NUM_SLIDE
+#: Heuristic inputs: (value - best legal value) / HEURISTIC_SCALE, clipped to [-HEURISTIC_CLIP, 0].
+HEURISTIC_SCALE = 4.0
+HEURISTIC_CLIP = 4.0
+#: The initial weight of the heuristic input in every logit (the policy starts near the heuristic's).
+_HEURISTIC_GAIN = 2.0
 
 
 def _fallback_tables() -> tuple[np.ndarray, np.ndarray]:
@@ -76,11 +92,40 @@ def value_size(num_players: int) -> int:
     return 1 if num_players == 1 else num_players
 
 
+def heuristic_inputs(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """float32 [968]: the heuristic inputs of one position from the heuristic's values of its
+    ``legal`` actions (module doc); illegal actions get the clip value."""
+    out = np.full(NUM_ACTIONS, -HEURISTIC_CLIP, dtype=np.float32)
+    v = np.asarray(values, dtype=np.float64)
+    out[legal] = np.clip((v - v.max()) / HEURISTIC_SCALE, -HEURISTIC_CLIP, 0.0)
+    return out
+
+
+class HeuristicInputs:
+    """The heuristic inputs of positions: ``inputs(game, legal) -> float32 [968]`` from the
+    values of the default :class:`~agents.heuristic.HeuristicAgent` (public information only).
+    Its generator (solo cover ties inside a validation's value) is re-seeded at every call,
+    so a position always gets the same inputs."""
+
+    def __init__(self) -> None:
+        self.agent = HeuristicAgent(seed=0)
+
+    def __call__(self, game: SingleGame, legal: np.ndarray | Sequence[int]) -> np.ndarray:
+        legal = np.asarray(legal, dtype=np.int64)
+        self.agent.reset(0)
+        return heuristic_inputs(self.agent.action_values(game, legal), legal)
+
+
 class AZNet(nn.Module):
-    """Policy logits [B, 968] and values [B, value_size(P)] from observations [B, 899] (module doc)."""
+    """Policy logits [B, 968] and values [B, value_size(P)] from observations [B, 899] and,
+    with ``heuristic_inputs``, the heuristic inputs [B, 968] (module doc)."""
 
     def __init__(
-        self, num_players: int, hidden: Sequence[int] = DEFAULT_HIDDEN, slide_hidden: int = DEFAULT_SLIDE_HIDDEN
+        self,
+        num_players: int,
+        hidden: Sequence[int] = DEFAULT_HIDDEN,
+        slide_hidden: int = DEFAULT_SLIDE_HIDDEN,
+        heuristic_inputs: bool = False,
     ) -> None:
         super().__init__()
         if not 1 <= num_players <= 4:
@@ -92,6 +137,7 @@ class AZNet(nn.Module):
         self.num_players = num_players
         self.hidden = tuple(int(h) for h in hidden)
         self.slide_hidden = int(slide_hidden)
+        self.heuristic_inputs = bool(heuristic_inputs)
         low, high = observation_bounds()
         self.features = FigureFeatures(spaces.Box(low, high, dtype=np.float32))
         self.lookahead = SlideLookahead()
@@ -108,7 +154,7 @@ class AZNet(nn.Module):
             width = h
         self.trunk = nn.Sequential(*layers)
         self.slide_context = nn.Linear(width, self.slide_hidden)
-        self.slide_input = nn.Linear(SLIDE_FEATURES, self.slide_hidden)
+        self.slide_input = nn.Linear(SLIDE_FEATURES + self.heuristic_inputs, self.slide_hidden)
         self.slide_score = nn.Sequential(
             nn.ReLU(), nn.Linear(self.slide_hidden, self.slide_hidden), nn.ReLU(), nn.Linear(self.slide_hidden, 1)
         )
@@ -116,32 +162,58 @@ class AZNet(nn.Module):
         self.zone = nn.Linear(width, _NUM_ZONES)
         self.other = nn.Linear(width, NUM_ACTIONS - _OTHER_START)
         self.value = nn.Linear(width, value_size(num_players))
+        if self.heuristic_inputs:
+            self.register_buffer("action_phase", torch.as_tensor(A.ACTION_PHASE.astype(np.int64)), persistent=False)
+            self.heuristic_gain = nn.Parameter(torch.full((len(A.PHASE_RANGES),), _HEURISTIC_GAIN))
+
+    @property
+    def needs_game(self) -> bool:
+        """Whether every call needs the game (for the heuristic inputs)."""
+        return self.heuristic_inputs
+
+    def _check_inputs(self, heur: torch.Tensor | np.ndarray | None) -> None:
+        if self.heuristic_inputs and heur is None:
+            raise ValueError("this network reads the heuristic's action values: pass heur=heuristic inputs [B, 968]")
+        if not self.heuristic_inputs and heur is not None:
+            raise ValueError("this network has no heuristic inputs: pass heur=None")
 
     @torch.no_grad()
-    def encode(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The trunk's input [B, 940] and the per-slide features [B, 64, 23] (no parameters:
-        a trainer may compute them once per sample)."""
+    def encode(
+        self, obs: torch.Tensor, heur: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The trunk's input [B, 940], the per-slide features [B, 64, 23 (+1)] and the heuristic
+        inputs (no parameters: a trainer may compute them once per sample)."""
+        self._check_inputs(heur)
         fig = self.features(obs)[:, OBS_SIZE : OBS_SIZE + _FIGURE_GLOBAL]
         per_slide, summary = self.lookahead(obs)
-        return torch.cat([obs * self.inv_high, fig, summary], dim=1), per_slide
+        if heur is not None:
+            per_slide = torch.cat([per_slide, heur[:, : A.NUM_SLIDE, None]], dim=2)
+        return torch.cat([obs * self.inv_high, fig, summary], dim=1), per_slide, heur
 
-    def heads(self, x: torch.Tensor, per_slide: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def heads(
+        self, x: torch.Tensor, per_slide: torch.Tensor, heur: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits and values from :meth:`encode`'s output."""
         h = self.trunk(x)
         slides = self.slide_score(self.slide_input(per_slide) + self.slide_context(h).unsqueeze(1)).squeeze(2)
         slides = slides + self.slide_bias
         fallbacks = slides[:, self.fb_slide] + self.zone(h)[:, self.fb_zone]
         logits = torch.cat([slides, fallbacks, self.other(h)], dim=1)
+        if heur is not None:
+            logits = logits + self.heuristic_gain[self.action_phase] * heur
         v = self.value(h)
         return logits, (v if self.num_players == 1 else torch.tanh(v))
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.heads(*self.encode(obs))
+    def forward(self, obs: torch.Tensor, heur: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.heads(*self.encode(obs, heur))
 
     @torch.no_grad()
-    def predict(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """float32 logits [B, 968] and values [B, value_size] of a NumPy batch (no gradient)."""
-        logits, values = self(torch.as_tensor(obs, dtype=torch.float32))
+    def predict(self, obs: np.ndarray, heur: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """float32 logits [B, 968] and values [B, value_size] of a NumPy batch (no gradient);
+        ``heur``: the heuristic inputs [B, 968] of a network that reads them."""
+        self._check_inputs(heur)
+        h = None if heur is None else torch.as_tensor(heur, dtype=torch.float32)
+        logits, values = self(torch.as_tensor(obs, dtype=torch.float32), h)
         return logits.numpy(), values.numpy()
 
 
@@ -160,6 +232,7 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
         "num_actions": NUM_ACTIONS,
         "hidden": list(net.hidden),
         "slide_hidden": net.slide_hidden,
+        "heuristic_inputs": net.heuristic_inputs,
         "value": "score / 40" if net.num_players == 1 else "per seat, observer-relative, in [-1, 1]",
         **(extra or {}),
     }
@@ -195,7 +268,12 @@ def load_network(
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a truncated or foreign file
         raise ValueError(f"checkpoint {str(path)!r} is unreadable: {exc}") from None
-    net = AZNet(int(meta["num_players"]), meta["hidden"], int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)))
+    net = AZNet(
+        int(meta["num_players"]),
+        meta["hidden"],
+        int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)),
+        bool(meta.get("heuristic_inputs", False)),
+    )
     net.load_state_dict({k: v.float() for k, v in blob["state_dict"].items()})
     net.eval()
     return net, meta

@@ -49,14 +49,16 @@ from functools import lru_cache
 
 import numpy as np
 
+from agents.az.net import HeuristicInputs
 from agents.common import determinize
 from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
 from umbrella_env.core.single import SingleGame
 
 #: sigma's ``c_scale`` (mctx's default); a smaller value trusts noisy Q values less.
 DEFAULT_C_SCALE = 0.1
-#: ``evaluate(observations [B, 899]) -> (logits [B, 968], observer-relative values [B, V])``.
-Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: ``evaluate(observations [B, 899], heuristic inputs [B, 968] or None) -> (logits [B, 968],
+#: observer-relative values [B, V])`` (the heuristic inputs of a network that reads them).
+Evaluator = Callable[[np.ndarray, "np.ndarray | None"], tuple[np.ndarray, np.ndarray]]
 
 
 # --------------------------------------------------------------------------- values
@@ -247,6 +249,8 @@ class GumbelSearch:
         rollout_weight: lambda in [0, 1], the weight of heuristic playouts in leaf values
             (0: the value network alone, 1: the playouts alone).
         rollout_turns: whole turns a playout runs at 2-4 players (solo: to the end).
+        heuristic_inputs: the network reads the heuristic's action values
+            (:class:`~agents.az.net.HeuristicInputs`, computed for every node it evaluates).
     """
 
     def __init__(
@@ -260,6 +264,7 @@ class GumbelSearch:
         margin_weight: float = 0.5,
         rollout_weight: float = 0.0,
         rollout_turns: int = PLAYOUT_TURNS,
+        heuristic_inputs: bool = False,
     ) -> None:
         lam = rollout_weight
         if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not 0 <= lam <= 1:
@@ -277,17 +282,28 @@ class GumbelSearch:
         self.margin_weight = margin_weight
         self.rollout_weight = float(rollout_weight)
         self.rollout = HeuristicRollout(rollout_turns, margin_weight=margin_weight) if rollout_weight > 0 else None
+        self.inputs = HeuristicInputs() if heuristic_inputs else None
         #: Counters for the benchmark: simulations run, leaves sent to the network, seconds
-        #: in the engine (determinize, step, legal actions, observe) and in the playouts.
-        self.stats: dict[str, float] = {"simulations": 0, "leaves": 0, "engine_s": 0.0, "rollout_s": 0.0}
+        #: in the engine (determinize, step, legal actions, observe), in the playouts and in
+        #: the heuristic inputs.
+        self.stats: dict[str, float] = {
+            "simulations": 0,
+            "leaves": 0,
+            "engine_s": 0.0,
+            "rollout_s": 0.0,
+            "inputs_s": 0.0,
+        }
 
     def _expand(self, games: Sequence[SingleGame], legal: Sequence[list[int]]) -> list[Node]:
         """New nodes for ``games`` (not done) from one batched network call."""
         t0 = time.perf_counter()
         seats = [g.actor for g in games]
         obs = np.stack([g.observe(s) for g, s in zip(games, seats)])
-        self.stats["engine_s"] += time.perf_counter() - t0
-        logits, values = self.evaluate(obs)
+        t1 = time.perf_counter()
+        heur = None if self.inputs is None else np.stack([self.inputs(g, acts) for g, acts in zip(games, legal)])
+        self.stats["engine_s"] += t1 - t0
+        self.stats["inputs_s"] += time.perf_counter() - t1
+        logits, values = self.evaluate(obs, heur)
         logits, values = logits.astype(np.float64), values.astype(np.float64)
         self.stats["leaves"] += len(games)
         return [

@@ -25,6 +25,11 @@ instead of random play; the teacher's positions also fill the replay buffer, so 
 iterations do not fit a few self-play games over and over.  ``--quick`` is the README's
 two-minute run.
 
+``--heuristic-inputs`` trains a network that also reads the heuristic agent's action values
+(:class:`agents.az.net.HeuristicInputs`; every stored position carries them).  ``--init
+CHECKPOINT`` starts a new run from a checkpoint's weights (the shipped ``az-2p-net`` is
+``az-2p`` continued this way) and evaluates that starting point first.
+
 Every ``--eval-every`` iterations the network alone plays ``--eval-games`` games against
 ``heuristic`` and ``--eval-search-games`` against ``search`` (``--eval-search-sims``
 simulations per decision) through :func:`umbrella_env.match.play_game`, seats rotated, on
@@ -60,6 +65,7 @@ from agents.az.net import (
     DEFAULT_HIDDEN,
     DEFAULT_SLIDE_HIDDEN,
     AZNet,
+    HeuristicInputs,
     load_network,
     read_metadata,
     save_network,
@@ -72,6 +78,7 @@ from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
+from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, process_pool
 
@@ -86,44 +93,69 @@ EVAL_SEED = 990_000
 
 
 # --------------------------------------------------------------------------- samples
+#: One position: (observation, legal mask, policy target, values, heuristic inputs or None).
+Row = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
 class Samples:
     """Positions with their targets: observations (float16), packed legal masks, policy
-    targets (float16, dense over the 968 actions) and decider-relative values."""
+    targets (float16, dense over the 968 actions), decider-relative values and, for a
+    network with heuristic inputs, those inputs (float16 [N, 968]; else None)."""
 
-    def __init__(self, obs: np.ndarray, masks: np.ndarray, policy: np.ndarray, values: np.ndarray) -> None:
-        self.obs, self.masks, self.policy, self.values = obs, masks, policy, values
+    def __init__(
+        self,
+        obs: np.ndarray,
+        masks: np.ndarray,
+        policy: np.ndarray,
+        values: np.ndarray,
+        heur: np.ndarray | None = None,
+    ) -> None:
+        self.obs, self.masks, self.policy, self.values, self.heur = obs, masks, policy, values, heur
 
     def __len__(self) -> int:
         return len(self.obs)
 
+    def __getitem__(self, idx: Any) -> Samples:
+        return Samples(
+            self.obs[idx],
+            self.masks[idx],
+            self.policy[idx],
+            self.values[idx],
+            None if self.heur is None else self.heur[idx],
+        )
+
     @classmethod
-    def build(cls, rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], v: int) -> Samples:
+    def build(cls, rows: list[Row], v: int, heuristic_inputs: bool = False) -> Samples:
         if not rows:
             return cls(
                 np.zeros((0, OBS_SIZE), np.float16),
                 np.zeros((0, (NUM_ACTIONS + 7) // 8), np.uint8),
                 np.zeros((0, NUM_ACTIONS), np.float16),
                 np.zeros((0, v), np.float32),
+                np.zeros((0, NUM_ACTIONS), np.float16) if heuristic_inputs else None,
             )
-        obs, masks, policy, values = zip(*rows)
+        obs, masks, policy, values, heur = zip(*rows)
         return cls(
             np.stack(obs).astype(np.float16),
             np.packbits(np.stack(masks), axis=1),
             np.stack(policy).astype(np.float16),
             np.stack(values).astype(np.float32),
+            np.stack(heur).astype(np.float16) if heuristic_inputs else None,
         )
 
     @classmethod
     def concat(cls, parts: Sequence[Samples]) -> Samples:
-        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "masks", "policy", "values")))
+        cols = [np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "masks", "policy", "values")]
+        heur = None if parts[0].heur is None else np.concatenate([p.heur for p in parts])
+        return cls(*cols, heur)
 
 
 class ReplayBuffer:
     """The last ``capacity`` positions, sampled uniformly by a seeded generator."""
 
-    def __init__(self, capacity: int, v: int) -> None:
+    def __init__(self, capacity: int, v: int, heuristic_inputs: bool = False) -> None:
         self.capacity = capacity
-        self.data = Samples.build([], v)
+        self.data = Samples.build([], v, heuristic_inputs)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -132,26 +164,28 @@ class ReplayBuffer:
         data = Samples.concat([self.data, new])
         if len(data) > self.capacity:
             cut = len(data) - self.capacity
-            data = Samples(data.obs[cut:], data.masks[cut:], data.policy[cut:], data.values[cut:])
+            data = data[cut:]
         self.data = data
 
     def sample(self, n: int, rng: np.random.Generator) -> Samples:
-        idx = rng.integers(0, len(self.data), n)
-        d = self.data
-        return Samples(d.obs[idx], d.masks[idx], d.policy[idx], d.values[idx])
+        return self.data[rng.integers(0, len(self.data), n)]
 
 
-def game_targets(
-    records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]], game: SingleGame, margin_weight: float
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+#: One decision of a game in progress: (observation, legal mask, policy target, seat, heuristic inputs or None).
+Record = tuple[np.ndarray, np.ndarray, np.ndarray, int, "np.ndarray | None"]
+
+
+def game_targets(records: list[Record], game: SingleGame, margin_weight: float) -> list[Row]:
     """Rows of one finished game: each decision's targets, values in its decider's relative order."""
     z = outcome_values(game, margin_weight)
-    return [(obs, mask, policy, to_relative(z, seat)) for obs, mask, policy, seat in records]
+    return [(obs, mask, policy, to_relative(z, seat), heur) for obs, mask, policy, seat, heur in records]
 
 
 # --------------------------------------------------------------------------- self-play
-def _build_net(num_players: int, hidden: Sequence[int], slide_hidden: int, weights: dict[str, np.ndarray]) -> AZNet:
-    net = AZNet(num_players, hidden, slide_hidden)
+def _build_net(job: dict[str, Any]) -> AZNet:
+    """The network of a self-play job (its architecture and weights)."""
+    net = AZNet(job["config"].num_players, job["hidden"], job["slide_hidden"], job.get("heuristic_inputs", False))
+    weights = job["weights"]
     net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
     net.eval()
     return net
@@ -168,6 +202,7 @@ SELFPLAY_STATS = (
     "network_s",
     "engine_s",
     "rollout_s",
+    "inputs_s",
 )
 
 
@@ -175,12 +210,13 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
     """Play the games of ``job["seeds"]`` all at once with one network (module doc, step 1)."""
     torch.set_num_threads(job.get("threads", 1))
     config: GameConfig = job["config"]
-    net = _build_net(config.num_players, job["hidden"], job["slide_hidden"], job["weights"])
-    timers = {"network": 0.0}
+    net = _build_net(job)
+    timers = {"network": 0.0, "inputs": 0.0}
+    inputs = HeuristicInputs() if net.heuristic_inputs else None
 
-    def evaluate(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(obs: np.ndarray, heur: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         t0 = time.perf_counter()
-        out = net.predict(obs)
+        out = net.predict(obs, heur)
         timers["network"] += time.perf_counter() - t0
         return out
 
@@ -192,12 +228,13 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         margin_weight=job["margin_weight"],
         rollout_weight=job.get("rollout_weight", 0.0),
         rollout_turns=job.get("rollout_turns", PLAYOUT_TURNS),
+        heuristic_inputs=net.heuristic_inputs,
     )
     t_start = time.perf_counter()
     rngs = [np.random.default_rng(s) for s in job["seeds"]]
     games = [SingleGame.new(config, draw_key(rng)) for rng in rngs]
-    records: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]] = [[] for _ in games]
-    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    records: list[list[Record]] = [[] for _ in games]
+    rows: list[Row] = []
     live = list(range(len(games)))
     decisions = forced = 0
     engine = 0.0
@@ -228,7 +265,10 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
             seat = g.actor
             policy = np.zeros(NUM_ACTIONS, dtype=np.float32)
             policy[res.actions] = res.policy
-            records[i].append((g.observe(seat), g.legal_mask(), policy, seat))
+            t1 = time.perf_counter()
+            heur = None if inputs is None else inputs(g, res.actions)
+            timers["inputs"] += time.perf_counter() - t1
+            records[i].append((g.observe(seat), g.legal_mask(), policy, seat, heur))
             g.step(res.action)
             decisions += 1
             if g.done:
@@ -238,17 +278,18 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
     elapsed = time.perf_counter() - t_start
     stats = dict(search.stats)
     return {
-        "samples": Samples.build(rows, value_size(config.num_players)),
+        "samples": Samples.build(rows, value_size(config.num_players), net.heuristic_inputs),
         "games": len(games),
         "decisions": decisions,
         "forced": forced,
         "scores": [g.scores() for g in games],
         "seconds": elapsed,
         "network_s": timers["network"],
-        "engine_s": engine + stats.get("engine_s", 0.0),
+        "engine_s": engine + stats["engine_s"] - timers["inputs"],
         "simulations": stats["simulations"],
         "leaves": stats["leaves"],
         "rollout_s": stats["rollout_s"],
+        "inputs_s": stats["inputs_s"] + timers["inputs"],
     }
 
 
@@ -264,25 +305,31 @@ def teacher_chunk(job: dict[str, Any]) -> Samples:
     """Teacher games (every seat the teacher): each decision with a choice, the
     teacher's action as a one-hot policy target and the game's outcome values."""
     config: GameConfig = job["config"]
-    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    inputs = HeuristicInputs() if job.get("heuristic_inputs", False) else None
+    rows: list[Row] = []
     for seed in job["seeds"]:
         rng = np.random.default_rng(seed)
         agents = [
             teacher_agent(job["teacher"], job.get("teacher_sims", 16), int(rng.integers(2**63)))
             for _ in range(config.num_players)
         ]
-        records: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+        records: list[Record] = []
 
         def record(game: SingleGame, seat: int, action: int, records: list = records) -> None:
             mask = game.legal_mask()
             if mask.sum() > 1:
                 policy = np.zeros(NUM_ACTIONS, dtype=np.float32)
                 policy[action] = 1.0
-                records.append((game.observe(seat), mask, policy, seat))
+                heur = None if inputs is None else inputs(game, np.flatnonzero(mask))
+                records.append((game.observe(seat), mask, policy, seat, heur))
 
         game = play_out(agents, SingleGame.new(config, draw_key(rng)), on_move=record)
         rows += game_targets(records, game, job["margin_weight"])
-    return Samples.build(rows, value_size(config.num_players))
+    return Samples.build(rows, value_size(config.num_players), inputs is not None)
+
+
+def _heur(b: Samples) -> torch.Tensor | None:
+    return None if b.heur is None else torch.as_tensor(b.heur.astype(np.float32))
 
 
 # --------------------------------------------------------------------------- learning
@@ -317,7 +364,7 @@ def train_steps(
     tot_p = tot_v = 0.0
     for _ in range(steps):
         b = data.sample(batch, rng)
-        logits, values = net(torch.as_tensor(b.obs.astype(np.float32)))
+        logits, values = net(torch.as_tensor(b.obs.astype(np.float32)), _heur(b))
         p_loss, v_loss = _learn(opt, logits, values, b, value_weight)
         tot_p += p_loss
         tot_v += v_loss
@@ -339,10 +386,12 @@ def fit_samples(
     parameter-free input features (:meth:`AZNet.encode`) are computed once per sample."""
     codes, slides = [], []
     for lo in range(0, len(data), 1024):
-        x, per_slide = net.encode(torch.as_tensor(data.obs[lo : lo + 1024].astype(np.float32)))
+        part = data[lo : lo + 1024]
+        x, per_slide, _ = net.encode(torch.as_tensor(part.obs.astype(np.float32)), _heur(part))
         codes.append(x.to(torch.float16))
         slides.append(per_slide.to(torch.float16))
     x_all, s_all = torch.cat(codes), torch.cat(slides)
+    h_all = None if data.heur is None else torch.as_tensor(data.heur)
     per_epoch = max(1, len(data) // batch)
     steps = max(1, epochs * per_epoch)
     base_lr = [g["lr"] for g in opt.param_groups]
@@ -356,9 +405,9 @@ def fit_samples(
         if step % per_epoch == 0:
             order = rng.permutation(len(data))
         idx = order[(step % per_epoch) * batch : (step % per_epoch + 1) * batch]
-        b = Samples(data.obs[idx], data.masks[idx], data.policy[idx], data.values[idx])
+        b = data[idx]
         t = torch.as_tensor(idx)
-        logits, values = net.heads(x_all[t].float(), s_all[t].float())
+        logits, values = net.heads(x_all[t].float(), s_all[t].float(), None if h_all is None else h_all[t].float())
         p_loss, v_loss = _learn(opt, logits, values, b, value_weight)
         tot_p += p_loss
         tot_v += v_loss
@@ -546,6 +595,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"width of the shared slide scorer (default {DEFAULT_SLIDE_HIDDEN})",
     )
     p.add_argument(
+        "--heuristic-inputs",
+        action="store_true",
+        help="the network also reads the heuristic agent's value of every legal action "
+        "(agents.az.net.HeuristicInputs; the agent then needs the game even without search)",
+    )
+    p.add_argument(
         "--teacher",
         choices=TEACHERS,
         default="heuristic",
@@ -601,6 +656,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed, a non-negative integer (default 0)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
     p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
+    p.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="start a new run from the weights of a .pt checkpoint of this trainer (same players, level and "
+        "layer sizes; with --heuristic-inputs from a network without them, the new inputs start at their "
+        "defaults); its name and SHA-256 go to the sidecar",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--quick",
@@ -703,6 +766,45 @@ def check_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--time-limit must be a positive number of minutes, got {args.time_limit}")
 
 
+def check_architecture(
+    flag: str, path: Path, meta: dict[str, Any], args: argparse.Namespace, config: GameConfig
+) -> None:
+    """Refuse (ValueError) a ``--resume`` or ``--init`` checkpoint whose configuration or layers
+    differ from this run's.  ``--init`` may add heuristic inputs to a network without them."""
+    if (meta["num_players"], meta["plate_level"]) != (config.num_players, config.plate_level):
+        raise ValueError(
+            f"{flag} {str(path)!r} was trained for num_players={meta['num_players']}, "
+            f"plate_level={meta['plate_level']}; this run has num_players={config.num_players}, "
+            f"plate_level={config.plate_level}"
+        )
+    if list(meta["hidden"]) != list(args.hidden):
+        raise ValueError(f"{flag} {str(path)!r} has hidden layers {meta['hidden']}, this run --hidden {args.hidden}")
+    has = bool(meta.get("heuristic_inputs", False))
+    if has != args.heuristic_inputs and (flag == "--resume" or has):
+        raise ValueError(
+            f"{flag} {str(path)!r} has heuristic_inputs={has}, "
+            f"this run {'--heuristic-inputs' if args.heuristic_inputs else 'no --heuristic-inputs'}"
+        )
+    if int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)) != args.slide_hidden:
+        raise ValueError(
+            f"{flag} {str(path)!r} has a slide scorer of {meta.get('slide_hidden')} units, "
+            f"this run --slide-hidden {args.slide_hidden}"
+        )
+
+
+def initial_weights(net: AZNet, path: Path) -> None:
+    """``--init``: copy the weights of checkpoint ``path`` into ``net``.  Heuristic inputs the
+    checkpoint lacks start at their defaults: a zero weight in the slide scorer's input layer and
+    the default gains."""
+    old, _ = load_network(path, num_players=net.num_players)
+    state = old.state_dict()
+    if net.heuristic_inputs and not old.heuristic_inputs:
+        w = state["slide_input.weight"]
+        state["slide_input.weight"] = torch.cat([w, torch.zeros(w.shape[0], 1)], dim=1)
+        state["heuristic_gain"] = net.heuristic_gain.detach().clone()
+    net.load_state_dict(state)
+
+
 def command_line(argv: Sequence[str]) -> str:
     return " ".join([PROG, *argv])
 
@@ -717,24 +819,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_options(args)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         resume_meta = None
+        if args.resume is not None and args.init is not None:
+            raise ValueError("--resume continues a run and --init starts a new one: give one of them")
+        if args.init is not None:
+            init_meta = read_metadata(args.init)
+            check_architecture("--init", args.init, init_meta, args, config)
         if args.resume is not None:
             resume_meta = read_metadata(args.resume)
-            if (resume_meta["num_players"], resume_meta["plate_level"]) != (config.num_players, config.plate_level):
-                raise ValueError(
-                    f"--resume {str(args.resume)!r} was trained for num_players={resume_meta['num_players']}, "
-                    f"plate_level={resume_meta['plate_level']}; this run has num_players={config.num_players}, "
-                    f"plate_level={config.plate_level}"
-                )
-            if list(resume_meta["hidden"]) != list(args.hidden):
-                raise ValueError(
-                    f"--resume {str(args.resume)!r} has hidden layers {resume_meta['hidden']}, "
-                    f"this run --hidden {args.hidden}"
-                )
-            if int(resume_meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)) != args.slide_hidden:
-                raise ValueError(
-                    f"--resume {str(args.resume)!r} has a slide scorer of {resume_meta.get('slide_hidden')} units, "
-                    f"this run --slide-hidden {args.slide_hidden}"
-                )
+            check_architecture("--resume", args.resume, resume_meta, args, config)
         out = (
             args.out
             or Path("runs") / f"az-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -757,14 +849,16 @@ class Trainer:
         torch.set_num_threads(args.torch_threads)
         torch.manual_seed(args.seed)
         self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1,)))
-        self.net = AZNet(config.num_players, args.hidden, args.slide_hidden)
+        self.net = AZNet(config.num_players, args.hidden, args.slide_hidden, args.heuristic_inputs)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
-        self.buffer = ReplayBuffer(args.buffer, value_size(config.num_players))
+        self.buffer = ReplayBuffer(args.buffer, value_size(config.num_players), args.heuristic_inputs)
         self.iteration = 0
         self.games_played = 0
         self.history: list[dict[str, Any]] = []
         self.best = -np.inf
         self.seconds = 0.0
+        if args.init is not None:
+            initial_weights(self.net, args.init)
         if resume_meta is not None:
             net, meta = load_network(args.resume, num_players=config.num_players, plate_level=config.plate_level)
             self.net.load_state_dict(net.state_dict())
@@ -815,6 +909,7 @@ class Trainer:
             "teacher": a.teacher,
             "teacher_sims": a.teacher_sims if a.teacher == "search" else None,
             "pretrain_games": a.pretrain_games,
+            "init": None if a.init is None else {"file": a.init.name, "sha256": file_sha256(a.init)},
             "seed": a.seed,
             "command": self.command,
         }
@@ -841,6 +936,7 @@ class Trainer:
                 "teacher_sims": a.teacher_sims,
                 "seeds": part,
                 "margin_weight": a.margin_weight,
+                "heuristic_inputs": a.heuristic_inputs,
             }
             for part in [seeds[i : i + per_job] for i in range(0, len(seeds), per_job)]
         ]
@@ -884,6 +980,7 @@ class Trainer:
                 "config": self.config,
                 "hidden": tuple(a.hidden),
                 "slide_hidden": a.slide_hidden,
+                "heuristic_inputs": a.heuristic_inputs,
                 "weights": weights,
                 "seeds": part,
                 "simulations": a.simulations,
@@ -974,9 +1071,10 @@ class Trainer:
         a = self.args
         start = time.perf_counter()
         try:
-            if a.resume is None and a.pretrain_games:
-                self.pretrain()
-                self.evaluate()
+            if a.resume is None and (a.pretrain_games or a.init is not None):
+                if a.pretrain_games:
+                    self.pretrain()
+                self.evaluate()  # the starting point of the learning curve
                 self._save("last.pt")
                 self.write_history()
             bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games")

@@ -8,7 +8,8 @@ Plays ``--games`` self-play games at once per worker exactly as the trainer does
 leaves batched into one forward pass per simulation step) and reports searched decisions
 per second, network samples (leaf evaluations) per second, and where the time goes: the
 engine (determinize, step, legal actions, observe), the network (forward passes), the
-heuristic playouts at the leaves (``--rollout-weight`` > 0) and the search (the tree:
+heuristic playouts at the leaves (``--rollout-weight`` > 0), the heuristic inputs of a
+network that reads them (``--heuristic-inputs`` in training) and the search (the tree:
 selection, sigma transform, backup; the rest).  With ``--workers N`` the
 same games are split over N processes, each single-threaded, as ``--workers`` does in training.
 """
@@ -87,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "config": config,
             "hidden": net.hidden,
             "slide_hidden": net.slide_hidden,
+            "heuristic_inputs": net.heuristic_inputs,
             "weights": weights,
             "seeds": seeds[w :: args.workers],
             "simulations": args.simulations,
@@ -110,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     total = {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
     busy = total["seconds"]
-    search = busy - total["network_s"] - total["engine_s"] - total["rollout_s"]
+    search = busy - total["network_s"] - total["engine_s"] - total["rollout_s"] - total["inputs_s"]
     print(
         f"games: {total['games']}, searched decisions: {total['decisions']:,} (+{total['forced']:,} forced), "
         f"simulations: {total['simulations']:,}, network samples: {total['leaves']:,}"
@@ -123,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"time share (all workers): engine {100 * total['engine_s'] / busy:.0f}%, "
         f"search {100 * search / busy:.0f}%, network {100 * total['network_s'] / busy:.0f}%, "
-        f"playouts {100 * total['rollout_s'] / busy:.0f}%"
+        f"playouts {100 * total['rollout_s'] / busy:.0f}%, heuristic inputs {100 * total['inputs_s'] / busy:.0f}%"
     )
     return 0
 
