@@ -306,7 +306,7 @@ def test_value_targets_belong_to_the_right_seat(num_players: int) -> None:
     search = GumbelSearch(lambda obs, heur: (np.zeros((len(obs), A.NUM_ACTIONS)), np.tile(relative, (len(obs), 1))))
     h = SingleGame.new(GameConfig(num_players=num_players), 3)
     h.step(h.legal_actions()[0])  # seat 1 decides now (or seat 0 in a fallback-free start)
-    (node,) = search._expand([h], [h.legal_actions()])
+    (node,), _ = search._expand([h], [h.legal_actions()])
     assert node.value[h.actor] == 1.0 and sorted(node.value) == sorted(relative)
 
 
@@ -516,6 +516,10 @@ def test_network_with_heuristic_inputs(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="reads the heuristic's action values and needs the game"):
         alone.act(obs[0], g.legal_mask())
     cfg = GameConfig(num_players=2, max_turns=30)
+    (res,) = GumbelSearch(net.predict, simulations=4, max_considered=4, heuristic_inputs=True).run(
+        [g], [np.random.default_rng(0)]
+    )
+    assert np.array_equal(res.inputs, heur[0])  # the root's inputs, for the replay buffer
     for agent in (alone, make_agent(str(path), simulations=4, rollout_weight=0.0)):
         res = play_game([agent, make_agent("random")], cfg, 3)  # an illegal action would raise
         assert res.turns > 0

@@ -234,6 +234,7 @@ class SearchResult:
     policy: np.ndarray  # float64 [len(actions)] improved policy (the policy target)
     value: np.ndarray  # float64 [V] root value estimate, absolute seats
     visits: np.ndarray  # int64 [len(actions)]
+    inputs: np.ndarray | None = None  # float32 [968] the root's heuristic inputs (a network that reads them)
 
 
 class GumbelSearch:
@@ -294,8 +295,9 @@ class GumbelSearch:
             "inputs_s": 0.0,
         }
 
-    def _expand(self, games: Sequence[SingleGame], legal: Sequence[list[int]]) -> list[Node]:
-        """New nodes for ``games`` (not done) from one batched network call."""
+    def _expand(self, games: Sequence[SingleGame], legal: Sequence[list[int]]) -> tuple[list[Node], np.ndarray | None]:
+        """New nodes for ``games`` (not done) from one batched network call, and the heuristic
+        inputs it was given (None for a network without them)."""
         t0 = time.perf_counter()
         seats = [g.actor for g in games]
         obs = np.stack([g.observe(s) for g, s in zip(games, seats)])
@@ -306,9 +308,10 @@ class GumbelSearch:
         logits, values = self.evaluate(obs, heur)
         logits, values = logits.astype(np.float64), values.astype(np.float64)
         self.stats["leaves"] += len(games)
-        return [
+        nodes = [
             Node(s, acts, logits[i, acts], to_absolute(values[i], s)) for i, (s, acts) in enumerate(zip(seats, legal))
         ]
+        return nodes, heur
 
     def run(
         self, games: Sequence[SingleGame], rngs: Sequence[np.random.Generator], simulations: int | None = None
@@ -321,7 +324,7 @@ class GumbelSearch:
         sims = self.simulations if simulations is None else int(simulations)
         stats = self.stats
         legal = [g.legal_actions() for g in games]
-        roots = self._expand(games, legal)
+        roots, root_inputs = self._expand(games, legal)
         gumbels = [self.gumbel_scale * rng.gumbel(size=len(acts)) for rng, acts in zip(rngs, legal)]
         active = [i for i, acts in enumerate(legal) if len(acts) > 1]
         schedules = {i: considered_visits(min(self.max_considered, len(legal[i])), sims) for i in active}
@@ -365,7 +368,7 @@ class GumbelSearch:
                 t0 = time.perf_counter()
                 leaf_legal = [g.legal_actions() for _, _, g, _ in leaves]
                 stats["engine_s"] += time.perf_counter() - t0
-                new = self._expand([g for _, _, g, _ in leaves], leaf_legal)
+                new, _ = self._expand([g for _, _, g, _ in leaves], leaf_legal)
                 lam = self.rollout_weight
                 for (i, path, g, expand), node in zip(leaves, new):
                     if self.rollout is not None:  # after the expansion: the playout plays g on
@@ -376,7 +379,10 @@ class GumbelSearch:
                         parent, a = path[-1]
                         parent.children[a] = node
                     self._backup(path, node.value)
-        return [self._result(roots[i], gumbels[i]) for i in range(len(games))]
+        return [
+            self._result(roots[i], gumbels[i], None if root_inputs is None else root_inputs[i])
+            for i in range(len(games))
+        ]
 
     @staticmethod
     def _backup(path: list[tuple[Node, int]], value: np.ndarray) -> None:
@@ -384,12 +390,13 @@ class GumbelSearch:
             node.N[a] += 1
             node.W[a] += value
 
-    def _result(self, root: Node, gumbel: np.ndarray) -> SearchResult:
+    def _result(self, root: Node, gumbel: np.ndarray, inputs: np.ndarray | None) -> SearchResult:
         if len(root.actions) == 1:
-            return SearchResult(root.actions[0], root.actions, np.ones(1), root.value, root.N.copy())
+            return SearchResult(root.actions[0], root.actions, np.ones(1), root.value, root.N.copy(), inputs)
         sigma = root.sigma(self.c_visit, self.c_scale)
         score = np.where(root.N == root.N.max(), gumbel + root.logits + sigma, -np.inf)
         a = int(np.argmax(score))
         total = root.N.sum()
         value = (root.value + root.W.sum(axis=0)) / (1 + total)
-        return SearchResult(root.actions[a], root.actions, _softmax(root.logits + sigma), value, root.N.copy())
+        policy = _softmax(root.logits + sigma)
+        return SearchResult(root.actions[a], root.actions, policy, value, root.N.copy(), inputs)

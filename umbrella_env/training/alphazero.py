@@ -211,8 +211,7 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
     torch.set_num_threads(job.get("threads", 1))
     config: GameConfig = job["config"]
     net = _build_net(job)
-    timers = {"network": 0.0, "inputs": 0.0}
-    inputs = HeuristicInputs() if net.heuristic_inputs else None
+    timers = {"network": 0.0}
 
     def evaluate(obs: np.ndarray, heur: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         t0 = time.perf_counter()
@@ -265,10 +264,7 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
             seat = g.actor
             policy = np.zeros(NUM_ACTIONS, dtype=np.float32)
             policy[res.actions] = res.policy
-            t1 = time.perf_counter()
-            heur = None if inputs is None else inputs(g, res.actions)
-            timers["inputs"] += time.perf_counter() - t1
-            records[i].append((g.observe(seat), g.legal_mask(), policy, seat, heur))
+            records[i].append((g.observe(seat), g.legal_mask(), policy, seat, res.inputs))
             g.step(res.action)
             decisions += 1
             if g.done:
@@ -285,11 +281,11 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         "scores": [g.scores() for g in games],
         "seconds": elapsed,
         "network_s": timers["network"],
-        "engine_s": engine + stats["engine_s"] - timers["inputs"],
+        "engine_s": engine + stats["engine_s"],
         "simulations": stats["simulations"],
         "leaves": stats["leaves"],
         "rollout_s": stats["rollout_s"],
-        "inputs_s": stats["inputs_s"] + timers["inputs"],
+        "inputs_s": stats["inputs_s"],
     }
 
 
