@@ -332,29 +332,27 @@ def test_sampling_follows_the_softmax_of_the_legal_logits() -> None:
 
 @pytest.mark.train
 def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
-    """The learned network without heuristic inputs (``az-2p``) exports too: logits agree to 1e-6 of their largest magnitude
-    (their logits reach about 100: float32 rounding alone is about 1e-5 there) and the
-    observer's value within 1e-5, on positions of every phase, and the ONNX agent plays the
-    network's greedy move."""
+    """The shipped network without heuristic inputs (``az-2p``) exports too: logits agree to
+    1e-6 of their largest magnitude (their logits reach about 100: float32 rounding alone is
+    about 1e-5 there) and the observer's value within 1e-5, on positions of every phase, and
+    the ONNX agent plays the network's greedy move."""
     import torch
 
     from agents.az.net import load_network
     from umbrella_env import export
 
-    for name, P in (("az-2p", 2),):
-        source = MODELS / f"{name}.pt"
-        out = export.export_checkpoint(source, tmp_path / f"{name}.onnx")
-        config = GameConfig(num_players=P, plate_level=1)
-        obs, masks = export.sample_positions(config, 300, seed=3)
-        module = export.load_az(source)[0]
-        parity = export.check_parity(module, out, obs, masks)
-        with torch.no_grad():
-            scale = float(module(torch.as_tensor(obs), torch.as_tensor(masks))[0].abs().max())
-        assert parity.max_logit_diff <= 1e-6 * max(10.0, scale), (parity, scale)
-        assert parity.max_value_diff <= 1e-5, parity
-        assert parity.same_actions == parity.positions
-        net, _ = load_network(source)
-        agent = make_agent(str(out), num_players=P, plate_level=1)
-        logits, _ = net.predict(obs[:20])
-        for o, m, row in zip(obs[:20], masks[:20], logits):
-            assert agent.act(o, m) == int(np.flatnonzero(m)[np.argmax(row[m])])
+    source = MODELS / "az-2p.pt"
+    out = export.export_checkpoint(source, tmp_path / "az-2p.onnx")
+    obs, masks = export.sample_positions(GameConfig(num_players=2, plate_level=1), 300, seed=3)
+    module = export.load_az(source)[0]
+    parity = export.check_parity(module, out, obs, masks)
+    with torch.no_grad():
+        scale = float(module(torch.as_tensor(obs), torch.as_tensor(masks))[0].abs().max())
+    assert parity.max_logit_diff <= 1e-6 * max(10.0, scale), (parity, scale)
+    assert parity.max_value_diff <= 1e-5, parity
+    assert parity.same_actions == parity.positions
+    net, _ = load_network(source)
+    agent = make_agent(str(out), num_players=2, plate_level=1)
+    logits, _ = net.predict(obs[:20])
+    for o, m, row in zip(obs[:20], masks[:20], logits):
+        assert agent.act(o, m) == int(np.flatnonzero(m)[np.argmax(row[m])])
