@@ -379,6 +379,28 @@ def test_tiny_seeded_run_is_reproducible_and_beats_random(tmp_path: Path) -> Non
     assert wins >= 8
 
 
+def test_iterations_zero_fits_the_teacher_only(tmp_path: Path) -> None:
+    """``--iterations 0`` fits the teacher's games, evaluates and saves them, and plays no
+    self-play: the same weights as one iteration of two games that trains nothing."""
+    from umbrella_env.training import alphazero
+
+    argv = [a for a in TINY]
+    argv[argv.index("--iterations") + 1] = "0"
+    assert alphazero.main(argv + ["--out", str(tmp_path / "zero")]) == 0
+    argv[argv.index("--iterations") + 1] = "1"
+    argv[argv.index("--train-steps") + 1] = "0"
+    assert alphazero.main(argv + ["--out", str(tmp_path / "one")]) == 0
+    zero, meta = load_network(tmp_path / "zero" / "last.pt", num_players=2, plate_level=1)
+    one, one_meta = load_network(tmp_path / "one" / "last.pt", num_players=2, plate_level=1)
+    assert (meta["iteration"], meta["selfplay_games"]) == (0, 0)
+    assert (one_meta["iteration"], one_meta["selfplay_games"]) == (1, 2)
+    for (name, x), y in zip(zero.state_dict().items(), one.state_dict().values()):
+        assert torch.equal(x, y), name
+    history = json.loads((tmp_path / "zero" / "history.json").read_text())["history"]
+    assert [h["iteration"] for h in history] == [0]
+    assert (tmp_path / "zero" / "best.pt").is_file()
+
+
 def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
     """``--teacher search`` imitates the search agent's games (recorded in the sidecar), the
     self-play search's playout settings reach the sidecar and the agent, and ``--quick``
@@ -416,6 +438,8 @@ def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
         (["--rollout-weight", "1.5"], "--rollout-weight must be in [0, 1], got 1.5"),
         (["--rollout-turns", "0"], "--rollout-turns must be at least 1, got 0"),
         (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--iterations", "-1"], "--iterations must be at least 0, got -1"),
+        (["--iterations", "0", "--pretrain-games", "0"], "--iterations 0 trains no self-play: give --pretrain-games"),
     ],
 )
 def test_bad_options_are_refused(argv: list[str], message: str, tmp_path: Path, capsys) -> None:

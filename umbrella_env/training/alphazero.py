@@ -28,7 +28,9 @@ two-minute run.
 ``--heuristic-inputs`` trains a network that also reads the heuristic agent's action values
 (:class:`agents.az.net.HeuristicInputs`; every stored position carries them).  ``--init
 CHECKPOINT`` starts a new run from a checkpoint's weights (the shipped ``az-2p-net`` is
-``az-2p`` continued this way) and evaluates that starting point first.
+``az-2p`` continued this way) and evaluates that starting point first.  ``--iterations 0``
+stops there: the teacher's games are fitted (or the ``--init`` weights taken), evaluated and
+saved, with no self-play (the shipped solo network is two such runs).
 
 Every ``--eval-every`` iterations the network alone plays ``--eval-games`` games against
 ``heuristic`` and ``--eval-search-games`` against ``search`` (``--eval-search-sims``
@@ -538,7 +540,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
-    p.add_argument("--iterations", type=int, default=40, help="self-play + training iterations (default 40)")
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=40,
+        help="self-play + training iterations (default 40; 0: only the teacher games or --init, evaluated and saved)",
+    )
     p.add_argument("--games", type=int, default=64, help="self-play games per iteration (default 64)")
     p.add_argument("--simulations", type=int, default=16, help="search simulations per decision (default 16)")
     p.add_argument("--max-considered", type=int, default=16, help="root actions considered (default 16)")
@@ -704,7 +711,7 @@ def default_workers() -> int:
 
 #: (flag, attribute, lowest valid value)
 _MINIMUM = (
-    ("--iterations", "iterations", 1),
+    ("--iterations", "iterations", 0),
     ("--games", "games", 1),
     ("--simulations", "simulations", 1),
     ("--max-considered", "max_considered", 2),
@@ -736,6 +743,11 @@ def check_options(args: argparse.Namespace) -> None:
     for flag, attr, low in _MINIMUM:
         if getattr(args, attr) < low:
             raise ValueError(f"{flag} must be at least {low}, got {getattr(args, attr)}")
+    if args.iterations == 0 and not args.pretrain_games and args.init is None:
+        raise ValueError(
+            "--iterations 0 trains no self-play: give --pretrain-games (at least 1) or --init, "
+            "or --iterations of at least 1"
+        )
     if args.buffer < args.batch_size:
         raise ValueError(
             f"--buffer ({args.buffer}) must be at least --batch-size ({args.batch_size}): "
