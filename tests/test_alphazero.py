@@ -394,11 +394,29 @@ def test_iterations_zero_fits_the_teacher_only(tmp_path: Path) -> None:
     one, one_meta = load_network(tmp_path / "one" / "last.pt", num_players=2, plate_level=1)
     assert (meta["iteration"], meta["selfplay_games"]) == (0, 0)
     assert (one_meta["iteration"], one_meta["selfplay_games"]) == (1, 2)
+    assert list(zero.state_dict()) == list(one.state_dict())
     for (name, x), y in zip(zero.state_dict().items(), one.state_dict().values()):
         assert torch.equal(x, y), name
     history = json.loads((tmp_path / "zero" / "history.json").read_text())["history"]
     assert [h["iteration"] for h in history] == [0]
     assert (tmp_path / "zero" / "best.pt").is_file()
+
+
+def test_resume_refuses_iterations_already_done(tmp_path: Path, capsys) -> None:
+    """``--resume`` with ``--iterations`` at or below the checkpoint's iteration would train
+    nothing and write nothing: refused, naming the option and the valid range."""
+    from umbrella_env.training import alphazero
+
+    argv = [a for a in TINY]
+    argv[argv.index("--iterations") + 1] = "0"
+    assert alphazero.main(argv + ["--out", str(tmp_path / "zero")]) == 0
+    capsys.readouterr()
+    argv[argv.index("--pretrain-games") + 1] = "0"
+    with pytest.raises(SystemExit) as exit_info:
+        alphazero.main(argv + ["--resume", str(tmp_path / "zero" / "last.pt"), "--out", str(tmp_path / "r")])
+    assert exit_info.value.code == 2
+    assert "--iterations 0: --resume" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ two-minute run.
 CHECKPOINT`` starts a new run from a checkpoint's weights (the shipped ``az-2p-net`` is
 ``az-2p`` continued this way) and evaluates that starting point first.  ``--iterations 0``
 stops there: the teacher's games are fitted (or the ``--init`` weights taken), evaluated and
-saved, with no self-play (the shipped solo network is two such runs).
+saved, with no self-play (the two stages of the shipped solo network amount to such runs).
 
 Every ``--eval-every`` iterations the network alone plays ``--eval-games`` games against
 ``heuristic`` and ``--eval-search-games`` against ``search`` (``--eval-search-sims``
@@ -743,7 +743,7 @@ def check_options(args: argparse.Namespace) -> None:
     for flag, attr, low in _MINIMUM:
         if getattr(args, attr) < low:
             raise ValueError(f"{flag} must be at least {low}, got {getattr(args, attr)}")
-    if args.iterations == 0 and not args.pretrain_games and args.init is None:
+    if args.iterations == 0 and args.resume is None and not args.pretrain_games and args.init is None:
         raise ValueError(
             "--iterations 0 trains no self-play: give --pretrain-games (at least 1) or --init, "
             "or --iterations of at least 1"
@@ -835,6 +835,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.resume is not None:
             resume_meta = read_metadata(args.resume)
             check_architecture("--resume", args.resume, resume_meta, args, config)
+            done = int(resume_meta.get("iteration", 0))
+            if args.iterations <= done:
+                raise ValueError(
+                    f"--iterations {args.iterations}: --resume {str(args.resume)!r} is already at iteration {done}; "
+                    f"give --iterations of at least {done + 1} (the total, not the number to add)"
+                )
         out = (
             args.out
             or Path("runs") / f"az-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
