@@ -43,9 +43,11 @@ import numpy as np
 from agents.base import SeededAgent
 from agents.common import (
     COLOUR_COUNTS,
+    NUM_SLIDES,
     SLIDE_EJECT,
     SLIDE_EJECT_SIDE,
     SLIDE_ENTRY_SIDE,
+    SLIDE_SRC,
     Figures,
     after,
     argmax_random,
@@ -59,7 +61,6 @@ from agents.common import (
     plate_expectation,
     slide_legal,
     slide_stages,
-    slide_stages2,
     space_flexibility,
     stage_array,
     tile_figures,
@@ -96,6 +97,10 @@ class HeuristicWeights:
     dead_colour: float = 4.0
 
 
+#: Stage cells (stages x 16) from which :class:`Evaluator` computes figure codes by gathers.
+_GATHER_SIZE = 1024
+_COLOURS16 = np.arange(4, dtype=np.int16)
+
 #: Marker added to a figure's value table for a scorable complete figure (values stay far below).
 _SCORABLE = 1e6
 
@@ -112,6 +117,8 @@ class Evaluator:
         self.n = len(figs)
         mult = agent.colour_multipliers(game, seat, figs)  # [nf, 4], 0 = not allowed
         self.matrix = figs.matrix
+        self.cells = figs.cells.T  # [4, nf]
+        self.slide_cells = SLIDE_SRC[:, self.cells]  # [64, 4, nf]: where each cell comes from after a slide
         self.tables = [agent.value_table(mult[i]) for i in range(self.n)]
 
     def __call__(self, stages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -119,7 +126,27 @@ class Evaluator:
         if not self.n:
             shape = stages.shape[:-1]
             return np.zeros(shape), np.zeros(shape, bool)
-        codes = (stages @ self.matrix).astype(np.intp)
+        if stages.size < _GATHER_SIZE:
+            codes = (stages @ self.matrix).astype(np.intp)
+        else:  # the same codes: four gathers of int16 cells beat a thin matrix product on large batches
+            x = stages.astype(np.int16)
+            c = self.cells
+            codes = (((x[..., c[0]] * 4 + x[..., c[1]]) * 4 + x[..., c[2]]) * 4 + x[..., c[3]]).astype(np.intp)
+        return self._values(codes)
+
+    def after_slides(self, stages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(F, some figure scorable) [n, 64] of stages [n, 16] after each slide: the values of
+        ``slide_stages2(stages)`` without building those stages (the codes gather the cells
+        from the stage extended by the four colours)."""
+        n = len(stages)
+        if not self.n:
+            return np.zeros((n, NUM_SLIDES)), np.zeros((n, NUM_SLIDES), bool)
+        x = np.concatenate([stages.astype(np.int16), np.broadcast_to(_COLOURS16, (n, 4))], axis=1)
+        c = self.slide_cells
+        codes = (((x[:, c[:, 0]] * 4 + x[:, c[:, 1]]) * 4 + x[:, c[:, 2]]) * 4 + x[:, c[:, 3]]).astype(np.intp)
+        return self._values(codes)
+
+    def _values(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         total = self.tables[0][codes[..., 0]]
         for i in range(1, self.n):
             total = total + self.tables[i][codes[..., i]]
@@ -239,15 +266,14 @@ class HeuristicAgent(SeededAgent):
     def plan_values(self, ev: Evaluator, s1: np.ndarray, z1: np.ndarray, solo: bool) -> np.ndarray:
         """Planning value of stages s1 [n, 16] with own-zone counts z1 [n, 16]."""
         f1, c1 = ev(s1)
-        s2 = slide_stages2(s1)  # [n, 64, 16]
-        f2, c2 = ev(s2)
+        f2, c2 = ev.after_slides(s1)  # [n, 64]
         v1 = self._level(f1, c1, f2, slide_legal(z1))
         if self.depth < 3 or len(s1) == 0:
             return v1
         out = np.full(len(s1), -np.inf)
         for i in np.argsort(-v1, kind="stable")[: self.top_k]:
             z2 = zones_after_slides(z1[i], s1[i].astype(np.int64), solo)  # [64, 16]
-            f3, _ = ev(slide_stages2(s2[i]))  # [64, 64]
+            f3, _ = ev.after_slides(slide_stages(s1[i]))  # [64, 64]
             v2 = self._level(f2[i], c2[i], f3, slide_legal(z2))  # [64]
             out[i] = self._level(f1[i : i + 1], c1[i : i + 1], v2[None], slide_legal(z1[i])[None])[0]
         return out
@@ -274,7 +300,7 @@ class HeuristicAgent(SeededAgent):
         else:
             n = personal_count(game, p)
             delta = (SLIDE_EJECT_SIDE[legal] == A.BOTTOM).astype(int) - (SLIDE_ENTRY_SIDE[legal] == A.BOTTOM)
-            change = np.array([personal_score(n + d) for d in delta]) - personal_score(n)
+            change = personal_score(n + delta) - personal_score(n)
             values += self._personal_weight(game) * change
         return values
 
@@ -321,7 +347,7 @@ class HeuristicAgent(SeededAgent):
         """Planning value of stages [n, 16] of ``seat`` before its next slide."""
         zones = np.tile(own_zone_counts(game, seat), (len(stages), 1))
         f, done = ev(stages)
-        nxt, _ = ev(slide_stages2(stages))
+        nxt, _ = ev.after_slides(stages)
         return self._level(f, np.zeros_like(done), nxt, slide_legal(zones))
 
     def _cover_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:

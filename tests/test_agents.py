@@ -18,9 +18,9 @@ import pytest
 
 import agents
 from agents.base import Agent, RandomAgent
-from agents.common import determinize, figures, slide_stages, stage_array
+from agents.common import determinize, figures, slide_stages, slide_stages2, stage_array
 from agents.greedy import GreedyAgent
-from agents.heuristic import HeuristicAgent
+from agents.heuristic import _GATHER_SIZE, Evaluator, HeuristicAgent
 from agents.registry import AGENT_NAMES, make_agent
 from agents.search import SearchAgent
 from umbrella_env.core import actions as A
@@ -326,3 +326,27 @@ def test_heuristic_beats_greedy_at_two_players() -> None:
             points += 1.0 if ranks[h] == 0 and ranks[1 - h] > 0 else 0.5 if ranks[h] == 0 else 0.0
             n += 1
     assert points / n > 0.6
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 4])
+def test_heuristic_evaluator_fast_paths_equal_the_matrix_product(num_players: int) -> None:
+    """The heuristic's figure values of large batches (four int16 gathers) and of stages after
+    every slide (gathers without building the stages) are bit-identical to the plain matrix
+    product on the stages those slides make."""
+    agent = HeuristicAgent(seed=0)
+    checked = 0
+    for game in collect_states(num_players, 1)[:40]:
+        seat = game.current
+        figs = figures(game, seat)
+        if not len(figs):
+            continue
+        ev = Evaluator(agent, game, seat, figs)
+        s1 = slide_stages(stage_array(game, seat, np.float32))  # [64, 16]
+        stages = slide_stages2(s1)  # [64, 64, 16], above _GATHER_SIZE
+        assert stages.size >= _GATHER_SIZE
+        ref = ev._values((stages @ figs.matrix).astype(np.intp))
+        for got in (ev(stages), ev.after_slides(s1)):
+            np.testing.assert_array_equal(got[0], ref[0])
+            np.testing.assert_array_equal(got[1], ref[1])
+        checked += 1
+    assert checked >= 20
