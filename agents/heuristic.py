@@ -101,6 +101,12 @@ class HeuristicWeights:
 _GATHER_SIZE = 1024
 _COLOURS16 = np.arange(4, dtype=np.int16)
 
+
+def _base4(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """intp: the base-4 figure code of cell colours ``a b c d`` (small ints; ``Figures.matrix``'s weights)."""
+    return (((a * 4 + b) * 4 + c) * 4 + d).astype(np.intp)
+
+
 #: Marker added to a figure's value table for a scorable complete figure (values stay far below).
 _SCORABLE = 1e6
 
@@ -118,7 +124,6 @@ class Evaluator:
         mult = agent.colour_multipliers(game, seat, figs)  # [nf, 4], 0 = not allowed
         self.matrix = figs.matrix
         self.cells = figs.cells.T  # [4, nf]
-        self.slide_cells = SLIDE_SRC[:, self.cells]  # [64, 4, nf]: where each cell comes from after a slide
         self.tables = [agent.value_table(mult[i]) for i in range(self.n)]
 
     def __call__(self, stages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,8 +135,7 @@ class Evaluator:
             codes = (stages @ self.matrix).astype(np.intp)
         else:  # the same codes: four gathers of int16 cells beat a thin matrix product on large batches
             x = stages.astype(np.int16)
-            c = self.cells
-            codes = (((x[..., c[0]] * 4 + x[..., c[1]]) * 4 + x[..., c[2]]) * 4 + x[..., c[3]]).astype(np.intp)
+            codes = _base4(*(x[..., cell] for cell in self.cells))
         return self._values(codes)
 
     def after_slides(self, stages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -142,9 +146,8 @@ class Evaluator:
         if not self.n:
             return np.zeros((n, NUM_SLIDES)), np.zeros((n, NUM_SLIDES), bool)
         x = np.concatenate([stages.astype(np.int16), np.broadcast_to(_COLOURS16, (n, 4))], axis=1)
-        c = self.slide_cells
-        codes = (((x[:, c[:, 0]] * 4 + x[:, c[:, 1]]) * 4 + x[:, c[:, 2]]) * 4 + x[:, c[:, 3]]).astype(np.intp)
-        return self._values(codes)
+        sources = SLIDE_SRC[:, self.cells]  # [64, 4, nf]: where each figure cell comes from after a slide
+        return self._values(_base4(*(x[:, sources[:, j]] for j in range(4))))
 
     def _values(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         total = self.tables[0][codes[..., 0]]
