@@ -122,7 +122,7 @@ class Evaluator:
     def __init__(self, agent: HeuristicAgent, game: SingleGame, seat: int, figs: Figures) -> None:
         self.n = len(figs)
         mult = agent.colour_multipliers(game, seat, figs)  # [nf, 4], 0 = not allowed
-        self.matrix = figs.matrix
+        self.codes_of = figs.codes_of
         self.cells = figs.cells.T  # [4, nf]
         self.tables = [agent.value_table(mult[i]) for i in range(self.n)]
 
@@ -132,7 +132,7 @@ class Evaluator:
             shape = stages.shape[:-1]
             return np.zeros(shape), np.zeros(shape, bool)
         if stages.size < _GATHER_SIZE:
-            codes = (stages @ self.matrix).astype(np.intp)
+            codes = self.codes_of(stages)
         else:  # the same codes: four gathers of int16 cells beat a thin matrix product on large batches
             x = stages.astype(np.int16)
             codes = _base4(*(x[..., cell] for cell in self.cells))
