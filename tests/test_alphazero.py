@@ -5,6 +5,7 @@ shipped models load and act legally, bad input is refused.  Marked ``train`` (to
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -664,6 +665,25 @@ def test_shipped_models_load_and_act_legally(name: str) -> None:
     if agent.needs_game:  # a searching agent also checks the game it is given
         with pytest.raises(AgentError, match="was trained for num_players"):
             play_game([agent] * wrong.num_players, wrong, seed=3)
+
+
+@pytest.mark.parametrize(
+    ("factory", "simulations", "considered", "rollout_weight"),
+    [
+        ("az_solo_128", 128, 4, 1.0),
+        ("az_solo_256", 256, 8, 1.0),
+        ("az_2p_128", 128, 4, 1.0),
+        ("az_solo_value", 32, 4, 0.0),
+    ],
+)
+def test_budget_factories_build_the_documented_search(factory, simulations, considered, rollout_weight) -> None:
+    """The docs quote figures of these factories by name: each builds the shipped network
+    with the search it names."""
+    build = getattr(importlib.import_module("umbrella_env.training.alphazero"), factory)
+    agent = build(seed=0)
+    assert isinstance(agent, AZAgent) and agent.use_search
+    assert agent.search.simulations == simulations and agent.search.max_considered == considered
+    assert agent.search.rollout_weight == rollout_weight
 
 
 def test_shipped_models_are_small() -> None:

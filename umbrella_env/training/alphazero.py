@@ -481,6 +481,12 @@ def az_solo_128(seed: int | None = None) -> Any:
     return make_agent("az-solo", seed=seed, simulations=128)
 
 
+def az_solo_256(seed: int | None = None) -> Any:
+    """The shipped ``az-solo`` with 256 simulations over 8 considered root actions
+    (``umbrella_env.training.alphazero:az_solo_256``)."""
+    return make_agent("az-solo", seed=seed, simulations=256, max_considered=8)
+
+
 def az_2p_value(seed: int | None = None) -> Any:
     """The shipped ``az-2p`` searching with the value network alone at the leaves, no playouts
     (``umbrella_env.training.alphazero:az_2p_value``; the search settings it was trained with)."""
