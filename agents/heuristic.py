@@ -37,6 +37,7 @@ raise the planning value of the stage.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -146,8 +147,14 @@ class Evaluator:
         if not self.n:
             return np.zeros((n, NUM_SLIDES)), np.zeros((n, NUM_SLIDES), bool)
         x = np.concatenate([stages.astype(np.int16), np.broadcast_to(_COLOURS16, (n, 4))], axis=1)
-        sources = SLIDE_SRC[:, self.cells]  # [64, 4, nf]: where each figure cell comes from after a slide
+        sources = self.slide_sources
         return self._values(_base4(*(x[:, sources[:, j]] for j in range(4))))
+
+    @cached_property
+    def slide_sources(self) -> np.ndarray:
+        """intp [64, 4, nf]: where each figure cell comes from after each slide (built on the
+        first :meth:`after_slides` call, which most evaluators never make, then reused)."""
+        return SLIDE_SRC[:, self.cells]
 
     def _values(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         total = self.tables[0][codes[..., 0]]
