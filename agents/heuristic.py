@@ -32,6 +32,10 @@ under the validated one is hidden information and left out), minus how complete 
 passed tile would be for the receiver.  At 2 players the face given is the one least
 complete for the receiver; a cover keeps the better figure; swaps are taken when they
 raise the planning value of the stage.
+
+The constants (``W``, ``alpha``, ``gamma``, ``kappa``, ...) are a :class:`HeuristicWeights`:
+:data:`MULTIPLAYER_WEIGHTS` at 2-4 players, :data:`SOLO_WEIGHTS`, tuned for tempo and the
+plate, in solo.
 """
 
 from __future__ import annotations
@@ -96,6 +100,16 @@ class HeuristicWeights:
     personal_late: float = 1.2
     #: solo: penalty for discarding the umbrella that kills a still-scorable colour
     dead_colour: float = 4.0
+
+
+#: The weights of 2-4 player games (set by hand).
+MULTIPLAYER_WEIGHTS = HeuristicWeights()
+#: The weights of solo games: a coordinate search over the weights of solo level-1 games
+#: (:mod:`umbrella_env.evaluation.tune_heuristic`; README, "Results").  A solo game rewards
+#: tempo (every umbrella left in the zones is a point), hence the shorter horizon
+#: (``gamma``), and the plate bonus is most of what separates two solo games, hence the
+#: larger ``kappa``.
+SOLO_WEIGHTS = HeuristicWeights(figure=(0.0, 0.0, 0.4, 1.25, 8.0), gamma=0.7, kappa=0.45)
 
 
 #: Stage cells (stages x 16) from which :class:`Evaluator` computes figure codes by gathers.
@@ -175,15 +189,30 @@ class HeuristicAgent(SeededAgent):
         depth: int = 3,
         top_k: int = 8,
     ) -> None:
+        """``weights``: the same weights in every game; by default :data:`SOLO_WEIGHTS` in
+        solo games and :data:`MULTIPLAYER_WEIGHTS` in the others."""
         if depth not in (2, 3):
             raise ValueError(f"depth must be 2 or 3 own slides, got {depth!r}")
+        if weights is not None and not isinstance(weights, HeuristicWeights):
+            raise TypeError(f"weights must be a HeuristicWeights or None, got {type(weights).__name__}")
         super().__init__(seed, name)
-        self.w = weights or HeuristicWeights()
-        self.W = np.array(self.w.figure, dtype=np.float64)
+        self.weights = weights
         self.depth = depth
         self.top_k = top_k
-        self._multipliers: dict[tuple, np.ndarray] = {}
-        self._tables: dict[bytes, np.ndarray] = {}
+        self._caches: dict[HeuristicWeights, tuple[dict, dict]] = {}
+        self._use(weights or MULTIPLAYER_WEIGHTS)
+
+    def _use(self, w: HeuristicWeights) -> None:
+        """Make ``w`` the weights of the next decision (each has its own value caches)."""
+        self.w = w
+        self.W = np.array(w.figure, dtype=np.float64)
+        self._multipliers, self._tables = self._caches.setdefault(w, ({}, {}))
+
+    def weights_for(self, game: SingleGame) -> HeuristicWeights:
+        """The weights this agent plays ``game`` with."""
+        if self.weights is not None:
+            return self.weights
+        return SOLO_WEIGHTS if game.tables.solo else MULTIPLAYER_WEIGHTS
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
         legal = game_and_legal(self.name, action_mask, game)
@@ -195,6 +224,9 @@ class HeuristicAgent(SeededAgent):
     # ------------------------------------------------------------------- values
     def action_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
         """float [len(legal)]: the agent's value of each legal action (higher is better)."""
+        w = self.weights_for(game)
+        if w is not self.w:
+            self._use(w)
         phase = game.phase
         if phase == A.PHASE_SLIDE:
             return self._slide_values(game, legal)

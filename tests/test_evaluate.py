@@ -89,6 +89,12 @@ def test_merit_bands_follow_the_rulebook():
         "try again", "try again", "a start", "a start", "not bad", "not bad",
         "well played", "well played", "impressive", "impressive", "big respect", "big respect",
     ]  # fmt: skip
+    # a mean score between two bands is in the lower one (it has not reached the next)
+    assert [ev.merit_band(s) for s in (14.5, 18.99, 26.67, 30.5, 31.0)] == [
+        "try again", "a start", "well played", "impressive", "big respect",
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="not a number"):
+        ev.merit_band(float("nan"))
 
 
 def test_tables_are_combinations_or_symmetric_multisets():

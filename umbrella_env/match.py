@@ -53,11 +53,14 @@ MERIT_BANDS: tuple[tuple[float, float, str], ...] = (
 
 
 def merit_band(score: float) -> str:
-    """The verdict of the solo merit table for a final score."""
-    for low, high, name in MERIT_BANDS:
-        if low <= score <= high:
+    """The verdict of the solo merit table for a final score, or for a mean score: a mean
+    between two bands belongs to the lower one (26.5 has not reached 27, "impressive")."""
+    if math.isnan(score):
+        raise ValueError(f"score {score!r} is not a number")
+    for _, high, name in MERIT_BANDS:
+        if score < high + 1:
             return name
-    raise ValueError(f"score {score!r} is not a number")
+    return MERIT_BANDS[-1][2]
 
 
 def band_label(low: float, high: float) -> str:
