@@ -23,9 +23,9 @@ def test_candidates_stay_in_range():
 
 def test_tune_keeps_a_change_only_when_it_gains_on_its_deals():
     log = io.StringIO()
-    start = th.mean_score(None, MULTIPLAYER_WEIGHTS, 1, 7, 4, 1)
-    w, score = th.tune(MULTIPLAYER_WEIGHTS, level=1, seed=7, games=4, jobs=1, rounds=1, min_gain=0.5, log=log)
-    assert score == th.mean_score(None, w, 1, 7, 4, 1)
+    start = th.mean_score(None, MULTIPLAYER_WEIGHTS, 1, 7, 4)
+    w, score = th.tune(None, MULTIPLAYER_WEIGHTS, level=1, seed=7, games=4, rounds=1, min_gain=0.5, log=log)
+    assert score == th.mean_score(None, w, 1, 7, 4)
     best = start
     lines = log.getvalue().splitlines()[1:]
     assert len(lines) >= 25  # every weight tried (about four values each)

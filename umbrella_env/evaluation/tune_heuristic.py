@@ -26,6 +26,9 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor
+from contextlib import nullcontext
+from typing import TextIO
 
 from agents.heuristic import MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, HeuristicAgent, HeuristicWeights
 from umbrella_env.core.config import GameConfig
@@ -35,6 +38,8 @@ from umbrella_env.parallel import process_pool
 #: The weights tried, in order (``gift`` and ``personal_*`` play no part in solo).
 PARAMETERS = ("alpha", "gamma", "completion", "kappa", "figure2", "figure3", "figure4", "dead_colour", "choice")
 STARTS = {"multiplayer": MULTIPLAYER_WEIGHTS, "solo": SOLO_WEIGHTS}
+#: Chunks of deals a candidate's games are split into on a pool (any number gives the same scores).
+_PARTS = 8
 
 
 def get(w: HeuristicWeights, name: str) -> float:
@@ -68,46 +73,47 @@ def _scores(weights: HeuristicWeights, level: int, seeds: Sequence[int]) -> list
     return [play_game([agent], config, seed=s).scores[0] for s in seeds]
 
 
-def mean_score(pool, weights: HeuristicWeights, level: int, seed: int, games: int, jobs: int) -> float:
-    """Mean solo score of ``weights`` over games ``seed + g``, g < ``games``."""
+def mean_score(pool: Executor | None, weights: HeuristicWeights, level: int, seed: int, games: int) -> float:
+    """Mean solo score of ``weights`` over games ``seed + g``, g < ``games`` (on ``pool``'s
+    workers when given)."""
     seeds = list(range(seed, seed + games))
-    parts = [seeds[j :: 4 * jobs] for j in range(4 * jobs)]
     if pool is None:
-        scores = _scores(weights, level, seeds)
-    else:
-        scores = [x for part in pool.map(_scores, [weights] * len(parts), [level] * len(parts), parts) for x in part]
-    return statistics.fmean(scores)
+        return statistics.fmean(_scores(weights, level, seeds))
+    parts = [seeds[j::_PARTS] for j in range(_PARTS)]
+    done = pool.map(_scores, [weights] * _PARTS, [level] * _PARTS, parts)
+    return statistics.fmean(x for part in done for x in part)
 
 
 def tune(
-    start: HeuristicWeights, level: int, seed: int, games: int, jobs: int, rounds: int, min_gain: float, log=sys.stdout
+    pool: Executor | None,
+    start: HeuristicWeights,
+    level: int,
+    seed: int,
+    games: int,
+    rounds: int,
+    min_gain: float,
+    log: TextIO = sys.stdout,
 ) -> tuple[HeuristicWeights, float]:
     """The coordinate search of the module doc; returns the weights and their mean score."""
     t0 = time.perf_counter()
-    pool = process_pool(jobs) if jobs > 1 else None
-    try:
-        best_w = start
-        best = mean_score(pool, best_w, level, seed, games, jobs)
-        print(f"start: {best:.3f}", file=log, flush=True)
-        for r in range(rounds):
-            changed = False
-            for name in PARAMETERS:
-                for value in candidates(name, get(best_w, name)):
-                    w = replace(best_w, name, value)
-                    score = mean_score(pool, w, level, seed, games, jobs)
-                    keep = score > best + min_gain
-                    mark = "  kept" if keep else ""
-                    elapsed = time.perf_counter() - t0
-                    line = f"round {r + 1} {name}={value:.4g}: {score:.3f}{mark}  [{elapsed:.0f} s]"
-                    print(line, file=log, flush=True)
-                    if keep:
-                        best_w, best, changed = w, score, True
-            if not changed:
-                break
-        return best_w, best
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    best_w = start
+    best = mean_score(pool, best_w, level, seed, games)
+    print(f"start: {best:.3f}", file=log, flush=True)
+    for r in range(rounds):
+        changed = False
+        for name in PARAMETERS:
+            for value in candidates(name, get(best_w, name)):
+                w = replace(best_w, name, value)
+                score = mean_score(pool, w, level, seed, games)
+                keep = score > best + min_gain
+                mark = "  kept" if keep else ""
+                line = f"round {r + 1} {name}={value:.4g}: {score:.3f}{mark}  [{time.perf_counter() - t0:.0f} s]"
+                print(line, file=log, flush=True)
+                if keep:
+                    best_w, best, changed = w, score, True
+        if not changed:
+            break
+    return best_w, best
 
 
 def _positive(kind):
@@ -136,17 +142,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--check-seed", type=int, default=None, help="also compare start and result on --games other deals")
     args = ap.parse_args(argv)
     start = STARTS[args.start]
-    weights, score = tune(start, args.level, args.seed, args.games, args.jobs, args.rounds, args.min_gain)
-    print(f"found: {weights} (mean {score:.3f} on the tuning deals)")
-    if args.check_seed is not None:
-        pool = process_pool(args.jobs) if args.jobs > 1 else None
-        try:
+    with process_pool(args.jobs) if args.jobs > 1 else nullcontext() as pool:
+        weights, score = tune(pool, start, args.level, args.seed, args.games, args.rounds, args.min_gain)
+        print(f"found: {weights} (mean {score:.3f} on the tuning deals)")
+        if args.check_seed is not None:
             for label, w in (("start", start), ("found", weights)):
-                s = mean_score(pool, w, args.level, args.check_seed, args.games, args.jobs)
-                print(f"check (seed {args.check_seed}): {label} {s:.3f}")
-        finally:
-            if pool is not None:
-                pool.shutdown()
+                check = mean_score(pool, w, args.level, args.check_seed, args.games)
+                print(f"check (seed {args.check_seed}): {label} {check:.3f}")
     return 0
 
 
