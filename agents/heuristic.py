@@ -26,10 +26,10 @@ two-slide stages are one NumPy gather (:mod:`agents.common`).  On top of that:
 * **solo discard**: a penalty for discarding the umbrella that makes a still-useful colour
   impossible to complete (more than 5 of its 9 umbrellas discarded).
 
-Validations maximise the token plus the change of the expected final bonus, plus the
-value of the figures left (solo: the flipped tile on its new slot; the tile revealed
-under the validated one is hidden information and left out), minus how complete the
-passed tile would be for the receiver.  At 2 players the face given is the one least
+Validations maximise the token plus ``validation_bonus`` times the change of the expected
+final bonus, plus the value of the figures left (solo: the flipped tile on its new slot;
+the tile revealed under the validated one is hidden information and left out), minus how
+complete the passed tile would be for the receiver.  At 2 players the face given is the one least
 complete for the receiver; a cover keeps the better figure; swaps are taken when they
 raise the planning value of the stage.
 
@@ -91,6 +91,8 @@ class HeuristicWeights:
     completion: float = 12.0
     #: colour multiplier slope per point of expected plate bonus
     kappa: float = 0.25
+    #: weight of the change of the expected final plate bonus in a validation's value
+    validation_bonus: float = 1.0
     #: colours the seat is assumed to choose from per token (plate_expectation's ``choice``)
     choice: int = 2
     #: penalty per figure-value unit of the tile passed to the receiver
@@ -108,8 +110,10 @@ MULTIPLAYER_WEIGHTS = HeuristicWeights()
 #: (:mod:`umbrella_env.evaluation.tune_heuristic`; README, "Results").  A solo game rewards
 #: tempo (every umbrella left in the zones is a point), hence the shorter horizon
 #: (``gamma``), and the plate bonus is most of what separates two solo games, hence the
-#: larger ``kappa``.
-SOLO_WEIGHTS = HeuristicWeights(figure=(0.0, 0.0, 0.4, 1.25, 8.0), gamma=0.7, kappa=0.45)
+#: larger ``kappa`` and ``validation_bonus``: a token's change of the expected bonus
+#: counts four times in a validation (and so in a slide that completes a figure), and the
+#: agent passes up a completion that would spend a token on a poor plate space.
+SOLO_WEIGHTS = HeuristicWeights(figure=(0.0, 0.0, 0.4, 1.25, 8.0), gamma=0.7, kappa=0.45, validation_bonus=4.0)
 
 
 #: Stage cells (stages x 16) from which :class:`Evaluator` computes figure codes by gathers.
@@ -362,7 +366,7 @@ class HeuristicAgent(SeededAgent):
         T = game.tables
         p = game.current
         slot, space = divmod(action - A.VALIDATE_START, 10)
-        value = 2.0 + self.plate_gain(game, p, space) - 0.01 * space_flexibility(game)[space]
+        value = 2.0 + self.w.validation_bonus * self.plate_gain(game, p, space) - 0.01 * space_flexibility(game)[space]
         if T.solo and game.tokens(0) + 1 == T.solo_tokens:
             return value  # the last token: the game ends now
         if self._final_turn(game):

@@ -336,6 +336,29 @@ def test_heuristic_weights_follow_the_configuration() -> None:
         HeuristicAgent(weights={"gamma": 0.7})
 
 
+def test_heuristic_validation_bonus_weights_the_plate_gain() -> None:
+    """``validation_bonus`` scales the plate-bonus change in a validation's value and nothing
+    else: the value moves by (weight - 1) x the space's plate gain, on every validation of
+    solo and 2-player positions."""
+    import dataclasses
+
+    checked = 0
+    for players in (1, 2):
+        for g in collect_states(players, 1):
+            if g.phase != A.PHASE_VALIDATE:
+                continue
+            legal = np.flatnonzero(g.legal_mask())
+            base = HeuristicAgent(seed=0, weights=MULTIPLAYER_WEIGHTS)
+            heavy = HeuristicAgent(seed=0, weights=dataclasses.replace(MULTIPLAYER_WEIGHTS, validation_bonus=3.0))
+            gains = np.array([base.plate_gain(g, g.current, (int(a) - A.VALIDATE_START) % 10) for a in legal])
+            np.testing.assert_allclose(
+                heavy.action_values(g, legal) - base.action_values(g, legal), 2.0 * gains, atol=1e-9
+            )
+            checked += int(np.any(gains != 0))
+    assert checked >= 5
+    assert SOLO_WEIGHTS.validation_bonus > MULTIPLAYER_WEIGHTS.validation_bonus == 1.0
+
+
 def test_heuristic_beats_greedy_at_two_players() -> None:
     """20 seeded deals, both seatings (measured over 400 games: ~77% wins)."""
     cfg = GameConfig(num_players=2, plate_level=1)

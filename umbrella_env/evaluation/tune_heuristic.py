@@ -15,7 +15,10 @@ without a change, and prints the weights found.  A result is worth checking on o
 :data:`agents.heuristic.SOLO_WEIGHTS` came from this search at its defaults (1,000 deals,
 seed 20000: 25.91 to 26.75 on those deals; ``--jobs 1`` beside a one-core training run took
 38 minutes), rounded, with ``figure[2]`` halved (0.8 to 0.4) after a check on 2,000 other
-deals (README, "Results").
+deals (README, "Results").  ``validation_bonus`` came later: a comparison of the values 0.5
+to 8 on the same 1,000 deals found 4 (26.83 to 27.04 there; 2, the largest step this search
+takes from 1, gave only +0.07), and this search from the result (``--start solo --rounds
+2 --jobs 2``, 7.4 minutes) then kept every weight.
 """
 
 from __future__ import annotations
@@ -36,7 +39,18 @@ from umbrella_env.match import play_game
 from umbrella_env.parallel import process_pool
 
 #: The weights tried, in order (``gift`` and ``personal_*`` play no part in solo).
-PARAMETERS = ("alpha", "gamma", "completion", "kappa", "figure2", "figure3", "figure4", "dead_colour", "choice")
+PARAMETERS = (
+    "alpha",
+    "gamma",
+    "completion",
+    "kappa",
+    "validation_bonus",
+    "figure2",
+    "figure3",
+    "figure4",
+    "dead_colour",
+    "choice",
+)
 STARTS = {"multiplayer": MULTIPLAYER_WEIGHTS, "solo": SOLO_WEIGHTS}
 #: Chunks of deals a candidate's games are split into on a pool (any number gives the same scores).
 _PARTS = 8
