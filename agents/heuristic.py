@@ -29,8 +29,8 @@ two-slide stages are one NumPy gather (:mod:`agents.common`).  On top of that:
 Validations maximise the token plus ``validation_bonus`` times the change of the expected
 final bonus, plus the value of the figures left (solo: the flipped tile on its new slot;
 the tile revealed under the validated one is hidden information and left out), minus how
-complete the passed tile would be for the receiver.  At 2 players the face given is the one least
-complete for the receiver; a cover keeps the better figure; swaps are taken when they
+complete the passed tile would be for the receiver.  At 2 players the face given is the one
+least complete for the receiver; a cover keeps the better figure; swaps are taken when they
 raise the planning value of the stage.
 
 The constants (``W``, ``alpha``, ``gamma``, ``kappa``, ...) are a :class:`HeuristicWeights`:

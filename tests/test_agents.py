@@ -10,6 +10,7 @@ decisions (validate, level-4 swaps, give_face, cover) occur; some games start fr
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from functools import cache
 
@@ -18,7 +19,7 @@ import pytest
 
 import agents
 from agents.base import Agent, RandomAgent
-from agents.common import determinize, figures, slide_stages, slide_stages2, stage_array
+from agents.common import after, determinize, figures, slide_stages, slide_stages2, stage_array
 from agents.greedy import GreedyAgent
 from agents.heuristic import _GATHER_SIZE, MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, Evaluator, HeuristicAgent
 from agents.registry import AGENT_NAMES, make_agent
@@ -338,25 +339,32 @@ def test_heuristic_weights_follow_the_configuration() -> None:
 
 def test_heuristic_validation_bonus_weights_the_plate_gain() -> None:
     """``validation_bonus`` scales the plate-bonus change in a validation's value and nothing
-    else: the value moves by (weight - 1) x the space's plate gain, on every validation of
-    solo and 2-player positions."""
-    import dataclasses
-
-    checked = 0
+    else: a validation's value moves by (weight - 1) x its space's plate gain, and a slide's
+    value moves only when the slide makes a figure scorable (its value includes the best
+    validation), on solo and 2-player positions."""
+    heavy_weights = dataclasses.replace(MULTIPLAYER_WEIGHTS, validation_bonus=3.0)
+    validations = completing = 0
     for players in (1, 2):
         for g in collect_states(players, 1):
-            if g.phase != A.PHASE_VALIDATE:
+            if g.phase not in (A.PHASE_VALIDATE, A.PHASE_SLIDE):
                 continue
             legal = np.flatnonzero(g.legal_mask())
-            base = HeuristicAgent(seed=0, weights=MULTIPLAYER_WEIGHTS)
-            heavy = HeuristicAgent(seed=0, weights=dataclasses.replace(MULTIPLAYER_WEIGHTS, validation_bonus=3.0))
-            gains = np.array([base.plate_gain(g, g.current, (int(a) - A.VALIDATE_START) % 10) for a in legal])
-            np.testing.assert_allclose(
-                heavy.action_values(g, legal) - base.action_values(g, legal), 2.0 * gains, atol=1e-9
-            )
-            checked += int(np.any(gains != 0))
-    assert checked >= 5
-    assert SOLO_WEIGHTS.validation_bonus > MULTIPLAYER_WEIGHTS.validation_bonus == 1.0
+            base = HeuristicAgent(seed=0, weights=MULTIPLAYER_WEIGHTS).action_values(g, legal)
+            heavy = HeuristicAgent(seed=0, weights=heavy_weights).action_values(g, legal)
+            if g.phase == A.PHASE_VALIDATE:
+                agent = HeuristicAgent(seed=0, weights=MULTIPLAYER_WEIGHTS)
+                gains = np.array([agent.plate_gain(g, g.current, (int(a) - A.VALIDATE_START) % 10) for a in legal])
+                np.testing.assert_allclose(heavy - base, 2.0 * gains, atol=1e-9)
+                validations += int(np.any(gains != 0))
+                continue
+            moved = np.flatnonzero(heavy != base)
+            scorable = [i for i, a in enumerate(legal) if after(g, int(a)).phase == A.PHASE_VALIDATE]
+            assert set(moved.tolist()) <= set(scorable)
+            completing += moved.size
+    assert validations >= 5
+    assert completing >= 5
+    assert SOLO_WEIGHTS.validation_bonus == 4.0
+    assert MULTIPLAYER_WEIGHTS.validation_bonus == 1.0
 
 
 def test_heuristic_beats_greedy_at_two_players() -> None:
