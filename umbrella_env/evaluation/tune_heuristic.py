@@ -130,29 +130,29 @@ def tune(
     return best_w, best
 
 
-def _positive(kind):
-    def parse(text: str):
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return value
-
-    return parse
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m umbrella_env.evaluation.tune_heuristic", description=(__doc__ or "").split("\n")[0]
     )
-    ap.add_argument("--games", type=_positive(int), default=1000, help="deals per candidate (default 1000)")
+    ap.add_argument("--games", type=_positive_int, default=1000, help="deals per candidate (default 1000)")
     ap.add_argument("--seed", type=int, default=20_000, help="first deal's seed (default 20000)")
     ap.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=1, help="plate level (default 1)")
     ap.add_argument(
         "--start", choices=sorted(STARTS), default="multiplayer", help="starting weights (default multiplayer)"
     )
-    ap.add_argument("--rounds", type=_positive(int), default=3, help="most rounds over the weights (default 3)")
+    ap.add_argument("--rounds", type=_positive_int, default=3, help="most rounds over the weights (default 3)")
     ap.add_argument("--min-gain", type=float, default=0.1, help="mean-score gain that keeps a change (default 0.1)")
-    ap.add_argument("--jobs", type=_positive(int), default=1, help="worker processes (default 1)")
+    ap.add_argument("--jobs", type=_positive_int, default=1, help="worker processes (default 1)")
     ap.add_argument("--check-seed", type=int, default=None, help="also compare start and result on --games other deals")
     args = ap.parse_args(argv)
     start = STARTS[args.start]
