@@ -349,10 +349,10 @@ def test_heuristic_validation_bonus_weights_the_plate_gain() -> None:
             if g.phase not in (A.PHASE_VALIDATE, A.PHASE_SLIDE):
                 continue
             legal = np.flatnonzero(g.legal_mask())
-            base = HeuristicAgent(seed=0, weights=MULTIPLAYER_WEIGHTS).action_values(g, legal)
+            agent = HeuristicAgent(seed=0, weights=MULTIPLAYER_WEIGHTS)
+            base = agent.action_values(g, legal)
             heavy = HeuristicAgent(seed=0, weights=heavy_weights).action_values(g, legal)
             if g.phase == A.PHASE_VALIDATE:
-                agent = HeuristicAgent(seed=0, weights=MULTIPLAYER_WEIGHTS)
                 gains = np.array([agent.plate_gain(g, g.current, (int(a) - A.VALIDATE_START) % 10) for a in legal])
                 np.testing.assert_allclose(heavy - base, 2.0 * gains, atol=1e-9)
                 validations += int(np.any(gains != 0))
