@@ -30,8 +30,11 @@ Validations maximise the token plus ``validation_bonus`` times the change of the
 final bonus, plus the value of the figures left (solo: the flipped tile on its new slot;
 the tile revealed under the validated one is hidden information and left out), minus how
 complete the passed tile would be for the receiver.  At 2 players the face given is the one
-least complete for the receiver; a cover keeps the better figure; swaps are taken when they
-raise the planning value of the stage.
+least complete for the receiver; a cover keeps the better figure, plus ``cover_lookahead``
+times the value of the coverer's best next decision (solo: its next slide, with the plan
+above; the cover a validation's value assumes leaves this term out, which would cost a
+slide plan per cover at every completing slide); swaps are taken when they raise the
+planning value of the stage.
 
 The constants (``W``, ``alpha``, ``gamma``, ``kappa``, ...) are a :class:`HeuristicWeights`:
 :data:`MULTIPLAYER_WEIGHTS` at 2-4 players, :data:`SOLO_WEIGHTS`, tuned for tempo and the
@@ -102,6 +105,8 @@ class HeuristicWeights:
     personal_late: float = 1.2
     #: solo: penalty for discarding the umbrella that kills a still-scorable colour
     dead_colour: float = 4.0
+    #: weight of the coverer's best next decision after a cover, added to the cover's value
+    cover_lookahead: float = 0.0
 
 
 #: The weights of 2-4 player games (set by hand).
@@ -112,8 +117,13 @@ MULTIPLAYER_WEIGHTS = HeuristicWeights()
 #: (``gamma``), and the plate bonus is most of what separates two solo games, hence the
 #: larger ``kappa`` and ``validation_bonus``: a token's change of the expected bonus
 #: counts four times in a validation (and so in a slide that completes a figure), and the
-#: agent passes up a completion that would spend a token on a poor plate space.
-SOLO_WEIGHTS = HeuristicWeights(figure=(0.0, 0.0, 0.4, 1.25, 8.0), gamma=0.7, kappa=0.45, validation_bonus=4.0)
+#: agent passes up a completion that would spend a token on a poor plate space.  A cover
+#: also counts the best slide that follows it (``cover_lookahead``): valued by the figures
+#: left on the stage alone, covers were chosen little better than at random
+#: (docs/alphazero.md, "What limits the strength").
+SOLO_WEIGHTS = HeuristicWeights(
+    figure=(0.0, 0.0, 0.4, 1.25, 8.0), gamma=0.7, kappa=0.45, validation_bonus=4.0, cover_lookahead=1.0
+)
 
 
 #: Stage cells (stages x 16) from which :class:`Evaluator` computes figure codes by gathers.
@@ -192,9 +202,11 @@ class HeuristicAgent(SeededAgent):
         weights: HeuristicWeights | None = None,
         depth: int = 3,
         top_k: int = 8,
+        look_ahead: bool = True,
     ) -> None:
         """``weights``: the same weights in every game; by default :data:`SOLO_WEIGHTS` in
-        solo games and :data:`MULTIPLAYER_WEIGHTS` in the others."""
+        solo games and :data:`MULTIPLAYER_WEIGHTS` in the others.  ``look_ahead=False``
+        leaves out the covers' look-ahead (``cover_lookahead``), as the search's playouts do."""
         if depth not in (2, 3):
             raise ValueError(f"depth must be 2 or 3 own slides, got {depth!r}")
         if weights is not None and not isinstance(weights, HeuristicWeights):
@@ -203,6 +215,7 @@ class HeuristicAgent(SeededAgent):
         self.weights = weights
         self.depth = depth
         self.top_k = top_k
+        self.look_ahead = look_ahead
         self._caches: dict[HeuristicWeights, tuple[dict, dict]] = {}
         self._use(weights or MULTIPLAYER_WEIGHTS)
 
@@ -241,7 +254,10 @@ class HeuristicAgent(SeededAgent):
             tile = game.passing & ~1
             return np.array([-self._gift(game, receiver, tile | (int(a) - A.GIVE_FACE_START)) for a in legal])
         if phase == A.PHASE_COVER:
-            return self._cover_values(game, legal)
+            values = self._cover_values(game, legal)
+            if self.look_ahead and self.w.cover_lookahead and legal.size > 1:
+                values = values + self.w.cover_lookahead * self._next_values(game, legal)
+            return values
         if phase in (A.PHASE_SWAP_STAGE, A.PHASE_SWAP_ZONE):
             return self._swap_values(game, legal)
         return self._fallback_values(game, legal)
@@ -405,6 +421,17 @@ class HeuristicAgent(SeededAgent):
             figs = figures(game, r, ignore=1 << k) + tile_figures(game, r, [game.passing], [k])
             values.append(self._stage_values(game, r, Evaluator(self, game, r, figs), stage[None])[0])
         return np.array(values)
+
+    def _next_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
+        """The value of the mover's best next decision after each action of ``legal`` (0 when
+        the game ends or another seat decides next)."""
+        seat = game.actor
+        values = np.zeros(legal.size)
+        for i, a in enumerate(legal):
+            g = after(game, int(a))
+            if not g.done and g.actor == seat:
+                values[i] = self.action_values(g, np.array(g.legal_actions())).max()
+        return values
 
     def _swap_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
         p = game.current

@@ -7,8 +7,8 @@ At a decision with several legal actions the agent
 2. runs simulations: each picks a candidate by UCB1, resamples the hidden tiles
    (:func:`agents.common.determinize`, a fresh sample per simulation), applies the
    candidate to that copy and plays on with a fast default policy — the heuristic agent
-   at depth 2 for every seat — up to a horizon: the end of the game in solo, ``horizon``
-   more whole turns at 2-4 players;
+   at depth 2, without its covers' look-ahead, for every seat — up to a horizon: the end
+   of the game in solo, ``horizon`` more whole turns at 2-4 players;
 3. plays the candidate with the best mean value.
 
 The value of a finished simulation is the acting seat's score in solo, and at 2-4
@@ -35,8 +35,9 @@ PLAYOUT_TURNS = 6
 
 
 def playout_policy(seed: int | None = None) -> HeuristicAgent:
-    """The fast default policy of the playouts: the heuristic agent planning 2 own slides."""
-    return HeuristicAgent(seed=seed, depth=2)
+    """The fast default policy of the playouts: the heuristic agent planning 2 own slides,
+    without the covers' look-ahead (it made a solo ``search`` 31% slower for no measured gain)."""
+    return HeuristicAgent(seed=seed, depth=2, look_ahead=False)
 
 
 class SearchAgent:

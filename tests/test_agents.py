@@ -23,7 +23,7 @@ from agents.common import after, determinize, figures, slide_stages, slide_stage
 from agents.greedy import GreedyAgent
 from agents.heuristic import _GATHER_SIZE, MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, Evaluator, HeuristicAgent
 from agents.registry import AGENT_NAMES, make_agent
-from agents.search import SearchAgent
+from agents.search import SearchAgent, playout_policy
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
@@ -365,6 +365,41 @@ def test_heuristic_validation_bonus_weights_the_plate_gain() -> None:
     assert completing >= 5
     assert SOLO_WEIGHTS.validation_bonus == 4.0
     assert MULTIPLAYER_WEIGHTS.validation_bonus == 1.0
+
+
+def test_heuristic_cover_lookahead_adds_the_best_next_value() -> None:
+    """``cover_lookahead`` adds, to each cover's value, its weight times the value of the
+    coverer's best next decision after that cover (0 when the game ends or another seat
+    decides next), on solo and 2-player positions of every plate level; other decisions keep
+    their values.  ``look_ahead=False`` (the search's playouts) leaves the term out."""
+    plain_weights = dataclasses.replace(SOLO_WEIGHTS, cover_lookahead=0.0)
+    covers = others = 0
+    for players in (1, 2):
+        for level in (1, 2, 3, 4):
+            for g in collect_states(players, level):
+                legal = np.flatnonzero(g.legal_mask())
+                plain = HeuristicAgent(seed=0, weights=plain_weights)
+                base = plain.action_values(g, legal)
+                ahead = HeuristicAgent(seed=0, weights=dataclasses.replace(plain_weights, cover_lookahead=0.5))
+                values = ahead.action_values(g, legal)
+                if g.phase != A.PHASE_COVER or legal.size == 1:
+                    np.testing.assert_array_equal(values, base)
+                    others += 1
+                    continue
+                nexts = []
+                for a in legal:
+                    h = after(g, int(a))
+                    mover_again = not h.done and h.actor == g.actor
+                    nexts.append(plain.action_values(h, np.flatnonzero(h.legal_mask())).max() if mover_again else 0.0)
+                np.testing.assert_allclose(values - base, 0.5 * np.array(nexts), atol=1e-9)
+                blind = HeuristicAgent(seed=0, weights=ahead.weights, look_ahead=False)
+                np.testing.assert_array_equal(blind.action_values(g, legal), base)
+                covers += int(np.any(np.array(nexts) != 0))
+    assert covers >= 5
+    assert others >= 100
+    assert SOLO_WEIGHTS.cover_lookahead == 1.0
+    assert MULTIPLAYER_WEIGHTS.cover_lookahead == 0.0
+    assert not playout_policy().look_ahead
 
 
 def test_heuristic_beats_greedy_at_two_players() -> None:

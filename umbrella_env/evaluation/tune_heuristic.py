@@ -18,7 +18,10 @@ seed 20000: 25.91 to 26.75 on those deals; ``--jobs 1`` beside a one-core traini
 deals (README, "Results").  ``validation_bonus`` came later: a comparison of the values 0.5
 to 8 on the same 1,000 deals found 4 (26.83 to 27.04 there; 2, the largest step this search
 takes from 1, gave only +0.07), and this search from the result (``--start solo --rounds
-2 --jobs 2``, 7.4 minutes) then kept every weight.
+2 --jobs 2``, 7.4 minutes) then kept every weight.  ``cover_lookahead`` came from a study of
+the covers (docs/alphazero.md, "What limits the strength"): 1 (27.04 to 27.10 on the tuning
+deals), and this search from the result (``--start solo --rounds 1 --jobs 2``, 9.8 minutes)
+kept every weight, ``cover_lookahead`` included (0.5 to 2: 27.08 at most).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ PARAMETERS = (
     "completion",
     "kappa",
     "validation_bonus",
+    "cover_lookahead",
     "figure2",
     "figure3",
     "figure4",
