@@ -388,12 +388,14 @@ class HeuristicAgent(SeededAgent):
         if self._final_turn(game):
             return value
         code = game.top_tile(p, slot)
-        revealed = game.stack_height(p, slot) >= 2  # the tile under it is hidden: leave it out
+        hidden = (1 << slot) if game.stack_height(p, slot) >= 2 else 0  # the tile under it: left out
         g = after(game, action)
         if g.phase == A.PHASE_COVER and g.actor == p:  # solo: the flipped tile covers a slot
             covers = np.arange(A.COVER_START, A.NUM_ACTIONS)
-            g.step(int(covers[argmax_random(self._cover_values(g, covers), self._rng)]))
-        figs = figures(g, p, ignore=(1 << slot) if revealed else 0)
+            cover = int(covers[argmax_random(self._cover_values(g, covers, hidden), self._rng)])
+            g.step(cover)
+            hidden &= ~(1 << (cover - A.COVER_START))  # the flipped tile now shows there
+        figs = figures(g, p, ignore=hidden)
         value += float(Evaluator(self, g, p, figs)(stage_array(g, p, np.float32))[0])
         if not T.solo:
             receiver = F.receiver(p, T.num_players)
@@ -412,13 +414,15 @@ class HeuristicAgent(SeededAgent):
         nxt, _ = ev.after_slides(stages)
         return self._level(f, np.zeros_like(done), nxt, slide_legal(zones))
 
-    def _cover_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:
+    def _cover_values(self, game: SingleGame, legal: np.ndarray, hidden: int = 0) -> np.ndarray:
+        """The stage's value after each cover; slots in the bit mask ``hidden`` (a tile the
+        mover cannot see yet, in a validation's projection) count no figure."""
         r = game.actor
         stage = stage_array(game, r, np.float32)
         values = []
         for a in legal:
             k = int(a) - A.COVER_START
-            figs = figures(game, r, ignore=1 << k) + tile_figures(game, r, [game.passing], [k])
+            figs = figures(game, r, ignore=hidden | 1 << k) + tile_figures(game, r, [game.passing], [k])
             values.append(self._stage_values(game, r, Evaluator(self, game, r, figs), stage[None])[0])
         return np.array(values)
 

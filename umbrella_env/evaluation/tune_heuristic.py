@@ -21,7 +21,8 @@ takes from 1, gave only +0.07), and this search from the result (``--start solo 
 2 --jobs 2``, 7.4 minutes) then kept every weight.  ``cover_lookahead`` came from a study of
 the covers (docs/alphazero.md, "What limits the strength"): 1 (27.04 to 27.10 on the tuning
 deals), and this search from the result (``--start solo --rounds 1 --jobs 2``, 9.8 minutes)
-kept every weight, ``cover_lookahead`` included (0.5 to 2: 27.08 at most).
+kept every weight, ``cover_lookahead`` included (0.5 to 2: 27.08 at most); both runs came
+before the fix of a hidden tile the validations read (docs/alphazero.md).
 """
 
 from __future__ import annotations
