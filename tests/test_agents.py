@@ -19,7 +19,7 @@ import pytest
 
 import agents
 from agents.base import Agent, RandomAgent
-from agents.common import after, argmax_random, determinize, figures, slide_stages, slide_stages2, stage_array
+from agents.common import after, determinize, figures, slide_stages, slide_stages2, stage_array
 from agents.greedy import GreedyAgent
 from agents.heuristic import _GATHER_SIZE, MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, Evaluator, HeuristicAgent
 from agents.registry import AGENT_NAMES, make_agent
@@ -424,9 +424,7 @@ def test_heuristic_values_ignore_the_hidden_tiles() -> None:
                     checked += 1
                     if g.phase == A.PHASE_VALIDATE:
                         projected += sum(g.stack_height(0, (int(a) - A.VALIDATE_START) // 10) >= 2 for a in legal)
-                g.step(
-                    int(legal[argmax_random(agent.action_values(g, legal), rng)]) if legal.size > 1 else int(legal[0])
-                )
+                g.step(agent.act(g.observe(0), g.legal_mask(), g))
     assert checked >= 500
     assert projected >= 20
 
