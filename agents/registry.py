@@ -4,6 +4,7 @@
     make_agent("greedy", seed=1)              # best immediate outcome
     make_agent("heuristic", seed=1)           # short plans, plate and endgame aware
     make_agent("search", simulations=400)     # Monte Carlo search (or seconds=0.5)
+    make_agent("search-common")               # the same search on common random numbers (agents/search.py)
     make_agent("runs/ppo/model.zip")          # a trained policy (agents.policy.PolicyAgent)
     make_agent("runs/ppo/model.onnx")         # the same, exported to ONNX (agents.onnx_agent, no torch)
     make_agent("az-2p")                       # shipped Gumbel AlphaZero network + search (agents.az, torch)
@@ -25,7 +26,7 @@ from agents.heuristic import HeuristicAgent
 from agents.search import SearchAgent
 
 #: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` and ``*.onnx`` paths).
-AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search")
+AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search", "search-common")
 #: ``net:PATH.pt``: a Gumbel AlphaZero checkpoint played by its network alone (no search).
 NET_PREFIX = "net:"
 #: The shipped Gumbel AlphaZero models accepted by :func:`make_agent` (need torch; docs/alphazero.md).
@@ -48,11 +49,16 @@ def _search(seed: int | None, **kwargs: Any) -> Agent:
     return SearchAgent(seed=seed, **kwargs)
 
 
+def _search_common(seed: int | None, **kwargs: Any) -> Agent:
+    return SearchAgent(seed=seed, **{"name": "search-common", "common_numbers": True, **kwargs})
+
+
 _BUILDERS: dict[str, Callable[..., Agent]] = {
     "random": _random,
     "greedy": _greedy,
     "heuristic": _heuristic,
     "search": _search,
+    "search-common": _search_common,
 }
 
 

@@ -11,6 +11,13 @@ At a decision with several legal actions the agent
    of the game in solo, ``horizon`` more whole turns at 2-4 players;
 3. plays the candidate with the best mean value.
 
+With ``common_numbers`` the simulations run in rounds instead of by UCB1: every round
+draws one seed, and every candidate is simulated on the determinization and the playout
+draws of that seed (common random numbers).  The candidates are then compared on the same
+hidden tiles and the same tie-breaks, so the differences between their means are far less
+noisy than the means themselves; the budget is spread evenly, ``simulations // candidates``
+rounds (at least one).
+
 The value of a finished simulation is the acting seat's score in solo, and at 2-4
 players its score minus the best opponent score, plus ``potential`` times the same
 difference of the heuristic figure values (progress the horizon cut off).  The budget
@@ -51,6 +58,8 @@ class SearchAgent:
         horizon: whole turns simulated after the decision at 2-4 players.
         exploration: the UCB1 constant, in points of score.
         potential: weight of the heuristic figure values at a 2-4 player horizon.
+        common_numbers: simulate the candidates in rounds on common random numbers
+            (module doc) instead of by UCB1.
     """
 
     needs_game = True
@@ -65,6 +74,7 @@ class SearchAgent:
         horizon: int = PLAYOUT_TURNS,
         exploration: float = 3.0,
         potential: float = 0.3,
+        common_numbers: bool = False,
     ) -> None:
         if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
             raise ValueError(f"simulations must be a positive int, got {simulations!r}")
@@ -72,6 +82,8 @@ class SearchAgent:
             raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
         if candidates < 1 or horizon < 1:
             raise ValueError(f"candidates and horizon must be >= 1, got {candidates!r} and {horizon!r}")
+        if not isinstance(common_numbers, bool):
+            raise ValueError(f"common_numbers must be True or False, got {common_numbers!r}")
         self.name = name
         self.simulations = simulations
         self.seconds = seconds
@@ -79,6 +91,7 @@ class SearchAgent:
         self.horizon = horizon
         self.exploration = exploration
         self.potential = potential
+        self.common_numbers = common_numbers
         self._seed(seed)
 
     def _seed(self, seed: int | None) -> None:
@@ -119,6 +132,8 @@ class SearchAgent:
     # ------------------------------------------------------------------- simulations
     def search(self, game: SingleGame, actions: np.ndarray) -> np.ndarray:
         """Mean simulated value of each of ``actions`` (legal in ``game``)."""
+        if self.common_numbers:
+            return self._search_common(game, actions)
         n = len(actions)
         seat = game.actor
         visits = np.zeros(n)
@@ -143,11 +158,33 @@ class SearchAgent:
             done += 1
         return totals / np.maximum(visits, 1)
 
-    def simulate(self, game: SingleGame, action: int, seat: int) -> float:
-        """One determinized playout of ``action`` from ``seat``'s point of view."""
-        g = determinize(game, seat, self._rng)
+    def _search_common(self, game: SingleGame, actions: np.ndarray) -> np.ndarray:
+        """Mean value of each of ``actions`` over rounds of common random numbers."""
+        seat = game.actor
+        totals = np.zeros(len(actions))
+        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        rounds = 0
+        while True:
+            if deadline is None:
+                if rounds >= max(1, self.simulations // len(actions)):
+                    break
+            elif rounds >= 1 and time.perf_counter() >= deadline:
+                break
+            seed = int(self._rng.integers(2**63))
+            for i, action in enumerate(actions):
+                totals[i] += self.simulate(game, int(action), seat, np.random.default_rng(seed))
+            rounds += 1
+        return totals / rounds
+
+    def simulate(self, game: SingleGame, action: int, seat: int, rng: np.random.Generator | None = None) -> float:
+        """One determinized playout of ``action`` from ``seat``'s point of view; with ``rng``,
+        every draw of it (the hidden tiles, the playout's ties) comes from ``rng``."""
+        if rng is not None:
+            self.policy.use_generator(rng)
+        rng = self._rng if rng is None else rng
+        g = determinize(game, seat, rng)
         g.step(action)
-        playout(self.policy, g, None if g.tables.solo else self.horizon, self._rng)
+        playout(self.policy, g, None if g.tables.solo else self.horizon, rng)
         return self.evaluate(g, seat)
 
     def evaluate(self, g: SingleGame, seat: int) -> float:

@@ -106,9 +106,10 @@ def test_agents_choose_legal_actions_and_leave_the_game_alone(name: str, num_pla
         assert snapshot(g) == before
 
 
+@pytest.mark.parametrize("common", [False, True], ids=["ucb", "common-numbers"])
 @pytest.mark.parametrize(("num_players", "level"), CONFIGS)
-def test_search_chooses_legal_actions(num_players: int, level: int) -> None:
-    agent = SearchAgent(simulations=3, candidates=3, horizon=2, seed=5)
+def test_search_chooses_legal_actions(num_players: int, level: int, common: bool) -> None:
+    agent = SearchAgent(simulations=3, candidates=3, horizon=2, seed=5, common_numbers=common)
     states = collect_states(num_players, level)
     # every non-slide phase present, plus a few slides
     picked = {g.phase: g for g in states}
@@ -172,8 +173,9 @@ def _actions(agent_factory, config: GameConfig, key: int) -> list[int]:
         lambda: GreedyAgent(seed=1),
         lambda: HeuristicAgent(seed=1),
         lambda: SearchAgent(simulations=4, candidates=3, horizon=2, seed=1),
+        lambda: SearchAgent(simulations=6, candidates=3, horizon=2, seed=1, common_numbers=True),
     ],
-    ids=["random", "greedy", "heuristic", "search"],
+    ids=["random", "greedy", "heuristic", "search", "search-common-numbers"],
 )
 @pytest.mark.parametrize("num_players", [1, 2])
 def test_seeded_agents_are_reproducible(factory, num_players: int) -> None:
@@ -187,6 +189,35 @@ def test_same_seed_same_search_decision() -> None:
     g = collect_states(1, 1)[3]
     a = [SearchAgent(simulations=6, seed=9).act(g.observe(0), g.legal_mask(), g) for _ in range(2)]
     assert a[0] == a[1]
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+def test_search_common_numbers_simulate_every_candidate_on_the_same_draws(num_players: int, monkeypatch) -> None:
+    """With common_numbers, each round plays every candidate on one determinization, the
+    rounds draw different ones, and the budget is simulations // candidates rounds."""
+    calls: list[list[int]] = []  # the hidden tiles of every determinization the search plays on
+    real = agents.search.determinize
+
+    def spy(game, observer, rng, keep_faces=None):
+        d = real(game, observer, rng, keep_faces)
+        calls.append(_hidden(d))
+        return d
+
+    monkeypatch.setattr(agents.search, "determinize", spy)
+    g = next(s for s in collect_states(num_players, 1) if s.phase == A.PHASE_SLIDE and len(_hidden(s)) >= 2)
+    agent = SearchAgent(simulations=20, candidates=4, horizon=2, seed=3, common_numbers=True)
+    prior = agent.ranker.action_values(g, np.array(g.legal_actions()))
+    n = len(agent._candidates(g, np.array(g.legal_actions()), prior))
+    agent.act(g.observe(g.actor), g.legal_mask(), g)
+    assert n >= 4 and len(calls) == (20 // n) * n
+    rounds = [calls[i : i + n] for i in range(0, len(calls), n)]
+    assert all(h == r[0] for r in rounds for h in r)
+    assert len({tuple(r[0]) for r in rounds}) > 1
+
+
+def test_search_rejects_a_bad_common_numbers() -> None:
+    with pytest.raises(ValueError, match="common_numbers must be True or False"):
+        SearchAgent(common_numbers="yes")
 
 
 # --------------------------------------------------------------------------- determinize
@@ -248,17 +279,18 @@ def test_determinize_draws_every_unseen_tile() -> None:
 
 # --------------------------------------------------------------------------- registry
 def test_make_agent_builds_every_name() -> None:
-    assert agents.AGENT_NAMES == AGENT_NAMES == ("random", "greedy", "heuristic", "search")
+    assert agents.AGENT_NAMES == AGENT_NAMES == ("random", "greedy", "heuristic", "search", "search-common")
     assert agents.make_agent is make_agent
     g = collect_states(1, 1)[0]
     for name in AGENT_NAMES:
-        kwargs = {"simulations": 2} if name == "search" else {}
+        kwargs = {"simulations": 2} if name.startswith("search") else {}
         agent = make_agent(name, seed=4, **kwargs)
         assert isinstance(agent, Agent)
         assert agent.name == name
         assert g.legal_mask()[agent.act(g.observe(0), g.legal_mask(), g)]
     search = make_agent("search", seconds=0.05, simulations=5)
     assert isinstance(search, SearchAgent) and search.seconds == 0.05 and search.simulations == 5
+    assert not search.common_numbers and make_agent("search-common").common_numbers
 
 
 def test_make_agent_errors_name_the_valid_choices() -> None:

@@ -444,6 +444,16 @@ def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
     assert alphazero.parse_options(alphazero.build_parser(), []).iterations != alphazero.QUICK["iterations"]
 
 
+@pytest.mark.parametrize(("teacher", "common"), [("search", False), ("search-common", True)])
+def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, common: bool) -> None:
+    from agents.search import SearchAgent
+    from umbrella_env.training import alphazero
+
+    agent = alphazero.teacher_agent(teacher, 3, seed=1)
+    assert isinstance(agent, SearchAgent)
+    assert (agent.simulations, agent.common_numbers, agent.name) == (3, common, teacher)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from agents import AGENT_NAMES
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.match import AgentSpecError, build_agent
 from umbrella_env.play.session import Console, Session, Settings, default_opponent
@@ -80,7 +81,7 @@ def _ask_choice(io: Console, prompt: str, default: int, allowed: range = range(1
 
 def _ask_opponent(io: Console, seat: int, default: str, config: GameConfig) -> str | None:
     while True:
-        line = io.ask(f"Opponent for seat {seat} (random, greedy, heuristic, search or a .zip file) [{default}]: ")
+        line = io.ask(f"Opponent for seat {seat} ({', '.join(AGENT_NAMES)} or a .zip file) [{default}]: ")
         if line is None:
             return None
         spec = line.strip() or default

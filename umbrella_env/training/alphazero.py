@@ -17,7 +17,8 @@ One iteration:
    (cross-entropy to the improved policy + ``--value-weight`` x squared value error).
 
 Before the first iteration, ``--pretrain-games`` games of the ``--teacher`` agent
-(``heuristic``, or ``search`` with ``--teacher-sims``; played by
+(``heuristic``, or ``search`` with ``--teacher-sims``, ``search-common`` for the
+search on common random numbers; played by
 :func:`umbrella_env.match.play_out`) fit the network for ``--pretrain-epochs`` epochs
 (policy: the teacher's action; value: the same outcome values; the learning rate
 annealed from ``--pretrain-learning-rate``), so self-play starts from a sensible policy
@@ -89,7 +90,8 @@ PROG = "python -m umbrella_env.training.alphazero"
 #: that wanders would otherwise spend minutes on one game.  A truncated game is a draw.
 SELFPLAY_MAX_TURNS = 100
 #: Agents the network can imitate before self-play (``--teacher``).
-TEACHERS = ("heuristic", "search")
+#: ``search-common``: the ``search`` agent on common random numbers (``common_numbers=True``).
+TEACHERS = ("heuristic", "search", "search-common")
 #: Base seed of the evaluation deals (training deals come from --seed's SeedSequence).
 EVAL_SEED = 990_000
 
@@ -293,10 +295,11 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- teacher games
 def teacher_agent(teacher: str, simulations: int, seed: int) -> Any:
-    """The teacher of the pretraining games: ``heuristic``, or ``search`` with ``simulations``."""
-    if teacher == "search":
-        return make_agent("search", seed=seed, simulations=simulations)
-    return make_agent(teacher, seed=seed)
+    """The teacher of the pretraining games: ``heuristic``, or ``search`` (``search-common``:
+    on common random numbers) with ``simulations``."""
+    if teacher == "heuristic":
+        return make_agent(teacher, seed=seed)
+    return make_agent(teacher, seed=seed, simulations=simulations)
 
 
 def teacher_chunk(job: dict[str, Any]) -> Samples:
@@ -619,7 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--teacher-sims",
         type=int,
         default=16,
-        help="simulations per decision of the search teacher (default 16)",
+        help="simulations per decision of a search teacher (default 16)",
     )
     p.add_argument(
         "--pretrain-games",
@@ -927,7 +930,7 @@ class Trainer:
             "rollout_turns": a.rollout_turns,
             "margin_weight": a.margin_weight,
             "teacher": a.teacher,
-            "teacher_sims": a.teacher_sims if a.teacher == "search" else None,
+            "teacher_sims": a.teacher_sims if a.teacher != "heuristic" else None,
             "pretrain_games": a.pretrain_games,
             "init": None if a.init is None else {"file": a.init.name, "sha256": file_sha256(a.init)},
             "seed": a.seed,
