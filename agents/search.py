@@ -16,7 +16,8 @@ draws one seed, and every candidate is simulated on the determinization and the 
 draws of that seed (common random numbers).  The candidates are then compared on the same
 hidden tiles and the same tie-breaks, so the differences between their means are far less
 noisy than the means themselves; the budget is spread evenly, ``simulations // candidates``
-rounds (at least one).
+rounds (at least one).  It is not the default: in solo it has not been measured stronger
+than UCB1 (docs/alphazero.md, "What limits the strength").
 
 The value of a finished simulation is the acting seat's score in solo, and at 2-4
 players its score minus the best opponent score, plus ``potential`` times the same
