@@ -442,6 +442,9 @@ def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
     assert args.games == 8 and args.iterations == alphazero.QUICK["iterations"] == 2
     assert args.pretrain_games == alphazero.QUICK["pretrain_games"]
     assert alphazero.parse_options(alphazero.build_parser(), []).iterations != alphazero.QUICK["iterations"]
+    # an option written on the command line wins even when it equals the default
+    args = alphazero.parse_options(alphazero.build_parser(), ["--quick", "--games", "64", "--eval-search-games", "20"])
+    assert (args.games, args.eval_search_games) == (64, 20) != (alphazero.QUICK["games"], 0)
 
 
 @pytest.mark.parametrize(("teacher", "common"), [("search", False), ("search-common", True)])

@@ -113,3 +113,41 @@ def test_train_scripts_at_the_top_level_run_from_a_clone() -> None:
         out = subprocess.run([sys.executable, script, "--help"], cwd=REPO, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert "--seed" in out.stdout
+
+
+def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray(capsys) -> None:
+    from umbrella_env import rllib_bench
+
+    assert rllib_bench.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--runners", "--steps", "--bench-iterations", "--players", "--num-env-runners"):
+        assert option in out
+    assert "python -m umbrella_env.rllib_bench" in out and "Where the time of RLlib training goes" in out
+    for argv, message in [
+        (["--steps", "0"], "--steps must be at least 1, got 0"),
+        (["--bench-iterations", "0"], "--bench-iterations must be at least 1, got 0"),
+        (["--runners", "1", "-1"], "--runners must be 0 or more each, got [1, -1]"),
+        (["--learning-rate", "nan"], "--learning-rate must be a positive number, got nan"),
+    ]:
+        assert rllib_bench.main(argv) == 2
+        assert message in capsys.readouterr().err  # the option is refused before Ray is looked for
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "message"),
+    [
+        ("umbrella_env.tools.differential", ["--states", "-5"], "--states must be at least 1, got -5"),
+        ("umbrella_env.tools.differential", ["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+        ("umbrella_env.evaluation.ladder", ["--pair-games", "-3"], "--pair-games must be at least 0, got -3"),
+        ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--jobs", "0"], "--jobs must be at least 1, got 0"),
+        ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--level", "7"], "must be 1, 2, 3 or 4, got 7"),
+        ("umbrella_env.training.bench", ["--bench-timesteps", "0"], "--bench-timesteps must be at least 1, got 0"),
+        ("umbrella_env.training.bench", ["--n-envs", "0"], "--n-envs must be at least 1, got 0"),
+    ],
+)
+def test_check_and_benchmark_tools_refuse_bad_options(module: str, argv: list[str], message: str, capsys) -> None:
+    import importlib
+
+    with pytest.raises(SystemExit) as info:
+        importlib.import_module(module).main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err

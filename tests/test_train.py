@@ -4,6 +4,7 @@ hands every decision to the learner and pays its losses.  Marked ``train`` (need
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,8 +80,7 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
             "256",
             "--eval-games",
             "2",
-            "--eval-opponent",
-            "random",
+            *(["--eval-opponent", "random"] if players > 1 else []),  # solo has no opponent
             "--snapshot-every",
             "256",
             "--out",
@@ -201,13 +201,61 @@ def test_pretraining_clones_the_teacher(tmp_path) -> None:
 def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
     for argv, message in [
         (["--pretrain", "bogus"], "unknown agent 'bogus'"),
-        (["--pretrain", "greedy", "--pretrain-games", "0"], "must be positive"),
+        (["--pretrain", "greedy", "--pretrain-games", "0"], "--pretrain-games must be at least 1, got 0"),
+        (["--pretrain", "greedy", "--pretrain-batch", "0"], "--pretrain-batch must be at least 1, got 0"),
+        (["--pretrain", "greedy", "--pretrain-lr", "-1"], "--pretrain-lr must be a positive number, got -1.0"),
+        (["--pretrain-games", "10"], "--pretrain-games needs --pretrain AGENT"),
         (["--pretrain-cache", str(tmp_path / "d.npz")], "needs --pretrain"),
     ]:
         with pytest.raises(SystemExit) as info:
             train.main(argv + ["--timesteps", "64", "--out", str(tmp_path / "run")])
         assert info.value.code == 2
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--learning-rate", "nan"], "--learning-rate must be a positive number, got nan"),
+        (["--learning-rate", "0"], "--learning-rate must be a positive number, got 0.0"),
+        (["--shaping", "nan"], "--shaping must be a number >= 0, got nan"),
+        (["--ent-coef", "-1"], "--ent-coef must be a number >= 0, got -1.0"),
+        (["--players", "1", "--opponents", "greedy"], "--opponents applies to 2-4 players only"),
+        (["--players", "1", "--eval-opponent", "greedy"], "--eval-opponent applies to 2-4 players only"),
+    ],
+)
+def test_bad_or_ignored_options_are_refused_before_training(tmp_path, capsys, argv, message) -> None:
+    with pytest.raises(SystemExit) as info:
+        train.main(argv + ["--timesteps", "64", "--out", str(tmp_path / "run")])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_quick_fills_in_only_the_options_left_out() -> None:
+    args, given = train.parse_options(
+        train.build_parser(),
+        ["--quick", "--pretrain-games", "2000", "--opponents", "random", "self", "--ent-coef", "0.01"],
+    )
+    # given on the command line (2000 and the opponents equal the defaults, but they were written)
+    assert (args.pretrain_games, args.opponents, args.ent_coef) == (2000, ["random", "self"], 0.01)
+    assert {"pretrain_games", "opponents", "ent_coef", "quick"} <= given
+    assert (args.timesteps, args.pretrain) == (train.QUICK["timesteps"], "heuristic")  # left out: the preset's
+    plain, _ = train.parse_options(train.build_parser(), ["--pretrain-games", "2000"])
+    assert plain.timesteps != train.QUICK["timesteps"] and plain.pretrain is None
+
+
+def test_umbrella_train_is_train_py() -> None:
+    """The console script and train.py are one command: ``--algo`` works in both."""
+    import tomllib
+
+    from umbrella_env.training import cli
+
+    scripts = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["umbrella-train"] == "umbrella_env.training.cli:main"
+    assert cli.split_algo(["--algo", "alphazero", "--quick"]) == ("alphazero", ["--quick"])
+    assert cli.split_algo(["--quick", "--algo=ppo"]) == ("ppo", ["--quick"])
+    assert cli.main(["--algo", "dqn"]) == 2
 
 
 def test_bench_train_runs_both_envs(capsys) -> None:

@@ -8,7 +8,7 @@ up by one training iteration, then timed twice:
 
 * **sampling**: every env runner plays ``--steps`` / N env steps at once
   (``EnvRunnerGroup.foreach_env_runner(sample)``), the games only;
-* **training**: ``--iterations`` (default 3) training iterations end to end (sampling, the
+* **training**: ``--bench-iterations`` (default 3) training iterations end to end (sampling, the
   learner's PPO update in this process, weight sync), as ``rllib_train`` runs them.
 
 One JSON line per runner count, then a table (docs/scaling.md quotes it).
@@ -84,25 +84,32 @@ def measure(args: argparse.Namespace, runners: int, steps: int, iterations: int)
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    bench = argparse.ArgumentParser(prog=PROG, add_help=False)
-    bench.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env-runner counts to time (default 1 2)")
-    bench.add_argument(
-        "--steps", type=int, default=20_000, help="env steps of the sampling measurement (default 20,000)"
-    )
-    bench.add_argument("--bench-iterations", type=int, default=3, help="timed training iterations (default 3)")
-    own, rest = bench.parse_known_args(None if argv is None else list(argv))
+def build_bench_parser() -> argparse.ArgumentParser:
+    """``rllib_train``'s options plus this benchmark's own (one ``--help`` lists both)."""
     parser = build_parser()
     parser.prog = PROG
+    parser.description = __doc__
+    own = parser.add_argument_group("benchmark options")
+    own.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env-runner counts to time (default 1 2)")
+    own.add_argument("--steps", type=int, default=20_000, help="env steps of the sampling measurement (default 20,000)")
+    own.add_argument("--bench-iterations", type=int, default=3, help="timed training iterations (default 3)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_bench_parser()
     try:
-        args = parser.parse_args(rest)
+        args = parser.parse_args(None if argv is None else list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        import_ray(PROG)
         check_options(args)
-        if any(r < 0 for r in own.runners) or own.steps < 1 or own.bench_iterations < 1:
-            raise ValueError("--runners must be >= 0, --steps and --bench-iterations >= 1")
+        if any(r < 0 for r in args.runners):
+            raise ValueError(f"--runners must be 0 or more each, got {args.runners}")
+        for flag, value in (("--steps", args.steps), ("--bench-iterations", args.bench_iterations)):
+            if value < 1:
+                raise ValueError(f"{flag} must be at least 1, got {value}")
+        import_ray(PROG)
     except (ValueError, RayUnavailable) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
@@ -111,12 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with ray_session(args.address, what=PROG) as ray:
             cpus = cluster_cpus(ray)
-            if max(own.runners) > cpus:
-                need = max(own.runners)
+            if max(args.runners) > cpus:
+                need = max(args.runners)
                 print(f"{PROG}: error: {need} env runners need {need} CPUs, the cluster has {cpus}", file=sys.stderr)
                 return 2
-            for runners in own.runners:
-                row = measure(args, runners, own.steps, own.bench_iterations)
+            for runners in args.runners:
+                row = measure(args, runners, args.steps, args.bench_iterations)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     except RayUnavailable as exc:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import shutil
 import sys
 import time
@@ -181,15 +182,15 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         raise ValueError(f"--batch-size {args.batch_size} is larger than --train-batch {args.train_batch}")
     if any(n < 1 for n in args.net):
         raise ValueError(f"--net layer sizes must be at least 1, got {args.net}")
-    if args.learning_rate <= 0:
-        raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+    if not (math.isfinite(args.learning_rate) and args.learning_rate > 0):
+        raise ValueError(f"--learning-rate must be a positive number, got {args.learning_rate}")
     if args.torch_threads < 1:
         raise ValueError(f"--torch-threads must be at least 1, got {args.torch_threads}")
     config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
     if args.players == 1 and args.opponents:
         raise ValueError("--opponents is for 2-4 players: solo has no opponents")
-    if args.pretrain_lr <= 0:
-        raise ValueError(f"--pretrain-lr must be positive, got {args.pretrain_lr}")
+    if not (math.isfinite(args.pretrain_lr) and args.pretrain_lr > 0):
+        raise ValueError(f"--pretrain-lr must be a positive number, got {args.pretrain_lr}")
     teacher = [args.pretrain] if args.pretrain is not None else []
     for spec in [*(args.opponents or []), *(args.eval_opponent if args.players > 1 else []), *teacher]:
         try:

@@ -207,6 +207,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     args = ap.parse_args(argv)
+    for flag, value, low in (
+        ("--solo-games", args.solo_games, 0),
+        ("--pair-games", args.pair_games, 0),
+        ("--jobs", args.jobs, 1),
+        ("--seed", args.seed, 0),
+    ):
+        if value < low:
+            ap.error(f"{flag} must be at least {low}, got {value}")
+    if not 1 <= args.level <= 4:
+        ap.error(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
     if not (args.solo_games or args.pair_games):
         ap.error("give --solo-games and/or --pair-games")
     if args.solo_games:

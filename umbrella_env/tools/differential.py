@@ -308,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
         "--single", action="store_true", help="check the single-game engine against the batched one instead"
     )
     args = parser.parse_args(argv)
+    if args.states < 1:
+        parser.error(f"--states must be at least 1, got {args.states}")
+    if args.seed < 0:
+        parser.error(f"--seed must be a non-negative integer, got {args.seed}")
     total = 0
     t0 = time.perf_counter()
     for p in args.players:

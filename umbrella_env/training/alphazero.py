@@ -84,6 +84,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, process_pool
+from umbrella_env.training.options import apply_preset
 
 PROG = "python -m umbrella_env.training.alphazero"
 #: Self-play turn limit: a well-played 2-player game lasts about 30 turns; an early network
@@ -702,12 +703,11 @@ QUICK: dict[str, Any] = {
 
 
 def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
-    """The parsed options, with the ``--quick`` preset filling in every option left at its default."""
+    """The parsed options, with the ``--quick`` preset filling in every option the command
+    line leaves out (an option given keeps its value, even when it equals the default)."""
     args = parser.parse_args(argv)
     if args.quick:
-        for key, value in QUICK.items():
-            if getattr(args, key) == parser.get_default(key):
-                setattr(args, key, value)
+        apply_preset(args, QUICK, build_parser, argv)
     return args
 
 

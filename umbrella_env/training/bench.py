@@ -4,7 +4,7 @@
     python -m umbrella_env.training.bench --n-epochs 2 --features none
 
 Trains the same MaskablePPO (``umbrella_env.training.ppo.build_model`` with train.py's default
-hyperparameters, overridable with train.py's own options) for ``--timesteps`` decisions
+hyperparameters, overridable with train.py's own options) for ``--bench-timesteps`` decisions
 
 * on the native batched vector env (:class:`~umbrella_env.envs.sb3.UmbrellaSB3VecEnv`), and
 * on the peer SB3 users would build by hand: ``DummyVecEnv`` over ``--n-envs`` single
@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     args = train.resolve_defaults(parser.parse_args(argv))
     if args.players != 1:
         parser.error("bench_train measures solo training (the native vector env is solo); use --players 1")
+    try:
+        train.check_options(args)
+        if args.bench_timesteps < 1:
+            raise ValueError(f"--bench-timesteps must be at least 1, got {args.bench_timesteps}")
+    except ValueError as exc:
+        parser.error(str(exc))
     args.torch_threads = args.torch_threads or train.default_threads()
     torch.set_num_threads(max(1, args.torch_threads))
     print(

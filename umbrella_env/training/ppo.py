@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,7 @@ from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, play_game
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
+from umbrella_env.training.options import apply_preset, given_options
 
 
 # --------------------------------------------------------------------------- opponents
@@ -290,7 +293,12 @@ class TrainCallback(BaseCallback):
 
 # --------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__,
+        epilog="train.py --algo alphazero (or umbrella-train --algo alphazero) runs the Gumbel AlphaZero "
+        "trainer instead; its options: train.py --algo alphazero --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4")
     p.add_argument("--timesteps", type=float, default=1_000_000, help="learner decisions to train for")
@@ -488,11 +496,32 @@ _POSITIVE = (
     ("--n-epochs", "n_epochs"),
     ("--batch-size", "batch_size"),
     ("--workers", "workers"),
+    ("--pretrain-games", "pretrain_games"),
+    ("--pretrain-epochs", "pretrain_epochs"),
+    ("--pretrain-batch", "pretrain_batch"),
 )
 
 
-def check_options(args: argparse.Namespace) -> None:
-    """Refuse, before anything is built or written, options outside their range (ValueError)."""
+#: Options that only a 2-4 player run uses (refused in solo rather than silently ignored).
+_MULTIPLAYER_ONLY = (
+    ("--opponents", "opponents"),
+    ("--eval-opponent", "eval_opponent"),
+    ("--pretrain-opponents", "pretrain_opponents"),
+)
+#: Options that only a run with ``--pretrain`` uses.
+_PRETRAIN_ONLY = (
+    ("--pretrain-games", "pretrain_games"),
+    ("--pretrain-cache", "pretrain_cache"),
+    ("--pretrain-opponents", "pretrain_opponents"),
+    ("--pretrain-epochs", "pretrain_epochs"),
+    ("--pretrain-lr", "pretrain_lr"),
+    ("--pretrain-batch", "pretrain_batch"),
+)
+
+
+def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
+    """Refuse, before anything is built or written, options outside their range and options
+    ``given`` on the command line that this run would ignore (ValueError)."""
     if args.seed < 0:
         raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     for flag, attr in _POSITIVE:
@@ -502,26 +531,46 @@ def check_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--net layer sizes must be at least 1, got {args.net}")
     if args.torch_threads is not None and args.torch_threads < 1:
         raise ValueError(f"--torch-threads must be at least 1, got {args.torch_threads}")
-    if args.learning_rate <= 0:
-        raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+    for flag, attr in (("--learning-rate", "learning_rate"), ("--pretrain-lr", "pretrain_lr")):
+        value = getattr(args, attr)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{flag} must be a positive number, got {value}")
+    for flag, attr in (("--ent-coef", "ent_coef"), ("--shaping", "shaping")):
+        value = getattr(args, attr)
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{flag} must be a number >= 0, got {value}")
+    if args.players == 1:
+        for flag, attr in _MULTIPLAYER_ONLY:
+            if attr in given:
+                raise ValueError(f"{flag} applies to 2-4 players only (solo has no opponents); leave it out")
+    if args.pretrain is None:
+        for flag, attr in _PRETRAIN_ONLY:
+            if attr in given:
+                raise ValueError(
+                    f"{flag} needs --pretrain AGENT (the teacher to clone); leave it out or add --pretrain"
+                )
+
+
+def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, set[str]]:
+    """The parsed options and the options written on the command line: the ``--quick``
+    preset fills in every option the command line leaves out (an option given keeps its
+    value, even when it equals the default), then the per-mode defaults
+    (:data:`MODE_DEFAULTS`) fill in the rest."""
+    args = parser.parse_args(argv)
+    given = given_options(build_parser, argv)
+    if args.quick:
+        apply_preset(args, QUICK, build_parser, argv)
+    return resolve_defaults(args), given
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = resolve_defaults(parser.parse_args(argv))
-    if args.quick:
-        for key, value in QUICK.items():
-            if getattr(args, key) == parser.get_default(key):
-                setattr(args, key, value)
+    args, given = parse_options(parser, sys.argv[1:] if argv is None else list(argv))
     try:
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
-        check_options(args)
+        check_options(args, given)
         if args.pretrain is not None:
             make_agent(args.pretrain)  # an unknown teacher is refused here, naming the valid agents
-            if args.pretrain_games < 1 or args.pretrain_epochs < 1 or args.workers < 1:
-                raise ValueError("--pretrain-games, --pretrain-epochs and --workers must be positive")
-        if args.pretrain_cache is not None and args.pretrain is None:
-            raise ValueError("--pretrain-cache needs --pretrain AGENT (the teacher whose games it holds)")
         if config.num_players > 1:
             make_agent(args.eval_opponent)  # an unknown evaluation opponent is refused, naming the valid agents
         else:

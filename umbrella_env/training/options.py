@@ -1,0 +1,32 @@
+"""Command-line helpers shared by the trainers: which options a command line gives, and
+presets (``--quick``) that fill in only the options it leaves out."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+
+def given_options(build_parser: Callable[[], argparse.ArgumentParser], argv: Sequence[str]) -> set[str]:
+    """The destinations of the options written on the command line ``argv``: a value equal
+    to the default still counts as given (``--games 64`` is not "left out")."""
+    probe = build_parser()
+    for action in probe._actions:  # a default of SUPPRESS leaves an option out of the namespace
+        action.default = argparse.SUPPRESS
+    return set(vars(probe.parse_args(list(argv))))
+
+
+def apply_preset(
+    args: argparse.Namespace,
+    preset: Mapping[str, Any],
+    build_parser: Callable[[], argparse.ArgumentParser],
+    argv: Sequence[str],
+) -> argparse.Namespace:
+    """``args`` with every option of ``preset`` that ``argv`` does not give set to the
+    preset's value (the options given on the command line win)."""
+    given = given_options(build_parser, argv)
+    for key, value in preset.items():
+        if key not in given:
+            setattr(args, key, value)
+    return args
