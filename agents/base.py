@@ -23,6 +23,19 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from umbrella_env.core.single import SingleGame
+from umbrella_env.envs.common import check_seed
+
+#: How to give an agent the game from an env (the end of the "needs the game" errors).
+GAME_FROM_ENV = (
+    "pass game=SingleGame.from_dict(env.unwrapped.state()) (AEC env; get_state() for the solo env), "
+    "or let umbrella_env.match.play_game run the game"
+)
+
+
+def agent_generator(seed: Any) -> np.random.Generator:
+    """An agent's generator seeded ``seed`` (``None``: fresh entropy); anything but ``None``
+    or a non-negative int is refused with a ``ValueError`` naming it."""
+    return np.random.default_rng(check_seed(seed))
 
 
 @runtime_checkable
@@ -42,11 +55,11 @@ class SeededAgent:
 
     def __init__(self, seed: int | None = None, name: str = "agent") -> None:
         self.name = name
-        self._rng = np.random.default_rng(seed)
+        self._rng = agent_generator(seed)
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = agent_generator(seed)
 
     def use_generator(self, rng: np.random.Generator) -> None:
         """Draw every random choice from ``rng`` (shared, not copied) from now on."""

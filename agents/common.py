@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.base import GAME_FROM_ENV
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
 from umbrella_env.core.single import SingleGame
@@ -95,7 +96,7 @@ def legal_ids(action_mask: np.ndarray) -> np.ndarray:
 def game_and_legal(agent_name: str, action_mask: np.ndarray, game: SingleGame | None) -> np.ndarray:
     """The legal ids for an agent that needs the game (raises if the caller gave none)."""
     if game is None:
-        raise ValueError(f"{agent_name} needs the game (needs_game=True)")
+        raise ValueError(f"{agent_name} needs the game (needs_game=True): {GAME_FROM_ENV}")
     return legal_ids(action_mask)
 
 

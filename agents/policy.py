@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
+from umbrella_env.envs.common import check_seed
 
 
 def metadata_path(path: str | Path) -> Path:
@@ -77,7 +78,7 @@ class PolicyAgent:
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self.model.set_random_seed(int(seed) % 2**32)
+            self.model.set_random_seed(int(check_seed(seed)) % 2**32)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
         action, _ = self.model.predict(

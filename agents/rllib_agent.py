@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import agent_generator
 from agents.checkpoint import check_configuration, check_metadata
 
 #: The prefix of an RLlib checkpoint in an agent spec.
@@ -101,11 +102,11 @@ class RLlibAgent:
         self.module = module
         self.deterministic = deterministic
         self.name = name or self.path.name
-        self._rng = np.random.default_rng(seed)
+        self._rng = agent_generator(seed)
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = agent_generator(seed)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """float32 [B, A] masked logits of a batch of observations [B, OBS] and masks [B, A]."""

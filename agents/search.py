@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from agents.base import agent_generator
 from agents.common import argmax_random, determinize, figures, game_and_legal, slide_stages, stage_array
 from agents.heuristic import Evaluator, HeuristicAgent
 from umbrella_env.core import actions as A
@@ -96,7 +97,7 @@ class SearchAgent:
         self._seed(seed)
 
     def _seed(self, seed: int | None) -> None:
-        self._rng = np.random.default_rng(seed)
+        self._rng = agent_generator(seed)
         child = None if seed is None else int(self._rng.integers(2**63))
         self.policy = playout_policy(child)
         self.ranker = HeuristicAgent(seed=child, depth=3)  # ranks the root actions

@@ -126,10 +126,25 @@ def test_agents_need_the_game_and_a_legal_action() -> None:
     g = collect_states(2, 1)[0]
     for agent in (GreedyAgent(), HeuristicAgent(), SearchAgent(simulations=2)):
         assert agent.needs_game
-        with pytest.raises(ValueError, match="needs the game"):
+        with pytest.raises(ValueError, match="needs the game") as info:
             agent.act(g.observe(g.actor), g.legal_mask(), None)
+        assert "SingleGame.from_dict(env.unwrapped.state())" in str(info.value)  # says where to get it
         with pytest.raises(ValueError, match="no legal action"):
             agent.act(g.observe(g.actor), np.zeros(A.NUM_ACTIONS, bool), g)
+
+
+def test_the_game_for_an_agent_comes_from_the_env_as_its_error_says() -> None:
+    import umbrella_env
+
+    env = umbrella_env.env(num_players=2)
+    env.reset(seed=4)
+    agent = HeuristicAgent(seed=0)
+    for _ in range(20):
+        seen = env.observe(env.agent_selection)
+        game = SingleGame.from_dict(env.unwrapped.state())
+        action = agent.act(seen["observation"], seen["action_mask"], game)
+        assert seen["action_mask"][action]
+        env.step(action)
 
 
 def test_greedy_scores_when_it_can() -> None:
@@ -183,6 +198,16 @@ def test_seeded_agents_are_reproducible(factory, num_players: int) -> None:
     first = _actions(factory, cfg, key=11)
     assert first == _actions(factory, cfg, key=11)
     assert len(first) >= 10
+
+
+@pytest.mark.parametrize("name", [*AGENT_NAMES, "az-2p", "az-solo-net"])
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "3"])
+def test_agents_refuse_a_seed_that_is_not_a_non_negative_int(name: str, seed: object) -> None:
+    with pytest.raises(ValueError, match=f"seed must be None or a non-negative int, got {seed!r}"):
+        make_agent(name, seed=seed)
+    agent = make_agent(name, seed=np.int64(5))  # NumPy integers are seeds too
+    with pytest.raises(ValueError, match=f"seed must be None or a non-negative int, got {seed!r}"):
+        agent.reset(seed)
 
 
 def test_same_seed_same_search_decision() -> None:

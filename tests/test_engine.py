@@ -614,12 +614,19 @@ def test_action_errors_are_umbrella_errors() -> None:
         ({"max_turns": -5}, "max_turns must be a positive int"),
         ({"max_turns": 10.0}, "max_turns must be an int"),
         ({"max_turns": False}, "max_turns must be an int"),
+        ({"num_players": np.bool_(True)}, "num_players must be an int, got np.True_ of type bool"),
         ({"components": {}}, "components must be a ComponentSet"),
     ],
 )
 def test_bad_config_raises_config_error(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         GameConfig(**kwargs)
+
+
+def test_config_accepts_numpy_integers_and_stores_ints() -> None:
+    cfg = GameConfig(num_players=np.int64(3), plate_level=np.int32(2), max_turns=np.uint16(50))
+    assert cfg == GameConfig(num_players=3, plate_level=2, max_turns=50)
+    assert all(type(v) is int for v in (cfg.num_players, cfg.plate_level, cfg.max_turns))
 
 
 @pytest.mark.parametrize("batch_size", [0, -1, 2.0, True, "4", None])

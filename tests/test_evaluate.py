@@ -151,6 +151,14 @@ def test_games_round_up_to_whole_rotations_on_shared_deals(small_2p):
         assert first.agents == tuple(r.labels[a] for a in first.seats)
 
 
+def test_a_checkpoint_is_never_labelled_as_a_shipped_agent_it_is_not() -> None:
+    from umbrella_env.evaluation.tournament import parse_specs
+
+    specs = ["net:agents/models/az-2p.pt", "az-2p-net", "agents/models/az-solo.pt", "runs/quick/best.pt"]
+    _, labels = parse_specs(specs)
+    assert labels == ["net:az-2p.pt", "az-2p-net", "az-solo.pt", "best"]
+
+
 def test_seat_rotation_is_balanced():
     r = ev.run_tournament([RANDOM, FIRST, "second=" + RANDOM], 3, games=3, seed=1, workers=1)
     assert len(r.tables) == 1 and r.labels == ["RandomAgent", "FirstLegalAgent", "second"]

@@ -14,6 +14,7 @@ import pytest
 from pettingzoo.test import parallel_api_test
 
 import umbrella_env
+from umbrella_env.core.errors import ActionError
 from umbrella_env.envs.parallel import parallel_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,23 +31,37 @@ def test_parallel_env_passes_the_parallel_api_test(players: int) -> None:
 def test_parallel_env_is_exported_and_plays_the_aec_game_to_its_end() -> None:
     env = umbrella_env.parallel_env(num_players=2)
     aec = umbrella_env.env(num_players=2)
-    observations, _ = env.reset(seed=7)
+    observations, infos = env.reset(seed=7)
     aec.reset(seed=7)
     rng = np.random.default_rng(7)
     steps = 0
     while env.agents:
         mover = aec.agent_selection
+        assert {info["active_agent"] for info in infos.values()} == {mover}  # from reset on
         movers = [a for a, o in observations.items() if o["action_mask"].any()]
         assert movers == [mover]  # only the agent to move has legal actions
         np.testing.assert_array_equal(observations[mover]["observation"], aec.observe(mover)["observation"])
         action = int(rng.choice(np.flatnonzero(observations[mover]["action_mask"])))
         actions = {a: (action if a == mover else 0) for a in env.agents}  # the others' actions are ignored
-        observations, rewards, terminations, truncations, _ = env.step(actions)
+        observations, rewards, terminations, truncations, infos = env.step(actions)
         aec.step(action)
         steps += 1
     assert terminations == {"player_0": True, "player_1": True} and not any(truncations.values())
     assert sorted(rewards.values()) in ([-1.0, 1.0], [0.5, 0.5])  # the loser's -1 arrives with the last step
     assert rewards == aec.rewards and steps > 100
+
+
+def test_parallel_env_refuses_a_step_without_the_movers_action_and_changes_nothing() -> None:
+    env = umbrella_env.parallel_env(num_players=2)
+    observations, infos = env.reset(seed=3)
+    mover = infos["player_0"]["active_agent"]
+    other = next(a for a in env.agents if a != mover)
+    before = env.aec_env.unwrapped.state()
+    with pytest.raises(ActionError, match=f"no action for '{mover}', the agent to move"):
+        env.step({other: 0})
+    with pytest.raises(ActionError, match="actions must be a dict of agent -> action, got list"):
+        env.step([0, 0])
+    assert env.aec_env.unwrapped.state() == before
 
 
 _WITHOUT_RAY = """

@@ -12,6 +12,7 @@ from umbrella_env.core.errors import ActionError, IllegalActionError
 
 
 @pytest.mark.parametrize("plate_level", [1, 2, 3, 4])
+@pytest.mark.filterwarnings("ignore:.*is not legal in phase:UserWarning")  # the checker plays random ids
 def test_gymnasium_check_env(plate_level: int) -> None:
     env = gym.make("umbrella_env/Solo-v0", plate_level=plate_level)
     check_env(env.unwrapped, skip_render_check=True)
@@ -165,3 +166,28 @@ def test_actions_of_the_wrong_type_or_range_are_refused(bad) -> None:
     env.reset(seed=0)
     with pytest.raises(ActionError):
         env.step(bad)
+
+
+def _illegal(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask == 0)[0])
+
+
+def test_illegal_action_warnings_point_at_the_users_line_through_every_wrapper() -> None:
+    """The env is reached through gym.make's checkers, PettingZoo's wrappers or the vector
+    env; the warning names the caller's file, not a wrapper inside a library."""
+    solo = gym.make("umbrella_env/Solo-v0")
+    _, info = solo.reset(seed=0)
+    aec = umbrella_env.env(num_players=2)
+    aec.reset(seed=0)
+    vec = gym.make_vec("umbrella_env/Solo-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    _, vinfo = vec.reset(seed=0)
+    calls = [
+        lambda: solo.step(_illegal(info["action_mask"])),
+        lambda: aec.step(_illegal(aec.observe(aec.agent_selection)["action_mask"])),
+        lambda: vec.step(np.array([_illegal(row) for row in vinfo["action_mask"]])),
+        solo.render,  # no render_mode
+    ]
+    for call in calls:
+        with pytest.warns(UserWarning) as record:
+            call()
+        assert [w.filename for w in record] == [__file__]

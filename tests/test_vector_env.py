@@ -34,6 +34,8 @@ def test_native_vector_env_equals_sync_vector_of_single_envs(plate_level: int) -
     episodes = 0
     for _ in range(120):
         np.testing.assert_array_equal(info_n["action_mask"], info_s["action_mask"])
+        np.testing.assert_array_equal(info_n["score"], info_s["score"])
+        assert info_n["phase"].tolist() == info_s["phase"].tolist()
         actions = random_actions(info_n["action_mask"], rng)
         obs_n, r_n, term_n, trunc_n, info_n = native.step(actions)
         obs_s, r_s, term_s, trunc_s, info_s = sync.step(actions)
@@ -111,6 +113,7 @@ def test_illegal_action_in_loss_mode_ends_only_that_episode() -> None:
         obs, reward, term, trunc, info = env.step(actions)
     assert term.tolist() == [False, True, False] and reward[1] == -1.0
     assert not info["action_mask"][1].any()
+    assert info["phase"][1] == "game_over" and "game_over" not in (info["phase"][0], info["phase"][2])
 
 
 def test_async_vector_env_over_the_single_env() -> None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from agents.az.net import AZNet, HeuristicInputs, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
+from agents.base import GAME_FROM_ENV, agent_generator
 from agents.checkpoint import check_configuration
 from agents.common import legal_ids
 from agents.search import PLAYOUT_TURNS
@@ -122,7 +123,7 @@ class AZAgent:
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(seed)
+        self._rng = agent_generator(seed)
 
     def _check_game(self, game: SingleGame) -> None:
         cfg = game.config
@@ -141,7 +142,7 @@ class AZAgent:
             return int(legal[0])
         if game is None and self.needs_game:
             why = "searches" if self.use_search else "reads the heuristic's action values"
-            raise ValueError(f"{self.name} {why} and needs the game (needs_game=True)")
+            raise ValueError(f"{self.name} {why} and needs the game (needs_game=True): {GAME_FROM_ENV}")
         if not self.use_search:
             return self._policy_action(observation, legal, game)
         return self._search_action(game)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from umbrella_env.core.components import ComponentSet, default_components
 from umbrella_env.core.errors import ConfigError
 
@@ -32,8 +34,9 @@ class GameConfig:
     def __post_init__(self) -> None:
         for name in ("num_players", "plate_level", "max_turns"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise ConfigError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
+            object.__setattr__(self, name, int(value))  # a NumPy integer is stored as an int
         if not 1 <= self.num_players <= 4:
             raise ConfigError(f"num_players must be 1 (solo), 2, 3 or 4, got {self.num_players}")
         if not 1 <= self.plate_level <= 4:

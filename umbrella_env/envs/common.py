@@ -24,12 +24,18 @@ anything changes; callers mutate only after these functions return.
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
+import gymnasium
 import numpy as np
+import pettingzoo
 from numpy.typing import NDArray
 
 from umbrella_env.core import actions as A
@@ -133,7 +139,6 @@ def judge_action(action: Any, legal: NDArray[np.bool_], phase: int, illegal_acti
         f"{who}: action {a} ({A.ACTION_STRINGS[a]!r}) is not legal in phase {A.PHASES[phase]!r}",
         illegal_action,
         f"the game ends and {who} loses (reward {ILLEGAL_REWARD:g})",
-        stacklevel=5,
     )
     return a, False
 
@@ -170,17 +175,42 @@ def judge_actions(
             f"{A.PHASES[int(phases[i])]!r}" + (f" (and {more} other {who}(s))" if more else ""),
             illegal_action,
             f"that game ends and its player loses (reward {ILLEGAL_REWARD:g})",
-            stacklevel=4,
         )
         acts[illegal] = -1
     return acts, illegal
 
 
-def _refuse_or_warn(message: str, illegal_action: str, consequence: str, stacklevel: int) -> None:
-    """Raise under "raise"; under "loss" warn, pointing at the caller of the env's step."""
+#: Files whose frames a warning skips to reach the user's call: this package and the
+#: Gymnasium / PettingZoo wrappers around its envs (``warnings.warn(skip_file_prefixes=)``
+#: needs Python 3.12).
+_LIBRARY_PREFIXES = tuple(
+    str(folder) + os.sep
+    for folder in (
+        Path(__file__).resolve().parents[1],  # umbrella_env
+        Path(gymnasium.__file__).resolve().parent,
+        Path(pettingzoo.__file__).resolve().parent,
+    )
+)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside :data:`_LIBRARY_PREFIXES`, for a
+    ``warnings.warn`` in the function that calls this: the warning then points at the
+    user's line (``env.step(...)``), however many wrappers (``gym.make``'s checkers,
+    PettingZoo's ``OrderEnforcingWrapper``) sit between it and the env."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_PREFIXES):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _refuse_or_warn(message: str, illegal_action: str, consequence: str) -> None:
+    """Raise under "raise"; under "loss" warn, pointing at the user's call of the env's step."""
     if illegal_action == "raise":
         raise IllegalActionError(message)
-    warnings.warn(f"{message}; {consequence}", stacklevel=stacklevel)
+    warnings.warn(f"{message}; {consequence}", stacklevel=user_stacklevel())
 
 
 # --------------------------------------------------------------------------- rewards
@@ -449,7 +479,9 @@ def render_state(
     a uint8 H x W x 3 picture of the table for "rgb_array".  ``state_dict`` is the core's
     dict; ``ended`` adds a line saying which illegal action ended the game."""
     if render_mode is None:
-        warnings.warn(f"render() called without a render_mode; pass one of {RENDER_MODES}", stacklevel=3)
+        warnings.warn(
+            f"render() called without a render_mode; pass one of {RENDER_MODES}", stacklevel=user_stacklevel()
+        )
         return None
     if render_mode == "rgb_array":
         return render_rgb(state_dict)

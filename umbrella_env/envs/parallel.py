@@ -9,22 +9,49 @@ Umbrella is turn-based, so this is PettingZoo's ``turn_based_aec_to_parallel`` o
 AEC env (:func:`umbrella_env.envs.aec.env`, same arguments, same rewards and
 illegal-action policy): every step, every live agent observes and is asked for an
 action, but only the agent to move has a non-empty ``action_mask`` and only its action is
-played (``infos[agent]["active_agent"]`` names it); the others' actions are ignored.
+played (``infos[agent]["active_agent"]`` names it, from ``reset`` on); the others' actions
+are ignored, and a step without the mover's action raises :class:`ActionError` naming it.
 Rewards are those of the AEC step, so the loser's -1 arrives with the step that ends the
 game.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pettingzoo import ParallelEnv
-from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
+from umbrella_env.core.errors import ActionError
 from umbrella_env.envs.aec import env
+
+
+class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
+    """PettingZoo's turn-based conversion, with the actions dict checked before the step:
+    it must be a mapping holding an action for the agent to move (the others' are ignored)."""
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        observations, infos = super().reset(seed=seed, options=options)
+        mover = self.aec_env.agent_selection  # named from the first observation on, as after a step
+        return observations, {agent: {**info, "active_agent": mover} for agent, info in infos.items()}
+
+    def step(self, actions: Any) -> Any:
+        if self.agents:
+            if not isinstance(actions, Mapping):
+                raise ActionError(f"actions must be a dict of agent -> action, got {type(actions).__name__}")
+            mover = self.aec_env.agent_selection
+            if mover not in actions:
+                raise ActionError(
+                    f"actions has no action for {mover!r}, the agent to move "
+                    f"(the agent with a non-empty action_mask, named by infos[agent]['active_agent']; "
+                    f"got actions for {sorted(map(str, actions))})"
+                )
+        return super().step(actions)
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
     """The Umbrella AEC env (:func:`umbrella_env.envs.aec.env`, same keyword arguments) as a
-    PettingZoo ``ParallelEnv``, through ``turn_based_aec_to_parallel`` (see the module doc)."""
-    return turn_based_aec_to_parallel(env(**kwargs))
+    PettingZoo ``ParallelEnv``, through ``turn_based_aec_to_parallel`` (see the module doc);
+    a step without an action for the agent to move raises :class:`ActionError` naming it."""
+    return _TurnBasedParallelEnv(env(**kwargs))

@@ -28,9 +28,12 @@ from umbrella_env.envs.common import (
     save_state,
     seed_sequence,
     step_rewards,
+    user_stacklevel,
 )
 from umbrella_env.envs.solo import SOLO_REWARD_MODES
 
+#: Phase names by phase id, as an object array (``info["phase"]``, as SyncVectorEnv batches strings).
+_PHASE_NAMES = np.array(A.PHASES, dtype=object)
 _AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 
 
@@ -44,6 +47,9 @@ class UmbrellaSoloVectorEnv(VectorEnv):
 
     * Observations ``[N, 899]`` float32; actions: an integer array ``[N]``.
     * Masks: ``info["action_mask"]`` (``[N, 968]`` int8) and :meth:`action_masks` (bool).
+    * ``info["score"]`` (``[N]`` int64) and ``info["phase"]`` (``[N]`` phase names) are the
+      single env's ``score`` and ``phase`` of every sub-env, as ``SyncVectorEnv`` batches
+      them (without its ``_score`` / ``_phase`` masks: every sub-env has both, always).
     * Autoreset: ``autoreset_mode="next_step"`` (default, Gymnasium's default: the step
       after an episode ends resets that sub-env, its action is ignored, reward 0) or
       ``"same_step"`` (finished games are reset in the same step; their last observation
@@ -167,7 +173,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
 
     def render(self) -> str | None:  # type: ignore[override]  # one text for all the games
         if self.render_mode is None:
-            warnings.warn("render() called without render_mode='ansi'", stacklevel=2)
+            warnings.warn("render() called without render_mode='ansi'", stacklevel=user_stacklevel())
             return None
         texts = [
             render_state("ansi", batch_io.to_dict(self._state, b), self._illegal.get(b)) or ""
@@ -202,4 +208,10 @@ class UmbrellaSoloVectorEnv(VectorEnv):
 
     def _info(self) -> dict[str, Any]:
         self._update_mask()
-        return {"action_mask": self._mask.view(np.int8)}  # a fresh array each call, never mutated
+        phase = _PHASE_NAMES[self._state.phase]  # fancy indexing: a fresh array
+        phase[self._ended] = A.PHASES[A.PHASE_GAME_OVER]  # an illegal action ended it
+        return {
+            "action_mask": self._mask.view(np.int8),  # a fresh array each call, never mutated
+            "score": self._scores.astype(np.int64),
+            "phase": phase,
+        }

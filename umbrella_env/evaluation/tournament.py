@@ -63,6 +63,8 @@ from typing import Any
 
 import numpy as np
 
+from agents import AGENT_NAMES
+from agents.registry import AZ_NAMES
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
@@ -166,8 +168,15 @@ _SPEC_LABEL = re.compile(r"^([A-Za-z0-9_.\-]+)=(.+)$")
 
 
 def _default_label(spec: str) -> str:
+    """A checkpoint's file stem (``-net`` added for ``net:``), a factory's name, or the agent
+    name; a checkpoint whose stem would read as a shipped agent's name keeps its file name
+    (``net:agents/models/az-2p.pt`` is ``net:az-2p.pt``, not the shipped ``az-2p-net``)."""
     if is_checkpoint(spec):
-        return Path(spec).stem + ("-net" if spec.startswith(NET_PREFIX) else "")
+        net = spec.startswith(NET_PREFIX)
+        label = Path(spec).stem + ("-net" if net else "")
+        if label in AGENT_NAMES or label in AZ_NAMES:
+            label = (NET_PREFIX if net else "") + Path(spec).name
+        return label
     return spec.rsplit(":", 1)[1] if SPEC_FACTORY.match(spec) else spec
 
 
