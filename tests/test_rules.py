@@ -642,6 +642,54 @@ def test_final_round_tokens_come_from_the_reserve(engine):
     assert d["terminated"] and d["phase"] == "game_over" and d["current_player"] == 1
 
 
+def test_final_round_tokens_come_from_the_supply_while_it_has_one(engine):
+    """docs/rules.md §5.1 (decision 8): the reserve is used only once the supply is empty; an
+    end triggered otherwise (here: seat 0 has no tile left) keeps taking from the supply."""
+    g = engine.load(
+        make_state(
+            2,
+            current=1,
+            end_by=0,
+            stages=["", row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal0",
+            slots=["|||", "15w|4w||"],
+        )
+    )
+    assert engine.dump(g)["supply"] == INITIAL_SUPPLY[2]
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert (d["supply"], d["reserve_used"], d["plates"][1][0]) == (INITIAL_SUPPLY[2] - 1, 0, "B")
+    d = play(engine, g, "give white")
+    assert d["terminated"] and (d["phase"], d["current_player"]) == ("game_over", 1)
+
+
+def test_final_round_wraps_round_the_table_from_the_triggering_seat(engine):
+    """docs/rules.md §5.1 (decision 7): the final round starts with the left neighbour of the
+    triggering player and goes round the table in seat order up to it."""
+    # 3 players, one token left in the supply; seat 2 places it: seats 0 then 1 play once.
+    plates = ["BGRYBG....", "BGRYB.....", "BGRY.G...."]
+    g = engine.load(
+        make_state(
+            3,
+            current=2,
+            stages=["", "", row0_stage("B")],
+            zones={"central": "B", "side0": "BB", "side1": "GG"},
+            fill="personal2",
+            slots=["3w|||", "4w|||", "15w|5w||"],
+            plates=plates,
+        )
+    )
+    t0 = engine.dump(g)["turn"]
+    assert engine.dump(g)["supply"] == 1
+    d = play(engine, g, "slide B from top col3", "validate slot0 space4")
+    assert (d["supply"], d["end_triggered_by"], d["current_player"], d["phase"]) == (0, 2, 0, "slide")
+    d = play(engine, g, "slide B from left row1")
+    assert (d["current_player"], d["phase"], d["terminated"]) == (1, "slide", False)
+    d = play(engine, g, "slide G from left row1")
+    assert d["terminated"] and not d["truncated"]
+    assert (d["phase"], d["current_player"], d["turn"] - t0) == ("game_over", 1, 3)
+
+
 def test_end_trigger_no_tile_left(engine):
     """docs/rules.md §5.1: a player without figure tile triggers the end."""
     g = engine.load(make_state(2, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||"]))
@@ -728,6 +776,45 @@ def test_turn_limit_truncates_not_terminates(engine):
     assert engine.legal(g) == [] and len(engine.scores(g)) == 2
     with pytest.raises(GameOverError):
         engine.step(g, A("slide B from top col0"))
+
+
+def test_turn_limit_truncates_solo_games_too(engine):
+    """docs/rules.md §5.4 (decision 12): the turn limit applies to solo games as well."""
+    t0 = make_state(1, zones={"top": "GG"}, slots=["15w|4b||"])["turn"]
+    g = engine.load(make_state(1, zones={"top": "GG"}, slots=["15w|4b||"], max_turns=t0 + 1))
+    d = play(engine, g, "slide G from top col1")
+    assert d["truncated"] and not d["terminated"]
+    assert (d["phase"], d["turn"]) == ("game_over", t0 + 1)
+    assert engine.legal(g) == [] and len(engine.scores(g)) == 1
+
+
+@pytest.mark.parametrize(
+    "plate, expected",
+    [
+        ("R....Y....", 2 * 2 + 3 - 1),  # {0, 5} full: +3
+        (".BY...G...", 2 * 3 + 5 - 1),  # {1, 2, 6}, space 2 G/Y: +5
+        ("...YG..RRB", 2 * 5 + 8 - 1),  # {3, 4, 7, 8, 9}, space 8 B/R: +8
+        ("...YG..RR.", 2 * 4 - 1),  # space 9 missing: nothing
+    ],
+)
+def test_level2_fixed_group_bonus(engine, plate, expected):
+    """docs/rules.md §7.2, §7.3: level 2 pays the level-1 fixed groups."""
+    g = engine.load(make_state(2, level=2, zones={"personal0": "Y"}, fill="personal1", plates=[plate]))
+    assert engine.scores(g)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "plate, expected",
+    [
+        ("GR...YB...", 2 * 4 + 8 - 1),  # 0, 1, 5, 6: one set of 4
+        ("GR.BY.....", 2 * 4 + 3 + 3 - 1),  # {0, 1} and {3, 4}: +3 twice
+        ("G....Y.G..", 2 * 3 + 3 - 1),  # {0, 5} and a lone 7
+    ],
+)
+def test_level4_adjacency_bonus(engine, plate, expected):
+    """docs/rules.md §7.2, §7.3: level 4 pays adjacency groups, as level 3."""
+    g = engine.load(make_state(2, level=4, zones={"personal0": "Y"}, fill="personal1", plates=[plate]))
+    assert engine.scores(g)[0] == expected
 
 
 # =========================================================================== §7 plates
@@ -863,6 +950,52 @@ def test_level4_no_extra_turn_once_end_triggered(engine):
     )
     d = play(engine, g, "slide G from top col3", "validate slot0 space0", "give white")
     assert d["reserve_used"] == 1
+    assert d["terminated"] and (d["phase"], d["current_player"]) == ("game_over", 1)
+
+
+def test_level4_power_fires_once_per_game(engine):
+    """docs/rules.md §7.4 (decision 5): spaces keep their tokens, so a pair fills once and its
+    power fires once: with every pair full, a validation fires nothing."""
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[row0_stage("G")],
+            zones={"central": "G"},
+            fill="personal1",
+            slots=["15w|3w||"],
+            plates=["GR.BYYB..."],
+        )
+    )
+    d = play(engine, g, "slide G from top col3")
+    assert engine.legal(g) == validates(0, [8])  # the other green space, 0, is taken for good
+    d = play(engine, g, "validate slot0 space8")
+    assert (d["phase"], d["extra_turn"]) == ("give_face", False)
+    d = play(engine, g, "give white")
+    assert d["current_player"] == 1
+
+
+def test_level4_swap_power_still_fires_in_the_final_round(engine):
+    """docs/rules.md §7.4 (decision 5): unlike the extra turn, a swap power fires in the final
+    round."""
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            current=1,
+            end_by=0,
+            stages=["", row0_stage("B")],
+            zones={"central": "B"},
+            fill="personal0",
+            slots=["3w|||", "15w|4w||"],
+            plates=["GR.BYYB.G.", ".R..YYB..."],
+        )
+    )
+    assert engine.dump(g)["supply"] == 0
+    d = play(engine, g, "slide B from top col3", "validate slot0 space3")
+    assert (d["phase"], d["end_triggered_by"], d["reserve_used"]) == ("swap_stage", 0, 1)
+    assert engine.legal(g) == _expected_stage_swaps(d)
+    d = play(engine, g, "swap-stage pass", "give white")
     assert d["terminated"] and (d["phase"], d["current_player"]) == ("game_over", 1)
 
 
@@ -1124,6 +1257,40 @@ def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
     assert (d["extra_turn"], d["current_player"], d["turn"] - t0, d["last_slide"]) == (False, 0, 1, None)
 
 
+def test_solo_zone_swap_draws_on_the_four_solo_zones(engine):
+    """docs/rules.md §7.4 (decision 4), §8: in solo the zone swap offers the umbrellas of the
+    top, personal (bottom), left and right zones, never the discard."""
+    g = engine.load(
+        make_state(
+            1,
+            level=4,
+            stages=[row0_stage("Y")],
+            zones={"top": "YY", "personal": "B", "left": "R", "right": "G"},
+            slots=["15w|4b||"],
+            plates=["......B..."],
+        )
+    )
+    d = play(engine, g, "slide Y from top col3", "validate slot0 space5")
+    assert d["phase"] == "swap_zone" and d["zones"]["discard"]  # the discard holds umbrellas
+    cells = "".join(d["stages"][0])
+    by_side = {0: "Y", 1: "B", 2: "R", 3: "G"}  # top, bottom (personal), left, right
+    expected = sorted(
+        [
+            swap_zone_action(c, side, COLOURS.index(colour))
+            for side, colour in by_side.items()
+            for c in range(16)
+            if cells[c] != colour
+        ]
+        + [SWAP_ZONE_PASS]
+    )
+    assert engine.legal(g) == expected
+    before = cells[0]
+    engine.step(g, swap_zone_action(0, 1, COLOURS.index("B")))
+    d = engine.dump(g)
+    assert d["stages"][0][0][0] == "B" and d["zones"]["personal"] == before
+    assert d["phase"] == "slide"
+
+
 def test_solo_rank_is_always_zero(engine):
     """docs/rules.md §5.3 (decision 13), §8.4: solo rank 0; no personal-zone term in the solo
     score."""
@@ -1149,6 +1316,20 @@ def test_stepping_a_finished_game_raises(engine):
     play(engine, g, "slide G from top col1")
     with pytest.raises(GameOverError):
         engine.step(g, A("slide G from top col1"))
+
+
+def test_the_core_never_plays_a_forced_decision_by_itself(engine):
+    """docs/rules.md §9: a decision with a single legal option still waits for its action."""
+    g = engine.load(
+        make_state(
+            1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|4b||"], plates=["....B..B.."]
+        )
+    )
+    d = play(engine, g, "slide B from top col3")
+    assert engine.legal(g) == validates(0, [0])  # blue spaces 4 and 7 are taken
+    assert d["phase"] == "validate" and d["plates"][0][0] is None and stacks(d, 0)[0] == "15w"
+    d = play(engine, g, "validate slot0 space0")
+    assert d["plates"][0][0] == "B" and d["phase"] == "slide"
 
 
 @pytest.mark.parametrize("bad", [-1, NUM_ACTIONS, 2.0, "3", None, True])
