@@ -15,6 +15,7 @@ two formats are refused with the same words.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,18 @@ def check_configuration(
 def sidecar_path(path: str | Path) -> Path:
     """The ``.json`` sidecar beside a checkpoint file."""
     return Path(path).with_suffix(".json")
+
+
+def copy_checkpoint(path: str | Path, folder: str | Path) -> bool:
+    """Copy the checkpoint ``path`` and its sidecar into ``folder`` (same names), unless
+    ``path`` is already there; False when there is no such checkpoint to copy."""
+    src, dst = Path(path), Path(folder) / Path(path).name
+    if not (src.is_file() and sidecar_path(src).is_file()):
+        return False
+    if dst.resolve() != src.resolve():
+        shutil.copyfile(src, dst)
+        shutil.copyfile(sidecar_path(src), sidecar_path(dst))
+    return True
 
 
 def read_sidecar(path: str | Path, suffix: str, writer: str) -> dict[str, Any]:

@@ -420,6 +420,33 @@ def test_resume_refuses_iterations_already_done(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "r").exists()
 
 
+def test_resume_keeps_the_provenance_and_the_best_network(tmp_path: Path) -> None:
+    """A resumed run's sidecars say how the network was first made (the original command,
+    seed and teacher) and list the resumes; resumed into another folder, the best network
+    of the run comes along (``best.pt`` always exists), and the optimizer state is there to
+    resume even after ``--iterations 0``."""
+    from umbrella_env.training import alphazero
+
+    argv = [a for a in TINY]
+    argv[argv.index("--iterations") + 1] = "0"
+    assert alphazero.main(argv + ["--out", str(tmp_path / "a")]) == 0
+    assert (tmp_path / "a" / "optimizer.pt").is_file()
+    first = json.loads((tmp_path / "a" / "last.json").read_text())
+    resume = ["--players", "2", "--iterations", "1", "--games", "2", "--simulations", "2", "--train-steps", "2",
+              "--batch-size", "32", "--buffer", "64", "--eval-every", "1", "--eval-games", "2",
+              "--eval-search-games", "0", "--max-turns", "40", "--hidden", "64", "--workers", "1",
+              "--seed", "9", "--no-progress", "--resume", str(tmp_path / "a" / "last.pt")]  # fmt: skip
+    assert alphazero.main(resume + ["--out", str(tmp_path / "b")]) == 0
+    meta = json.loads((tmp_path / "b" / "last.json").read_text())
+    for key in ("command", "seed", "teacher", "pretrain_games"):
+        assert meta[key] == first[key], key  # pretrain_games 40, not the resume command's default
+    assert meta["pretrain_games"] == 40 and meta["seed"] == 5
+    assert [r["seed"] for r in meta["resumed"]] == [9] and "--seed 9" in meta["resumed"][0]["command"]
+    history = json.loads((tmp_path / "b" / "history.json").read_text())
+    assert history["command"] == first["command"] and len(history["resumed"]) == 1
+    assert (tmp_path / "b" / "best.pt").is_file() and (tmp_path / "b" / "best.json").is_file()
+
+
 def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
     """``--teacher search`` imitates the search agent's games (recorded in the sidecar), the
     self-play search's playout settings reach the sidecar and the agent, and ``--quick``

@@ -7,6 +7,7 @@ first legal action, and one that slides into a scorable figure whenever it can.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -198,6 +199,25 @@ def test_summary_intervals_contain_the_observed_rates(small_2p):
     assert h["rate"][0][1] + h["rate"][1][0] == pytest.approx(1) and h["n"][0][1] == 8
     assert h["rate"][0][1] == pytest.approx(s["agents"][0]["win_rate"])  # 2 players: the win rate
     assert sum(seat["games"] for seat in s["seats"]) == 16
+
+
+def test_a_truncated_game_is_a_draw_in_every_table_of_the_report(small_2p):
+    """Standings, head-to-head and both ratings count a truncated game as a draw, whatever
+    the ranks its scores give (one rule: umbrella_env.match.outcome_ranks)."""
+    records = list(small_2p.records)
+    decided = next(i for i, rec in enumerate(records) if rec.ranks[0] != rec.ranks[1])
+    truncated = dataclasses.replace(small_2p, records=records.copy())
+    truncated.records[decided] = dataclasses.replace(records[decided], truncated=True)
+    drawn = dataclasses.replace(small_2p, records=records.copy())
+    drawn.records[decided] = dataclasses.replace(records[decided], ranks=(0, 0))  # a shared victory
+    s, d = ev.summarise(truncated), ev.summarise(drawn)
+    assert s["head_to_head"]["rate"][0][1] == pytest.approx(s["agents"][0]["win_rate"])  # 2 players
+    assert s["head_to_head"] == d["head_to_head"]
+    for mine, shared in zip(s["agents"], d["agents"]):
+        assert mine["win_rate"] == shared["win_rate"]
+        assert (mine["mu"], mine["sigma"]) == pytest.approx((shared["mu"], shared["sigma"]))
+        assert mine["elo"] == pytest.approx(shared["elo"])
+    assert s["agents"][0]["win_rate"] != ev.summarise(small_2p)["agents"][0]["win_rate"]
 
 
 def test_a_stronger_agent_gets_the_higher_rating():

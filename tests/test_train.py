@@ -114,6 +114,39 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
     assert info.value.code == 2
 
 
+def test_resume_evaluates_on_the_grid_keeps_the_best_and_times_its_own_steps(tmp_path) -> None:
+    """A resumed run evaluates every --eval-every steps from the checkpoint's step count
+    (not at every step until it catches up), replaces best.zip only with a better model
+    measured the same way, and reports the throughput of its own steps."""
+    common = ["--players", "2", "--n-envs", "4", "--eval-every", "256", "--eval-games", "2",
+              "--eval-opponent", "random", "--snapshot-every", "256", "--max-turns", "60", "--no-progress",
+              "--torch-threads", "1", "--net", "32", "32"]  # fmt: skip
+    out = tmp_path / "run"
+    assert train.main(common + ["--timesteps", "512", "--out", str(out)]) == 0
+    before = json.loads((out / "best.json").read_text())["eval"]
+    start = json.loads((out / "last.json").read_text())["timesteps"]
+    resume = [a for a in common if a not in ("--net", "32")]
+    assert train.main(resume + ["--timesteps", "512", "--resume", str(out / "last.zip"), "--out", str(out)]) == 0
+    summary = json.loads((out / "train_summary.json").read_text())
+    grid = [h["timesteps"] for h in summary["history"][:-1]]  # the last entry is the final evaluation
+    assert len(grid) == 2 and all(0 <= t % 256 < 4 for t in grid), grid  # 4 games step together
+    assert summary["session_timesteps"] == summary["timesteps"] - start >= 512
+    assert summary["env_steps_per_second"] == pytest.approx(summary["session_timesteps"] / summary["seconds"], rel=0.05)
+    after = json.loads((out / "best.json").read_text())["eval"]
+    assert list(after) == list(before) and after[next(iter(after))] >= before[next(iter(before))]
+
+
+def test_resume_refuses_another_trainers_checkpoint_and_settings_it_would_ignore(tmp_path, capsys) -> None:
+    for argv, message in [
+        (["--resume", str(tmp_path / "last.pt")], "expected a .zip checkpoint of this trainer"),
+        (["--resume", str(tmp_path / "last.zip"), "--net", "64"], "--net comes from the checkpoint on --resume"),
+        (["--resume", str(tmp_path / "last.zip"), "--learning-rate", "1e-4"], "--learning-rate comes from"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            train.main(argv + ["--timesteps", "64", "--out", str(tmp_path / "run")])
+        assert info.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_missing_or_foreign_checkpoints_are_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match="does not exist"):
         PolicyAgent(tmp_path / "nope.zip")

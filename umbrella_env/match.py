@@ -17,6 +17,8 @@ once:
 * **Win credits** (:func:`win_credits`): in a finished game each of the ``k`` seats of
   rank 0 gets ``1/k`` (a shared victory is split); a truncated game has no winner and is
   a draw between all ``P`` seats (``1/P`` each).  Credits of a game always sum to 1.
+  Ratings and head-to-head rates read a game through the same rule
+  (:func:`outcome_ranks`: a truncated game ranks every seat 0).
 * **Solo merit bands** (:data:`MERIT_BANDS`, :func:`merit_band`), docs/rules.md §8.
 
 This module sits above the environment library and :mod:`agents`.
@@ -173,14 +175,18 @@ def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
     return int(action)
 
 
+def outcome_ranks(ranks: Sequence[int], truncated: bool = False) -> tuple[int, ...]:
+    """The ranks a game's result counts with: the game's ranks, or every seat 0 (a draw)
+    when it was truncated.  Win credits, ratings and head-to-head rates all use these."""
+    return tuple(0 for _ in ranks) if truncated else tuple(int(r) for r in ranks)
+
+
 def win_credits(ranks: Sequence[int], truncated: bool = False) -> list[float]:
-    """Per seat: ``1/k`` for each of the ``k`` seats of rank 0, else 0; a truncated game
-    is a draw (``1/P`` each).  Solo games have no winner: ``[0.0]``."""
-    P = len(ranks)
-    if P == 1:
+    """Per seat: ``1/k`` for each of the ``k`` seats of rank 0 of :func:`outcome_ranks`,
+    else 0 (a truncated game is a draw: ``1/P`` each).  Solo games have no winner: ``[0.0]``."""
+    if len(ranks) == 1:
         return [0.0]
-    if truncated:
-        return [1.0 / P] * P
+    ranks = outcome_ranks(ranks, truncated)
     k = sum(1 for r in ranks if r == 0)
     return [1.0 / k if r == 0 else 0.0 for r in ranks]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from umbrella_env.evaluation.bradley_terry import Rating, bradley_terry
 from umbrella_env.evaluation.tournament import TournamentResult
-from umbrella_env.match import MERIT_BANDS, merit_band, win_credits
+from umbrella_env.match import MERIT_BANDS, merit_band, outcome_ranks, win_credits
 
 Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 
@@ -51,7 +51,8 @@ RATING_ORDERS = 16
 
 
 def openskill_ratings(result: TournamentResult) -> list[tuple[float, float]]:
-    """(mu, sigma) per agent: OpenSkill Plackett-Luce, every game rated by its ranks.
+    """(mu, sigma) per agent: OpenSkill Plackett-Luce, every game rated by its ranks
+    (:func:`~umbrella_env.match.outcome_ranks`: a truncated game is a draw).
 
     Sequential rating depends on the order of the games (the last ones weigh most: two
     equal agents can end 5 mu apart after 40 games), and a tournament's games have no
@@ -72,7 +73,7 @@ def openskill_ratings(result: TournamentResult) -> list[tuple[float, float]]:
         ratings = [model.rating() for _ in result.labels]
         for i in order:
             rec = records[i]
-            new = model.rate([[ratings[a]] for a in rec.seats], ranks=list(rec.ranks))
+            new = model.rate([[ratings[a]] for a in rec.seats], ranks=list(outcome_ranks(rec.ranks, rec.truncated)))
             for a in set(rec.seats):
                 mine = [team[0] for team, seat_agent in zip(new, rec.seats) if seat_agent == a]
                 ratings[a] = (
@@ -93,7 +94,7 @@ ELO_BOOTSTRAP = 1000
 def elo_ratings(result: TournamentResult) -> list[Rating]:
     """Bradley-Terry ratings on the Elo scale (mean 1500) with 95% intervals from
     :data:`ELO_BOOTSTRAP` resamples of the games (seeded by the tournament's seed)."""
-    games = [(rec.seats, rec.ranks) for rec in result.records]
+    games = [(rec.seats, outcome_ranks(rec.ranks, rec.truncated)) for rec in result.records]
     seed = int(np.random.SeedSequence(result.seed, spawn_key=(3,)).generate_state(1)[0])
     return bradley_terry(games, len(result.labels), bootstrap=ELO_BOOTSTRAP, seed=seed)
 
@@ -117,6 +118,7 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
     seat_scores: list[list[int]] = [[] for _ in range(P)]
     for rec in result.records:
         credits = win_credits(rec.ranks, rec.truncated)
+        ranks = outcome_ranks(rec.ranks, rec.truncated)  # a truncated game is a draw here too
         for s, a in enumerate(rec.seats):
             scores[a].append(rec.scores[s])
             wins[a] += credits[s]
@@ -127,7 +129,7 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
             for t, b in enumerate(rec.seats):
                 if a != b:
                     h2h_n[a, b] += 1
-                    h2h_sum[a, b] += _ahead(-rec.ranks[s], -rec.ranks[t])
+                    h2h_sum[a, b] += _ahead(-ranks[s], -ranks[t])
     if result.solo:
         # Paired by deal: game g of every agent is the same deal.
         G = result.games_per_table

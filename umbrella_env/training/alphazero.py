@@ -75,6 +75,7 @@ from agents.az.net import (
     value_size,
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
+from agents.checkpoint import copy_checkpoint
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
@@ -862,6 +863,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return Trainer(args, config, out, command_line(argv), resume_meta).run()
 
 
+#: Sidecar fields that say how a network was first made; a resumed run keeps its checkpoint's.
+_ORIGIN_KEYS = ("teacher", "teacher_sims", "pretrain_games", "init", "seed", "command")
+
+
 class Trainer:
     """The training run of :func:`main` (module doc)."""
 
@@ -880,6 +885,9 @@ class Trainer:
         self.history: list[dict[str, Any]] = []
         self.best = -np.inf
         self.seconds = 0.0
+        #: how the network was first made (a resumed run keeps its checkpoint's), and the resumes since
+        self.origin: dict[str, Any] | None = None
+        self.resumed: list[dict[str, Any]] = []
         if args.init is not None:
             initial_weights(self.net, args.init)
         if resume_meta is not None:
@@ -893,6 +901,10 @@ class Trainer:
                 saved = json.loads(hist.read_text(encoding="utf-8"))
                 self.history = [h for h in saved.get("history", []) if h["iteration"] <= self.iteration]
                 self.best = max((h["metric"] for h in self.history), default=-np.inf)
+            self.origin = {k: meta.get(k) for k in _ORIGIN_KEYS}
+            self.resumed = [*meta.get("resumed", []), {"command": command, "seed": args.seed}]
+            if not copy_checkpoint(Path(args.resume).with_name("best.pt"), out):
+                self.best = -np.inf  # no best network beside the checkpoint: the next evaluation makes one
             opt_file = Path(args.resume).with_name("optimizer.pt")
             if opt_file.is_file():
                 self.opt.load_state_dict(torch.load(opt_file, weights_only=True))
@@ -929,6 +941,16 @@ class Trainer:
             "rollout_weight": a.rollout_weight,
             "rollout_turns": a.rollout_turns,
             "margin_weight": a.margin_weight,
+            **self._origin(),
+            "resumed": self.resumed,
+        }
+
+    def _origin(self) -> dict[str, Any]:
+        """How the network was first made: this run's options, or a resumed checkpoint's."""
+        if self.origin is not None:
+            return self.origin
+        a = self.args
+        return {
             "teacher": a.teacher,
             "teacher_sims": a.teacher_sims if a.teacher != "heuristic" else None,
             "pretrain_games": a.pretrain_games,
@@ -1084,7 +1106,11 @@ class Trainer:
 
     def write_history(self) -> None:
         (self.out / "history.json").write_text(
-            json.dumps({"command": self.command, "history": self.history}, indent=2) + "\n", encoding="utf-8"
+            json.dumps(
+                {"command": self._origin()["command"], "resumed": self.resumed, "history": self.history}, indent=2
+            )
+            + "\n",
+            encoding="utf-8",
         )
         if self.history:
             plot_history(self.history, self.out / "learning_curve.png", self.config.solo)
@@ -1099,6 +1125,7 @@ class Trainer:
                     self.pretrain()
                 self.evaluate()  # the starting point of the learning curve
                 self._save("last.pt")
+                torch.save(self.opt.state_dict(), self.out / "optimizer.pt")  # fresh: no self-play step yet
                 self.write_history()
             bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games")
             bar.update(self.iteration * a.games)

@@ -62,6 +62,7 @@ import torch
 from gymnasium import spaces
 
 from agents import make_agent
+from agents.checkpoint import copy_checkpoint
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, metadata_path, read_metadata
 from umbrella_env.core.single import SingleGame
@@ -246,32 +247,49 @@ def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str,
 
 
 class TrainCallback(BaseCallback):
-    """Periodic evaluation (keeping the best model) and self-play snapshots."""
+    """Periodic evaluation (keeping the best model) and self-play snapshots.
 
-    def __init__(self, args: argparse.Namespace, config: GameConfig, pool: OpponentPool | None, out: Path) -> None:
+    Evaluations and snapshots happen at the first step at or past each multiple of
+    ``--eval-every`` / ``--snapshot-every`` steps, counted from the model's own step count
+    (a resumed run goes on from its checkpoint's).  They happen while a rollout is being
+    collected, so the model is the one of the last PPO update (up to one rollout,
+    ``N_STEPS`` x ``--n-envs`` steps, before the step count recorded with it).  ``best``
+    starts from the metric of the run's ``best.zip`` when the run resumes one measured the
+    same way (:func:`resumed_best`)."""
+
+    def __init__(
+        self, args: argparse.Namespace, config: GameConfig, pool: OpponentPool | None, out: Path, best: float = -np.inf
+    ) -> None:
         super().__init__()
         self.args, self.config, self.pool, self.out = args, config, pool, out
-        self.best = -np.inf
+        self.best = best
         self.next_eval = args.eval_every
         self.next_snapshot = args.snapshot_every
         self.history: list[dict[str, Any]] = []
+        self.start_timesteps = 0
+
+    def _on_training_start(self) -> None:
+        t = self.num_timesteps
+        self.start_timesteps = t
+        self.next_eval = (t // self.args.eval_every + 1) * self.args.eval_every
+        self.next_snapshot = (t // self.args.snapshot_every + 1) * self.args.snapshot_every
 
     def _on_step(self) -> bool:
         t = self.num_timesteps
         if self.pool is not None and "self" in self.pool.specs and t >= self.next_snapshot:
-            self.next_snapshot += self.args.snapshot_every
+            self.next_snapshot = (t // self.args.snapshot_every + 1) * self.args.snapshot_every
             path = self.out / "snapshot.zip"
             save_checkpoint(self.model, path, self.config, {"timesteps": int(t)})
             self.pool.snapshot = PolicyAgent(path, deterministic=False)
         if t >= self.next_eval:
-            self.next_eval += self.args.eval_every
+            self.next_eval = (t // self.args.eval_every + 1) * self.args.eval_every
             self.evaluate()
         return True
 
     def evaluate(self) -> EvalResult:
-        res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=12345)
+        res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=EVAL_SEED)
         metric = res.metric(self.config.solo)
-        label = "mean score" if self.config.solo else f"win rate vs {self.args.eval_opponent} (+ mean score / 1000)"
+        label = eval_label(self.args, self.config)
         self.history.append({"timesteps": int(self.num_timesteps), "metric": metric, "mean_score": res.mean_score})
         improved = metric > self.best
         if improved:
@@ -289,6 +307,33 @@ class TrainCallback(BaseCallback):
             flush=True,
         )
         return res
+
+
+#: The deals of every in-training evaluation (the same for every evaluation of every run).
+EVAL_SEED = 12345
+
+
+def eval_label(args: argparse.Namespace, config: GameConfig) -> str:
+    """What an evaluation's metric measures (the key of ``best.json``'s ``eval``)."""
+    what = "mean score" if config.solo else f"win rate vs {args.eval_opponent} (+ mean score / 1000)"
+    return f"{what}, {args.eval_games} games"
+
+
+def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> float:
+    """The metric a resumed run must beat to replace ``best.zip``: the one recorded beside
+    the ``--resume`` checkpoint, when it was measured the same way (copied into ``out``
+    with its model when ``out`` is another folder); otherwise -inf (a new best is kept)."""
+    if args.resume is None:
+        return -np.inf
+    best = Path(args.resume).with_name("best.zip")
+    try:
+        recorded = read_metadata(best).get("eval", {})
+    except ValueError:  # no best.zip beside the checkpoint
+        return -np.inf
+    label = eval_label(args, config)
+    if label not in recorded or not copy_checkpoint(best, out):
+        return -np.inf
+    return float(recorded[label])
 
 
 # --------------------------------------------------------------------------- CLI
@@ -508,6 +553,16 @@ _MULTIPLAYER_ONLY = (
     ("--eval-opponent", "eval_opponent"),
     ("--pretrain-opponents", "pretrain_opponents"),
 )
+#: Options a ``--resume`` takes from its checkpoint (MaskablePPO.load keeps the saved network
+#: and PPO settings), refused rather than silently ignored.
+_FROM_CHECKPOINT = (
+    ("--net", "net"),
+    ("--features", "features"),
+    ("--n-epochs", "n_epochs"),
+    ("--batch-size", "batch_size"),
+    ("--learning-rate", "learning_rate"),
+    ("--ent-coef", "ent_coef"),
+)
 #: Options that only a run with ``--pretrain`` uses.
 _PRETRAIN_ONLY = (
     ("--pretrain-games", "pretrain_games"),
@@ -543,6 +598,17 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
         for flag, attr in _MULTIPLAYER_ONLY:
             if attr in given:
                 raise ValueError(f"{flag} applies to 2-4 players only (solo has no opponents); leave it out")
+    if args.resume is not None:
+        if Path(args.resume).suffix.lower() != ".zip":
+            raise ValueError(
+                f"--resume {str(args.resume)!r}: expected a .zip checkpoint of this trainer (MaskablePPO); "
+                "an alphazero .pt checkpoint resumes with train.py --algo alphazero --resume"
+            )
+        for flag, attr in _FROM_CHECKPOINT:
+            if attr in given:
+                raise ValueError(
+                    f"{flag} comes from the checkpoint on --resume (its network and PPO settings); leave it out"
+                )
     if args.pretrain is None:
         for flag, attr in _PRETRAIN_ONLY:
             if attr in given:
@@ -635,7 +701,7 @@ def _train(
             pretrain_history = clone_teacher(model, args, config)
         except ValueError as exc:  # a cache made for another run
             parser.error(str(exc))
-    callback = TrainCallback(args, config, pool, out)
+    callback = TrainCallback(args, config, pool, out, resumed_best(args, config, out))
     progress = not args.no_progress
     if progress:
         try:
@@ -651,14 +717,17 @@ def _train(
     t0 = time.perf_counter()
     model.learn(int(args.timesteps), callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
     elapsed = time.perf_counter() - t0
+    steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
     final = callback.evaluate()
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
     summary = {
         "players": config.num_players,
         "level": config.plate_level,
         "timesteps": int(model.num_timesteps),
+        "resumed_from": None if args.resume is None else str(args.resume),
+        "session_timesteps": steps,
         "seconds": round(elapsed, 1),
-        "env_steps_per_second": round(model.num_timesteps / elapsed, 1),
+        "env_steps_per_second": round(steps / elapsed, 1),
         "eval_opponent": args.eval_opponent,
         "pretrain": pretrain_history,
         "history": callback.history,
@@ -667,8 +736,8 @@ def _train(
     }
     (out / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(
-        f"done: {int(model.num_timesteps):,} steps in {elapsed:.0f} s "
-        f"({model.num_timesteps / elapsed:,.0f} env steps/s); best model: {out / 'best.zip'}",
+        f"done: {steps:,} steps in {elapsed:.0f} s ({steps / elapsed:,.0f} env steps/s), "
+        f"{int(model.num_timesteps):,} in all; best model: {out / 'best.zip'}",
         flush=True,
     )
     return 0
