@@ -1086,3 +1086,20 @@ def test_swap_decision_state_round_trips(num_players: int, phase: str) -> None:
         observe(E.take(batch, np.zeros(num_players, dtype=np.intp)), seats=seats),
         np.array([single.observe(int(s)) for s in seats]),
     )
+
+
+def test_a_finished_solo_game_has_no_last_slide() -> None:
+    """docs/state.md: ``last_slide`` lives from the slide to the end of the turn, and a game
+    ends at the end of a turn, so a finished solo game has none; a dict that says otherwise
+    is refused (the engines never write one)."""
+    from umbrella_env.core.single import SingleGame
+
+    game = SingleGame.new(GameConfig(num_players=1), 3)
+    rng = np.random.default_rng(3)
+    while not game.done:
+        game.step(int(rng.choice(game.legal_actions())))
+    d = game.to_dict()
+    assert d["phase"] == "game_over" and d["last_slide"] is None
+    d["last_slide"] = {"side": "top", "colour": "B"}
+    with pytest.raises(StateError, match="last_slide: expected null in phase 'game_over'"):
+        validate_state_dict(d)

@@ -557,8 +557,8 @@ def _check_phase(d: Mapping[str, Any], cs: ComponentSet) -> None:
     if solo:
         if d["end_triggered_by"] is not None:
             _fail("end_triggered_by", "null in solo", d["end_triggered_by"])
-        if phase == "slide" and d["last_slide"] is not None:
-            _fail("last_slide", "null in phase 'slide' (it is kept only until the turn ends)", d["last_slide"])
+        if phase in ("slide", "game_over") and d["last_slide"] is not None:
+            _fail("last_slide", f"null in phase {phase!r} (it is kept only until the turn ends)", d["last_slide"])
         if phase in ("validate", "swap_stage", "swap_zone", "cover") and d["last_slide"] is None:
             raise StateError(f"last_slide: expected this turn's slide in phase {phase!r}, got null")
     else:
