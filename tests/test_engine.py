@@ -614,7 +614,7 @@ def test_action_errors_are_umbrella_errors() -> None:
         ({"max_turns": -5}, "max_turns must be a positive int"),
         ({"max_turns": 10.0}, "max_turns must be an int"),
         ({"max_turns": False}, "max_turns must be an int"),
-        ({"num_players": np.bool_(True)}, "num_players must be an int, got np.True_ of type bool"),
+        ({"num_players": np.bool_(True)}, "num_players must be an int, got .*True.* of type bool"),
         ({"components": {}}, "components must be a ComponentSet"),
     ],
 )

@@ -191,3 +191,32 @@ def test_illegal_action_warnings_point_at_the_users_line_through_every_wrapper()
         with pytest.warns(UserWarning) as record:
             call()
         assert [w.filename for w in record] == [__file__]
+
+
+def test_warnings_point_at_the_user_also_when_the_package_is_imported_through_a_symlink(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    link = tmp_path / "link"
+    link.symlink_to(Path(__file__).resolve().parents[1], target_is_directory=True)
+    script = tmp_path / "user.py"
+    script.write_text(
+        "import warnings, numpy as np, gymnasium as gym, umbrella_env\n"
+        "warnings.simplefilter('always')\n"
+        "env = gym.make('umbrella_env/Solo-v0'); _, info = env.reset(seed=0)\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    env.step(int(np.flatnonzero(info['action_mask'] == 0)[0]))\n"
+        "print(umbrella_env.__file__); print(seen[0].filename)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        env={**__import__("os").environ, "PYTHONPATH": str(link)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    package, filename = out.stdout.split()
+    assert package.startswith(str(link)) and filename == str(script)

@@ -4,6 +4,7 @@ hands every decision to the learner and pays its losses.  Marked ``train`` (need
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +135,22 @@ def test_resume_evaluates_on_the_grid_keeps_the_best_and_times_its_own_steps(tmp
     assert summary["env_steps_per_second"] == pytest.approx(summary["session_timesteps"] / summary["seconds"], rel=0.05)
     after = json.loads((out / "best.json").read_text())["eval"]
     assert list(after) == list(before) and after[next(iter(after))] >= before[next(iter(before))]
+
+
+def test_a_resumed_self_play_run_plays_against_the_resumed_model_from_its_first_step(tmp_path) -> None:
+    common = ["--players", "2", "--n-envs", "4", "--eval-every", "100000", "--eval-games", "2",
+              "--eval-opponent", "random", "--opponents", "self", "--max-turns", "60", "--no-progress",
+              "--torch-threads", "1"]  # fmt: skip
+    out = tmp_path / "run"
+    assert (
+        train.main(common + ["--timesteps", "256", "--snapshot-every", "200", "--net", "32", "32", "--out", str(out)])
+        == 0
+    )
+    start = json.loads((out / "last.json").read_text())["timesteps"]
+    assert json.loads((out / "snapshot.json").read_text())["timesteps"] < start
+    resume = ["--timesteps", "128", "--snapshot-every", "100000", "--resume", str(out / "last.zip"), "--out", str(out)]
+    assert train.main(common + resume) == 0
+    assert json.loads((out / "snapshot.json").read_text())["timesteps"] == start  # taken at the resume
 
 
 def test_resume_refuses_another_trainers_checkpoint_and_settings_it_would_ignore(tmp_path, capsys) -> None:
@@ -280,9 +297,12 @@ def test_quick_fills_in_only_the_options_left_out() -> None:
 
 def test_umbrella_train_is_train_py() -> None:
     """The console script and train.py are one command: ``--algo`` works in both."""
-    import tomllib
-
     from umbrella_env.training import cli
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
 
     scripts = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["umbrella-train"] == "umbrella_env.training.cli:main"

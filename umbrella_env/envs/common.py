@@ -184,12 +184,11 @@ def judge_actions(
 #: Gymnasium / PettingZoo wrappers around its envs (``warnings.warn(skip_file_prefixes=)``
 #: needs Python 3.12).
 _LIBRARY_PREFIXES = tuple(
-    str(folder) + os.sep
-    for folder in (
-        Path(__file__).resolve().parents[1],  # umbrella_env
-        Path(gymnasium.__file__).resolve().parent,
-        Path(pettingzoo.__file__).resolve().parent,
-    )
+    {
+        str(folder) + os.sep
+        for file in (Path(__file__).parent, Path(gymnasium.__file__), Path(pettingzoo.__file__))
+        for folder in (file.parent, file.resolve().parent)  # as imported (a symlink) and resolved
+    }
 )
 
 

@@ -85,7 +85,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, process_pool
-from umbrella_env.training.options import apply_preset
+from umbrella_env.training.options import apply_preset, given_options
 
 PROG = "python -m umbrella_env.training.alphazero"
 #: Self-play turn limit: a well-played 2-player game lasts about 30 turns; an early network
@@ -708,7 +708,7 @@ def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argpa
     line leaves out (an option given keeps its value, even when it equals the default)."""
     args = parser.parse_args(argv)
     if args.quick:
-        apply_preset(args, QUICK, build_parser, argv)
+        apply_preset(args, QUICK, given_options(build_parser, argv))
     return args
 
 

@@ -4,7 +4,7 @@ presets (``--quick``) that fill in only the options it leaves out."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 
@@ -17,15 +17,9 @@ def given_options(build_parser: Callable[[], argparse.ArgumentParser], argv: Seq
     return set(vars(probe.parse_args(list(argv))))
 
 
-def apply_preset(
-    args: argparse.Namespace,
-    preset: Mapping[str, Any],
-    build_parser: Callable[[], argparse.ArgumentParser],
-    argv: Sequence[str],
-) -> argparse.Namespace:
-    """``args`` with every option of ``preset`` that ``argv`` does not give set to the
-    preset's value (the options given on the command line win)."""
-    given = given_options(build_parser, argv)
+def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Collection[str]) -> argparse.Namespace:
+    """``args`` with every option of ``preset`` not in ``given`` (:func:`given_options`)
+    set to the preset's value: the options given on the command line win."""
     for key, value in preset.items():
         if key not in given:
             setattr(args, key, value)

@@ -273,14 +273,21 @@ class TrainCallback(BaseCallback):
         self.start_timesteps = t
         self.next_eval = (t // self.args.eval_every + 1) * self.args.eval_every
         self.next_snapshot = (t // self.args.snapshot_every + 1) * self.args.snapshot_every
+        if t > 0:  # a resumed run: its "self" seats play the resumed model from the first step
+            self.snapshot(t)
 
-    def _on_step(self) -> bool:
-        t = self.num_timesteps
-        if self.pool is not None and "self" in self.pool.specs and t >= self.next_snapshot:
-            self.next_snapshot = (t // self.args.snapshot_every + 1) * self.args.snapshot_every
+    def snapshot(self, t: int) -> None:
+        """The learner as it is now becomes the "self" opponent (when the pool has one)."""
+        if self.pool is not None and "self" in self.pool.specs:
             path = self.out / "snapshot.zip"
             save_checkpoint(self.model, path, self.config, {"timesteps": int(t)})
             self.pool.snapshot = PolicyAgent(path, deterministic=False)
+
+    def _on_step(self) -> bool:
+        t = self.num_timesteps
+        if t >= self.next_snapshot:
+            self.next_snapshot = (t // self.args.snapshot_every + 1) * self.args.snapshot_every
+            self.snapshot(t)
         if t >= self.next_eval:
             self.next_eval = (t // self.args.eval_every + 1) * self.args.eval_every
             self.evaluate()
@@ -298,7 +305,7 @@ class TrainCallback(BaseCallback):
                 self.model,
                 self.out / "best.zip",
                 self.config,
-                {"timesteps": int(self.num_timesteps), "eval": {label: metric}},
+                {"timesteps": int(self.num_timesteps), "eval": {label: metric}, "eval_games": self.args.eval_games},
             )
         self.logger.record("eval/metric", metric)
         print(
@@ -314,9 +321,9 @@ EVAL_SEED = 12345
 
 
 def eval_label(args: argparse.Namespace, config: GameConfig) -> str:
-    """What an evaluation's metric measures (the key of ``best.json``'s ``eval``)."""
-    what = "mean score" if config.solo else f"win rate vs {args.eval_opponent} (+ mean score / 1000)"
-    return f"{what}, {args.eval_games} games"
+    """What an evaluation's metric measures (the key of ``best.json``'s ``eval``; its
+    ``eval_games`` says on how many games)."""
+    return "mean score" if config.solo else f"win rate vs {args.eval_opponent} (+ mean score / 1000)"
 
 
 def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> float:
@@ -327,11 +334,12 @@ def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> flo
         return -np.inf
     best = Path(args.resume).with_name("best.zip")
     try:
-        recorded = read_metadata(best).get("eval", {})
+        meta = read_metadata(best)
     except ValueError:  # no best.zip beside the checkpoint
         return -np.inf
-    label = eval_label(args, config)
-    if label not in recorded or not copy_checkpoint(best, out):
+    recorded, label = meta.get("eval", {}), eval_label(args, config)
+    same_games = meta.get("eval_games", args.eval_games) == args.eval_games  # older files do not say
+    if label not in recorded or not same_games or not copy_checkpoint(best, out):
         return -np.inf
     return float(recorded[label])
 
@@ -625,7 +633,7 @@ def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[arg
     args = parser.parse_args(argv)
     given = given_options(build_parser, argv)
     if args.quick:
-        apply_preset(args, QUICK, build_parser, argv)
+        apply_preset(args, QUICK, given)
     return resolve_defaults(args), given
 
 
