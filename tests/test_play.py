@@ -333,3 +333,47 @@ def test_module_runs_as_a_command():
     assert proc.returncode == 0, proc.stderr
     assert "You quit at turn 1." in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_unicode_digits_int_cannot_read_are_explained_not_crashed_on():
+    rc, out = run(["--players", "1", "--seed", "1"], ["²", "#²", "quit"])
+    assert rc == 0 and out.count("I don't understand") == 2 and "You quit at turn " in out
+    stdin = ScriptedStdin(["²", "3", "", "random", "", "quit"], tty=True)
+    text = io.StringIO()
+    assert main(["--seed", "4"], stdin=stdin, stdout=text) == 0
+    assert "please type a number from 1 to 4" in text.getvalue()
+
+
+def test_solo_cover_prompt_speaks_of_your_own_tile():
+    from tests.test_rules import make_state  # the rules tests' position builder
+
+    s = session(players=1, seed=1)
+    rows = "BRYG/GYRR/RGYB/BYGY"  # as tests/test_rules.py::test_solo_cover_choice
+    s.game = SingleGame.from_dict(
+        make_state(1, stages=[rows], zones={"top": "B", "left": "R"}, slots=["3b 15b|4b|5b|6b"])
+    )
+    for move in ("slide B from top col3", "validate slot0 space0"):
+        s.game.step(A.string_to_action(move))
+    assert A.PHASES[s.game.phase] == "cover"
+    prompt = s.status()
+    assert "your validated tile comes back white face up" in prompt and "passes you" not in prompt
+
+
+class ClosedOutput(io.StringIO):
+    """An output whose reader went away after the first lines (``| head -1``)."""
+
+    def write(self, text: str) -> int:
+        if len(self.getvalue()) > 40:
+            raise BrokenPipeError(32, "Broken pipe")
+        return super().write(text)
+
+    def flush(self) -> None:
+        if len(self.getvalue()) > 40:
+            raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_output_ends_the_command_with_status_1_and_no_traceback():
+    assert (
+        main(["--players", "1", "--seed", "1"], stdin=ScriptedStdin(["help"] * 5 + ["quit"]), stdout=ClosedOutput())
+        == 1
+    )

@@ -7,14 +7,16 @@ a terminal when left out), then one :class:`~umbrella_env.play.session.Session`.
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from agents import AGENT_NAMES
+from agents.registry import AZ_NAMES
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
-from umbrella_env.match import AgentSpecError, build_agent
+from umbrella_env.match import AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, Session, Settings, default_opponent
 
 DEFAULT_PLAYERS = 2
@@ -56,9 +58,9 @@ def build_parser(out: TextIO) -> _Parser:
         "--opponents",
         nargs="+",
         metavar="SPEC",
-        help="one agent per other seat, in seat order (one spec = all of them): random, greedy, "
-        "heuristic, search, a shipped network (az-2p, az-2p-net) or a .zip/.pt/.onnx checkpoint for this "
-        "configuration (default greedy)",
+        help="one agent per other seat, in seat order (one spec = all of them): "
+        f"{', '.join(AGENT_NAMES)}, a shipped network ({', '.join(AZ_NAMES)}) or a .zip/.pt/.onnx "
+        "checkpoint for this configuration (default greedy)",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--seed", type=int, help="seed of the deal and the agents (default: a random one, printed)")
@@ -74,14 +76,15 @@ def _ask_choice(io: Console, prompt: str, default: int, allowed: range = range(1
         text = line.strip()
         if not text:
             return default
-        if text.isdigit() and int(text) in allowed:
+        if text.isdecimal() and int(text) in allowed:
             return int(text)
         io.say(f"  please type a number from {allowed.start} to {allowed.stop - 1}, or press Enter for {default}")
 
 
 def _ask_opponent(io: Console, seat: int, default: str, config: GameConfig) -> str | None:
     while True:
-        line = io.ask(f"Opponent for seat {seat} ({', '.join(AGENT_NAMES)} or a .zip file) [{default}]: ")
+        names = ", ".join(AGENT_NAMES + AZ_NAMES)
+        line = io.ask(f"Opponent for seat {seat} ({names} or a .zip/.pt/.onnx checkpoint) [{default}]: ")
         if line is None:
             return None
         spec = line.strip() or default
@@ -160,8 +163,28 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO = sys.stdin, stdout: T
     except KeyboardInterrupt:
         io.say("\nInterrupted: the game is abandoned.")
         return 130
+    except AgentError as e:
+        if isinstance(e.__cause__, BrokenPipeError):  # the output was closed (e.g. piped into head)
+            return _closed_output(stdout)
+        raise
+    except BrokenPipeError:
+        return _closed_output(stdout)
     finally:
-        stdout.flush()
+        try:
+            stdout.flush()
+        except (BrokenPipeError, ValueError):  # closed output: nothing more to say
+            pass
+
+
+def _closed_output(stdout: TextIO) -> int:
+    """Exit status 1 after the reader of our output went away, without a traceback (and
+    without Python's own complaint when it flushes stdout at exit)."""
+    if stdout is sys.stdout:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+    return 1
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def parse_move(text: str, game: SingleGame) -> int:
     words = _loose_key(text)
     if not words:
         raise InputError("empty input; type a move, its id, or 'help'")
-    if len(words) == 1 and words[0].lstrip("#").isdigit():
+    if len(words) == 1 and words[0].lstrip("#").isdecimal():  # int() reads these; "²".isdigit() too, int() not
         a = int(words[0].lstrip("#"))
         if not 0 <= a < A.NUM_ACTIONS:
             raise InputError(f"there is no move number {a} (ids are 0-{A.NUM_ACTIONS - 1}); {_suggest(game, legal)}")

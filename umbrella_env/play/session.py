@@ -245,7 +245,11 @@ class Session:
         if phase == "give_face":
             what = f"choose the face of the tile seat {F.receiver(g.current, self.s.players)} receives"
         if phase == "cover":
-            what = f"seat {g.current} passes you a tile and every slot is full: choose the slot it covers"
+            what = (
+                "your validated tile comes back white face up and every slot is full: choose the slot it covers"
+                if self.s.players == 1
+                else f"seat {g.current} passes you a tile and every slot is full: choose the slot it covers"
+            )
         n = len(g.legal_actions())
         seat = "" if self.s.players == 1 else f" (seat {g.actor})"
         return (
