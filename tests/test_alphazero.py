@@ -686,6 +686,19 @@ def test_train_py_dispatches_to_the_alphazero_trainer() -> None:
 
 
 # --------------------------------------------------------------------------- shipped models
+@pytest.mark.parametrize("spec", ["net:az-2p", "az-2p-net", "az-solo-net"])
+def test_a_network_alone_refuses_a_game_of_another_configuration(spec: str) -> None:
+    """A network alone sees only observations (no game to check); the match runner checks
+    the model's sidecar against the game before the first move."""
+    from umbrella_env.match import AgentError
+
+    agent = make_agent(f"net:{shipped_path(spec[4:])}" if spec.startswith("net:") else spec, seed=0)
+    other = GameConfig(num_players=3) if "2p" in spec else GameConfig(num_players=1, plate_level=2)
+    seats = [agent] + [make_agent("random", seed=1) for _ in range(other.num_players - 1)]
+    with pytest.raises(AgentError, match="cannot play this game: checkpoint .* was trained for"):
+        play_game(seats, other, seed=3)
+
+
 @pytest.mark.parametrize("name", sorted(SHIPPED_MODELS))
 def test_shipped_models_load_and_act_legally(name: str) -> None:
     path = shipped_path(name)

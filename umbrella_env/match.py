@@ -19,6 +19,10 @@ once:
   a draw between all ``P`` seats (``1/P`` each).  Credits of a game always sum to 1.
   Ratings and head-to-head rates read a game through the same rule
   (:func:`outcome_ranks`: a truncated game ranks every seat 0).
+* **Models and the game** (:func:`check_agent_configuration`): before the first move, an
+  agent loaded from a checkpoint (its sidecar is its ``meta``) made for another player
+  count or plate level is refused with :class:`AgentError`, also when it would only see
+  observations (a network alone, an ONNX policy).
 * **Solo merit bands** (:data:`MERIT_BANDS`, :func:`merit_band`), docs/rules.md §8.
 
 This module sits above the environment library and :mod:`agents`.
@@ -31,13 +35,14 @@ import inspect
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from agents import AGENT_NAMES, make_agent
+from agents.checkpoint import check_configuration
 from agents.registry import AZ_NAMES, NET_PREFIX
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
@@ -217,6 +222,25 @@ class DecisionTimes:
     decisions: list[int]
 
 
+def check_agent_configuration(agent: Any, config: GameConfig, who: str) -> None:
+    """:class:`AgentError` when ``agent`` plays a model made for another player count or
+    plate level than ``config``'s (an agent loaded from a checkpoint carries its sidecar as
+    ``meta``).  An agent that only sees observations, such as a network alone, would
+    otherwise play such a game without a word."""
+    meta = getattr(agent, "meta", None)
+    if not isinstance(meta, Mapping) or meta.get("num_players") is None:
+        return
+    try:
+        check_configuration(
+            meta,
+            getattr(agent, "path", "<model>"),
+            num_players=config.num_players,
+            plate_level=config.plate_level if meta.get("plate_level") is not None else None,
+        )
+    except ValueError as exc:
+        raise AgentError(f"{who} cannot play this game: {exc}") from None
+
+
 def play_out(
     agents: Sequence[Any],
     game: SingleGame,
@@ -232,6 +256,8 @@ def play_out(
     (when given) accumulates each seat's thinking time.
     """
     labels = [f"agent {n!r}" for n in names] if names is not None else [None] * len(agents)
+    for seat, agent in enumerate(agents):
+        check_agent_configuration(agent, game.config, labels[seat] or f"agent {getattr(agent, 'name', seat)!r}")
     while not game.done:
         actor = game.actor
         t0 = time.perf_counter()
