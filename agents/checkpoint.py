@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
 
 #: The metadata every trained model must carry.
@@ -57,6 +58,17 @@ def check_configuration(
             raise ValueError(
                 f"checkpoint {str(path)!r} was trained for {key}={meta[key]}, but this game has {key}={want}"
             )
+
+
+def check_game_configuration(meta: Mapping[str, Any], path: str | Path, config: GameConfig) -> None:
+    """:func:`check_configuration` against a game's configuration; a model that records no
+    plate level (a network handed over in memory) is checked on its player count only."""
+    check_configuration(
+        meta,
+        path,
+        num_players=config.num_players,
+        plate_level=config.plate_level if meta.get("plate_level") is not None else None,
+    )
 
 
 def sidecar_path(path: str | Path) -> Path:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from agents import AGENT_NAMES, make_agent
-from agents.checkpoint import check_configuration
+from agents.checkpoint import check_game_configuration
 from agents.registry import AZ_NAMES, NET_PREFIX
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
@@ -231,12 +231,7 @@ def check_agent_configuration(agent: Any, config: GameConfig, who: str) -> None:
     if not isinstance(meta, Mapping) or meta.get("num_players") is None:
         return
     try:
-        check_configuration(
-            meta,
-            getattr(agent, "path", "<model>"),
-            num_players=config.num_players,
-            plate_level=config.plate_level if meta.get("plate_level") is not None else None,
-        )
+        check_game_configuration(meta, getattr(agent, "path", "<model>"), config)
     except ValueError as exc:
         raise AgentError(f"{who} cannot play this game: {exc}") from None
 

@@ -22,7 +22,7 @@ import numpy as np
 from agents.az.net import AZNet, HeuristicInputs, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.base import GAME_FROM_ENV, agent_generator
-from agents.checkpoint import check_configuration
+from agents.checkpoint import check_game_configuration
 from agents.common import legal_ids
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.single import SingleGame
@@ -126,13 +126,7 @@ class AZAgent:
         self._rng = agent_generator(seed)
 
     def _check_game(self, game: SingleGame) -> None:
-        cfg = game.config
-        check_configuration(
-            self.meta,
-            self.path,
-            num_players=cfg.num_players,
-            plate_level=cfg.plate_level if self.meta.get("plate_level") is not None else None,
-        )
+        check_game_configuration(self.meta, self.path, game.config)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
         legal = legal_ids(action_mask)
