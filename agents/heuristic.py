@@ -49,6 +49,7 @@ from functools import cached_property
 import numpy as np
 
 from agents.base import SeededAgent
+from agents.checks import check_flag, check_int, check_real
 from agents.common import (
     COLOUR_COUNTS,
     NUM_SLIDES,
@@ -107,6 +108,20 @@ class HeuristicWeights:
     dead_colour: float = 4.0
     #: weight of the coverer's best next decision after a cover, added to the cover's value
     cover_lookahead: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Refuse a weight the agent could not use (it would crash or misplay mid-game)."""
+        if not isinstance(self.figure, (tuple, list)) or len(self.figure) != 5:
+            raise ValueError(f"figure must be 5 values (a figure with 0..4 cells of a colour), got {self.figure!r}")
+        object.__setattr__(self, "figure", tuple(check_real("figure values", v) for v in self.figure))
+        for name in ("alpha", "gamma"):
+            object.__setattr__(self, name, check_real(name, getattr(self, name), minimum=0.0, maximum=1.0))
+        object.__setattr__(self, "choice", check_int("choice", self.choice))
+        for name in (
+            "completion", "kappa", "validation_bonus", "gift", "personal_early", "personal_late", "dead_colour",
+            "cover_lookahead",
+        ):  # fmt: skip
+            object.__setattr__(self, name, check_real(name, getattr(self, name)))
 
 
 #: The weights of 2-4 player games (set by hand).
@@ -207,13 +222,15 @@ class HeuristicAgent(SeededAgent):
         """``weights``: the same weights in every game; by default :data:`SOLO_WEIGHTS` in
         solo games and :data:`MULTIPLAYER_WEIGHTS` in the others.  ``look_ahead=False``
         leaves out the covers' look-ahead (``cover_lookahead``), as the search's playouts do."""
-        if depth not in (2, 3):
+        if isinstance(depth, bool) or depth not in (2, 3):
             raise ValueError(f"depth must be 2 or 3 own slides, got {depth!r}")
         if weights is not None and not isinstance(weights, HeuristicWeights):
             raise TypeError(f"weights must be a HeuristicWeights or None, got {type(weights).__name__}")
+        top_k = check_int("top_k", top_k)
+        look_ahead = check_flag("look_ahead", look_ahead)
         super().__init__(seed, name)
         self.weights = weights
-        self.depth = depth
+        self.depth = int(depth)
         self.top_k = top_k
         self.look_ahead = look_ahead
         self._caches: dict[HeuristicWeights, tuple[dict, dict]] = {}

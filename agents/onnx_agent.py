@@ -27,6 +27,7 @@ import numpy as np
 
 from agents.base import SeededAgent
 from agents.checkpoint import check_configuration, check_metadata
+from agents.checks import check_flag, check_int
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
 
@@ -105,6 +106,8 @@ class OnnxAgent(SeededAgent):
         name: str | None = None,
         threads: int = 1,
     ) -> None:
+        deterministic = check_flag("deterministic", deterministic)
+        threads = check_int("threads", threads)
         self.path = Path(path)
         if not self.path.is_file():
             raise ValueError(

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
+from agents.checks import check_flag
 from umbrella_env.envs.common import check_seed
 
 
@@ -46,6 +47,7 @@ class PolicyAgent:
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
+        deterministic = check_flag("deterministic", deterministic)
         self.path = Path(path)
         self.meta = read_metadata(self.path)
         check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)

@@ -17,6 +17,7 @@ Every agent has ``act(observation, action_mask, game)`` and ``reset(seed)`` (age
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -62,7 +63,7 @@ _BUILDERS: dict[str, Callable[..., Agent]] = {
 }
 
 
-def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
+def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwargs: Any) -> Agent:
     """The agent named by ``spec``: one of :data:`AGENT_NAMES` or :data:`AZ_NAMES`, or a
     path ending in ``.zip`` (a trained checkpoint, loaded by ``agents.policy.PolicyAgent``),
     ``.onnx`` (an exported one, loaded by ``agents.onnx_agent.OnnxAgent``) or ``.pt`` (a
@@ -74,6 +75,8 @@ def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
     :class:`ValueError` for an unknown name and :class:`TypeError` for an argument the
     agent does not take.
     """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
     if not isinstance(spec, str):
         raise ValueError(f"agent spec must be a string, got {type(spec).__name__}: {spec!r}")
     if spec.startswith("rllib:"):  # an RLlib checkpoint folder (python -m umbrella_env.rllib_train)
@@ -83,9 +86,14 @@ def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
     if spec.startswith(NET_PREFIX):
         if not spec.lower().endswith(".pt"):
             raise ValueError(f"agent {spec!r}: {NET_PREFIX}PATH needs the path of an alphazero .pt checkpoint")
+        if kwargs.get("search", False) is not False:
+            raise ValueError(
+                f"agent {spec!r}: {NET_PREFIX}PATH plays the network alone; "
+                f"give the path without {NET_PREFIX!r} for the network with search"
+            )
         from agents.az.agent import AZAgent
 
-        return AZAgent(spec[len(NET_PREFIX) :], seed=seed, **{"search": False, **kwargs})
+        return AZAgent(spec[len(NET_PREFIX) :], seed=seed, **{**kwargs, "search": False})
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent
 
@@ -108,8 +116,9 @@ def make_agent(spec: str, *, seed: int | None = None, **kwargs: Any) -> Agent:
     builder = _BUILDERS.get(spec.strip().lower())
     if builder is None:
         raise ValueError(
-            f"unknown agent {spec!r}: expected one of {', '.join(repr(n) for n in AGENT_NAMES + AZ_NAMES)} "
-            "or the path of a trained checkpoint ending in '.zip', '.onnx' or '.pt'"
+            f"unknown agent {spec!r}: expected one of {', '.join(repr(n) for n in AGENT_NAMES + AZ_NAMES)}, "
+            "the path of a trained checkpoint ending in '.zip', '.onnx' or '.pt', "
+            f"'{NET_PREFIX}PATH.pt' (an alphazero network alone) or 'rllib:FOLDER' (an RLlib checkpoint)"
         )
     try:
         return builder(seed, **kwargs)

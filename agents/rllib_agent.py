@@ -22,6 +22,7 @@ import numpy as np
 
 from agents.base import agent_generator
 from agents.checkpoint import check_configuration, check_metadata
+from agents.checks import check_flag
 
 #: The prefix of an RLlib checkpoint in an agent spec.
 PREFIX = "rllib:"
@@ -81,6 +82,7 @@ class RLlibAgent:
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
+        deterministic = check_flag("deterministic", deterministic)
         text = str(path)
         self.path = Path(text[len(PREFIX) :] if text.startswith(PREFIX) else text)
         self.meta = read_metadata(self.path)

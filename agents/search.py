@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from agents.base import agent_generator
+from agents.checks import check_flag, check_int, check_real
 from agents.common import argmax_random, determinize, figures, game_and_legal, slide_stages, stage_array
 from agents.heuristic import Evaluator, HeuristicAgent
 from umbrella_env.core import actions as A
@@ -78,14 +79,14 @@ class SearchAgent:
         potential: float = 0.3,
         common_numbers: bool = False,
     ) -> None:
-        if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
-            raise ValueError(f"simulations must be a positive int, got {simulations!r}")
-        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
-            raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
-        if candidates < 1 or horizon < 1:
-            raise ValueError(f"candidates and horizon must be >= 1, got {candidates!r} and {horizon!r}")
-        if not isinstance(common_numbers, bool):
-            raise ValueError(f"common_numbers must be True or False, got {common_numbers!r}")
+        simulations = check_int("simulations", simulations)
+        if seconds is not None:
+            seconds = check_real("seconds", seconds, positive=True)
+        candidates = check_int("candidates", candidates)
+        horizon = check_int("horizon", horizon)
+        exploration = check_real("exploration", exploration, minimum=0.0)
+        potential = check_real("potential", potential)
+        common_numbers = check_flag("common_numbers", common_numbers)
         self.name = name
         self.simulations = simulations
         self.seconds = seconds

@@ -11,6 +11,7 @@ decisions (validate, level-4 swaps, give_face, cover) occur; some games start fr
 from __future__ import annotations
 
 import dataclasses
+import re
 import statistics
 from functools import cache
 
@@ -200,7 +201,9 @@ def test_seeded_agents_are_reproducible(factory, num_players: int) -> None:
     assert len(first) >= 10
 
 
-@pytest.mark.parametrize("name", [*AGENT_NAMES, "az-2p", "az-solo-net"])
+@pytest.mark.parametrize(
+    "name", [*AGENT_NAMES, *(pytest.param(n, marks=pytest.mark.train) for n in ("az-2p", "az-solo-net"))]
+)  # the shipped networks need torch (the train extra)
 @pytest.mark.parametrize("seed", [-1, 1.5, True, "3"])
 def test_agents_refuse_a_seed_that_is_not_a_non_negative_int(name: str, seed: object) -> None:
     with pytest.raises(ValueError, match=f"seed must be None or a non-negative int, got {seed!r}"):
@@ -243,6 +246,51 @@ def test_search_common_numbers_simulate_every_candidate_on_the_same_draws(num_pl
 def test_search_rejects_a_bad_common_numbers() -> None:
     with pytest.raises(ValueError, match="common_numbers must be True or False"):
         SearchAgent(common_numbers="yes")
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        # each of these used to be accepted, then hung, crashed mid-game or quietly misplayed
+        ("heuristic", {"top_k": 0}, "top_k must be an integer >= 1, got 0"),
+        ("heuristic", {"top_k": 2.5}, "top_k must be an integer >= 1, got 2.5"),
+        ("heuristic", {"look_ahead": "no"}, "look_ahead must be True or False, got 'no'"),
+        ("search", {"seconds": float("inf")}, "seconds must be a finite number > 0, got inf"),
+        ("search", {"seconds": True}, "seconds must be a finite number > 0, got True"),
+        ("search", {"horizon": float("nan")}, "horizon must be an integer >= 1, got nan"),
+        ("search", {"candidates": "3"}, "candidates must be an integer >= 1, got '3'"),
+        ("search", {"exploration": float("nan")}, "exploration must be a finite number >= 0.0, got nan"),
+        ("search", {"potential": "x"}, "potential must be a finite number, got 'x'"),
+    ],
+)
+def test_agent_options_are_refused_when_the_agent_is_built(spec: str, options: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_agent(spec, **options)
+
+
+def test_agent_options_take_numpy_numbers_and_a_path_spec(tmp_path) -> None:
+    from pathlib import Path
+
+    agent = make_agent("search", simulations=np.int64(10), seconds=np.float32(0.5))
+    assert (agent.simulations, agent.seconds) == (10, 0.5)
+    assert make_agent("heuristic", top_k=np.int32(4)).top_k == 4
+    with pytest.raises(ValueError, match="does not exist|no such|not found"):
+        make_agent(Path(tmp_path) / "missing.zip")  # a Path is read as its text, not refused as a non-string
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ({"figure": (0.0, 1.0)}, "figure must be 5 values"),
+        ({"alpha": float("nan")}, r"alpha must be a number in \[0.0, 1.0\], got nan"),
+        ({"gamma": 1.5}, r"gamma must be a number in \[0.0, 1.0\], got 1.5"),
+        ({"choice": -1}, "choice must be an integer >= 1, got -1"),
+        ({"kappa": float("inf")}, "kappa must be a finite number, got inf"),
+    ],
+)
+def test_heuristic_weights_are_checked_when_made(weights: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(MULTIPLAYER_WEIGHTS, **weights)
 
 
 # --------------------------------------------------------------------------- determinize

@@ -665,8 +665,26 @@ def test_init_starts_a_new_run_from_a_checkpoint(tmp_path: Path, capsys) -> None
 def test_agent_budget_is_checked() -> None:
     with pytest.raises(ValueError, match="simulations must be an integer >= 1, got 0"):
         AZAgent(tiny_net(2), simulations=0)
-    with pytest.raises(ValueError, match="seconds must be a positive number"):
-        AZAgent(tiny_net(2), seconds=0)
+    for bad in (0, float("nan"), float("inf"), True):  # nan and inf used to fail at the first move
+        with pytest.raises(ValueError, match="seconds must be a finite number > 0"):
+            AZAgent(tiny_net(2), seconds=bad)
+    with pytest.raises(ValueError, match="search must be True or False, got 'no'"):
+        AZAgent(tiny_net(2), search="no")
+    assert AZAgent(tiny_net(2), simulations=np.int64(3)).simulations == 3
+
+
+def test_the_network_alone_refuses_the_search_options_it_would_ignore() -> None:
+    for options in ({"simulations": 5}, {"seconds": 0.5}, {"max_considered": 8}, {"rollout_weight": 0.5}):
+        with pytest.raises(
+            ValueError, match=f"{next(iter(options))}: search options, but this agent plays the network"
+        ):
+            AZAgent(tiny_net(2), search=False, **options)
+    for spec in ("az-2p-net", "net:" + str(shipped_path("az-2p"))):
+        with pytest.raises(ValueError, match="simulations: search options"):
+            make_agent(spec, simulations=400)
+    with pytest.raises(ValueError, match="net:PATH plays the network alone"):
+        make_agent("net:" + str(shipped_path("az-2p")), search=True)
+    assert make_agent("az-2p", name="mine").name == "mine"  # a shipped agent takes a label too
 
 
 def test_train_py_dispatches_to_the_alphazero_trainer() -> None:
@@ -706,7 +724,7 @@ def test_shipped_models_load_and_act_legally(name: str) -> None:
     meta = json.loads(path.with_suffix(".json").read_text())
     assert meta["command"] and "seed" in meta
     solo = name.startswith("az-solo")
-    agent = make_agent(name, seed=0, simulations=4)
+    agent = make_agent(name, seed=0, **({} if name.endswith("-net") else {"simulations": 4}))
     assert agent.use_search == (not name.endswith("-net"))
     assert agent.needs_game == (agent.use_search or agent.net.heuristic_inputs)
     cfg = GameConfig(num_players=1 if solo else 2, plate_level=1, max_turns=30)

@@ -3,6 +3,7 @@ builds or writes anything; one test per case of the reliability issue."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import sys
@@ -141,13 +142,71 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
         ("umbrella_env.evaluation.ladder", ["--pair-games", "-3"], "--pair-games must be at least 0, got -3"),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--jobs", "0"], "--jobs must be at least 1, got 0"),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--level", "7"], "must be 1, 2, 3 or 4, got 7"),
-        ("umbrella_env.training.bench", ["--bench-timesteps", "0"], "--bench-timesteps must be at least 1, got 0"),
-        ("umbrella_env.training.bench", ["--n-envs", "0"], "--n-envs must be at least 1, got 0"),
+        pytest.param(
+            "umbrella_env.training.bench",
+            ["--bench-timesteps", "0"],
+            "--bench-timesteps must be at least 1, got 0",
+            marks=pytest.mark.train,  # imports torch
+        ),
+        pytest.param(
+            "umbrella_env.training.bench",
+            ["--n-envs", "0"],
+            "--n-envs must be at least 1, got 0",
+            marks=pytest.mark.train,
+        ),
     ],
 )
 def test_check_and_benchmark_tools_refuse_bad_options(module: str, argv: list[str], message: str, capsys) -> None:
-    import importlib
 
     with pytest.raises(SystemExit) as info:
         importlib.import_module(module).main(argv)
     assert info.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where not even root can create a folder"
+)
+@pytest.mark.parametrize(
+    "tool", ["evaluate", *(pytest.param(t, marks=pytest.mark.train) for t in ("ppo", "alphazero"))]
+)  # the trainers import torch
+def test_every_run_folder_that_cannot_be_created_is_refused_before_any_work(tool: str, capsys) -> None:
+    # /proc passes the permission-bit check as root, yet refuses mkdir: the tools probe for real.
+    out = ["--out", "/proc/umbrella-env-test/run"]
+    if tool == "evaluate":
+        code, err = _evaluate(["--agents", "random", "greedy", "--games", "2", *out], capsys)
+    else:
+        trainer = importlib.import_module(f"umbrella_env.training.{tool}")
+        with pytest.raises(SystemExit) as info:
+            trainer.main(out)
+        code, err = info.value.code, capsys.readouterr().err
+    assert code == 2
+    assert "--out '/proc/umbrella-env-test/run' cannot hold the" in err and "'/proc' is not writable" in err
+
+
+def test_evaluate_names_every_kind_of_agent_for_an_unknown_one(capsys, tmp_path) -> None:
+    code, err = _evaluate(["--agents", "random", "nonsense", "--games", "2", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and "unknown agent 'nonsense'" in err
+    for kind in ("az-2p-net", "net:PATH.pt", "rllib:FOLDER", "package.module:factory", ".zip"):
+        assert kind in err
+
+
+def test_evaluate_explains_a_label_it_cannot_read(capsys, tmp_path) -> None:
+    code, err = _evaluate(["--agents", "my agent=random", "greedy", "--games", "2", "--out", str(tmp_path)], capsys)
+    assert code == 2 and "the label before '=' may use only letters, digits" in err
+
+
+@pytest.mark.train
+def test_a_factory_agent_made_for_another_game_is_bad_input_before_any_game(capsys, tmp_path) -> None:
+    # A factory that loads the shipped solo model, named for a 2-player tournament: refused while
+    # the agents are built (exit 2), as the same model named directly is; it used to fail in the
+    # first game with exit status 1.
+    factory = "umbrella_env.training.alphazero:az_solo_128"
+    code, err = _evaluate(["--agents", factory, "random", "--games", "2", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and "was trained for num_players=1" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_evaluate_refuses_workers_that_the_ray_backend_would_ignore(capsys, tmp_path) -> None:
+    argv = ["--agents", "random", "greedy", "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "r")]
+    code, err = _evaluate(argv, capsys)
+    assert code == 2 and "--workers sizes the local process pool" in err

@@ -137,22 +137,26 @@ def build_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
         except Exception as exc:  # any failure of a user factory is reported, never a traceback
             raise AgentSpecError(f"agent {spec!r}: the factory raised {exc!r}") from None
     else:
+        name = spec.strip().lower()
+        if not is_checkpoint(spec) and name not in AGENT_NAMES and name not in AZ_NAMES:
+            raise AgentSpecError(f"unknown agent {spec!r}; {valid_choices()}")
         kwargs: dict[str, Any] = {}
-        if is_checkpoint(spec) or spec.strip().lower() in AZ_NAMES:  # trained for one configuration
+        if is_checkpoint(spec) or name in AZ_NAMES:  # trained for one configuration
             kwargs = {"num_players": config.num_players, "plate_level": config.plate_level}
         try:
             agent = make_agent(spec, seed=seed, **kwargs)
         except (ValueError, TypeError, OSError) as exc:
-            message = f"agent {spec!r}: {exc}" if repr(spec) not in str(exc) else str(exc)
-            if not all(name in message for name in AGENT_NAMES):
-                message += f"\n{valid_choices()}"
-            raise AgentSpecError(message) from None
+            raise AgentSpecError(f"agent {spec!r}: {exc}" if repr(spec) not in str(exc) else str(exc)) from None
     for method in ("act", "reset"):
         if not callable(getattr(agent, method, None)):
             raise AgentSpecError(
                 f"agent {spec!r} is a {type(agent).__name__} with no {method}() method: not an agent "
                 "(an agent has act(observation, action_mask, game) and reset(seed); see agents/base.py)"
             )
+    try:  # e.g. a factory that loads a model made for another game
+        check_agent_configuration(agent, config, f"agent {spec!r}")
+    except AgentError as exc:
+        raise AgentSpecError(str(exc)) from None
     return agent
 
 

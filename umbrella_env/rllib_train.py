@@ -55,6 +55,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.match import AgentSpecError, build_agent, play_game
+from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
 
 PROG = "python -m umbrella_env.rllib_train"
@@ -408,8 +409,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, RayUnavailable) as exc:
         return _fail(str(exc))
     out = args.out or Path("runs") / f"rllib-{args.players}p-l{args.level}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if out.exists() and not out.is_dir():
-        return _fail(f"--out {str(out)!r} is a file, not a folder")
+    problem = output_dir_problem(out)
+    if problem is not None:
+        return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")
     created = not out.exists()
     try:
         with ray_session(args.address, what=PROG) as ray:

@@ -23,6 +23,7 @@ from agents.az.net import AZNet, HeuristicInputs, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.base import GAME_FROM_ENV, agent_generator
 from agents.checkpoint import check_game_configuration
+from agents.checks import check_flag, check_int, check_real
 from agents.common import legal_ids
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.single import SingleGame
@@ -33,6 +34,8 @@ MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 #: value network of the shipped models (docs/alphazero.md, "Leaf values").
 PLAY_ROLLOUT_WEIGHT = 1.0
 PLAY_MAX_CONSIDERED = 4
+#: The play-time search budget per decision when neither ``simulations`` nor ``seconds`` is given.
+DEFAULT_SIMULATIONS = 32
 #: name -> (model file in agents/models, with search)
 SHIPPED_MODELS: dict[str, tuple[str, bool]] = {
     "az-2p": ("az-2p.pt", True),
@@ -52,8 +55,12 @@ class AZAgent:
     Args:
         model: a ``.pt`` checkpoint path, or an :class:`~agents.az.net.AZNet`.
         search: guide the Gumbel search (needs the game) or play the network alone.
-        simulations: search budget per decision (>= 1), unless ``seconds`` is given.
+        simulations: search budget per decision (>= 1; default :data:`DEFAULT_SIMULATIONS`),
+            unless ``seconds`` is given.
         seconds: search budget in wall time per decision (> 0).
+            The search options (``simulations``, ``seconds``, ``max_considered``,
+            ``rollout_weight``, ``rollout_turns``) are refused with ``search=False``: the
+            network alone would ignore them.
         deterministic: network alone: the most likely legal action, else sampled from the
             policy; with search: no Gumbel noise at the root, else the self-play sampling.
         num_players, plate_level: when given, the checkpoint must have been trained for them.
@@ -74,7 +81,7 @@ class AZAgent:
         model: str | Path | AZNet,
         *,
         search: bool = True,
-        simulations: int = 32,
+        simulations: int | None = None,
         seconds: float | None = None,
         deterministic: bool = True,
         seed: int | None = None,
@@ -85,10 +92,25 @@ class AZAgent:
         rollout_turns: int | None = None,
         name: str | None = None,
     ) -> None:
-        if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
-            raise ValueError(f"simulations must be an integer >= 1, got {simulations!r}")
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
-            raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
+        search = check_flag("search", search)
+        deterministic = check_flag("deterministic", deterministic)
+        if not search:
+            given = {
+                "simulations": simulations is not None,
+                "seconds": seconds is not None,
+                "max_considered": max_considered != PLAY_MAX_CONSIDERED,
+                "rollout_weight": rollout_weight != PLAY_ROLLOUT_WEIGHT,
+                "rollout_turns": rollout_turns is not None,
+            }
+            if any(given.values()):
+                names = ", ".join(name for name, g in given.items() if g)
+                raise ValueError(
+                    f"{names}: search options, but this agent plays the network alone (search=False); "
+                    "leave them out, or use the agent with search"
+                )
+        simulations = DEFAULT_SIMULATIONS if simulations is None else check_int("simulations", simulations)
+        if seconds is not None:
+            seconds = check_real("seconds", seconds, positive=True)
         if isinstance(model, AZNet):
             self.net, self.meta, self.path = (
                 model,
@@ -99,11 +121,11 @@ class AZAgent:
             self.net, self.meta = load_network(model, num_players=num_players, plate_level=plate_level)
             self.path = str(model)
         self.net.eval()
-        self.use_search = bool(search)
+        self.use_search = search
         #: the search, and a network with heuristic inputs, read the game
         self.needs_game = self.use_search or self.net.needs_game
         self._inputs = HeuristicInputs() if self.net.needs_game else None
-        self.simulations = int(simulations)
+        self.simulations = simulations
         self.seconds = seconds
         self.deterministic = deterministic
         self.name = name or (Path(self.path).stem + ("+search" if search else ""))
@@ -165,7 +187,7 @@ class AZAgent:
         return int(result.action)
 
 
-def shipped_agent(name: str, **kwargs: Any) -> AZAgent:
+def shipped_agent(name: str, /, **kwargs: Any) -> AZAgent:
     """The shipped model ``name`` (a key of :data:`SHIPPED_MODELS`)."""
     file, search = SHIPPED_MODELS[name]
     path = MODELS_DIR / file

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +21,7 @@ from umbrella_env.evaluation.report import print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
 from umbrella_env.match import AgentError
+from umbrella_env.paths import output_dir_problem
 
 PROG = "python evaluate.py"
 
@@ -35,14 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--agents", nargs="+", required=True, metavar="AGENT",
         help=f"agents: {', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)}, a .zip, .pt or .onnx "
-        "checkpoint, rllib:FOLDER, package.module:factory; "
-        "label=spec renames",
+        "checkpoint, net:PATH.pt (an alphazero network alone), rllib:FOLDER, package.module:factory; "
+        "label=spec renames (a label of letters, digits, '_', '.' and '-')",
     )  # fmt: skip
     p.add_argument("--players", type=int, default=2, help="1 (solo), 2, 3 or 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="score-plate level 1-4 (default 1)")
     p.add_argument("--games", type=int, default=40, help="games per table, rounded up to a multiple of --players")
     p.add_argument("--seed", type=int, default=0, help="base seed, a non-negative integer (default 0)")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: os.cpu_count())")
+    p.add_argument("--workers", type=int, default=None, help="processes of --backend process (default: os.cpu_count())")
     p.add_argument(
         "--backend",
         choices=("process", "ray"),
@@ -58,25 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"truncation (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
-
-
-def writable_dir(path: Path) -> str | None:
-    """None when ``path`` is (or can be created as) a writable folder, else the reason."""
-    probe = path
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        return f"{str(probe)!r} is a file, not a folder"
-    if not os.access(probe, os.W_OK | os.X_OK):
-        return f"{str(probe)!r} is not writable"
-    if probe == path:
-        try:
-            tempfile.TemporaryFile(dir=path).close()
-        except OSError as exc:
-            return f"{str(path)!r} is not writable ({exc.strerror})"
-    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --seed must be a non-negative integer, got {args.seed}", file=sys.stderr)
         return 2
     out = args.out if args.out is not None else Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}"
-    problem = writable_dir(out)
+    problem = output_dir_problem(out)
     if problem is not None:
         print(f"error: --out {str(out)!r} cannot hold the report: {problem}", file=sys.stderr)
         return 2

@@ -165,6 +165,8 @@ def game_seed(base_seed: int, index: int) -> int:
 
 # --------------------------------------------------------------------------- agents
 _SPEC_LABEL = re.compile(r"^([A-Za-z0-9_.\-]+)=(.+)$")
+#: ``label=spec`` with some label (no '/': a path may contain '=')
+_LABEL_LIKE = re.compile(r"^[^=/]+=.+$")
 
 
 def _default_label(spec: str) -> str:
@@ -186,6 +188,8 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     labels: list[str] = []
     for raw in specs:
         m = _SPEC_LABEL.match(raw)
+        if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
+            raise EvaluationError(f"agent {raw!r}: the label before '=' may use only letters, digits, '_', '.' and '-'")
         spec, label = (m.group(2), m.group(1)) if m and not Path(raw).exists() else (raw, _default_label(raw))
         out_specs.append(spec)
         labels.append(label)
@@ -338,11 +342,15 @@ def run_tournament(
     agent is built once here first, so a bad spec raises :class:`EvaluationError` before
     any game starts.  ``backend="ray"`` plays the games as Ray tasks instead, on the
     cluster at ``address`` or on a local Ray (:mod:`umbrella_env.evaluation.ray_backend`;
-    ``workers`` is then unused): the same records for the same seed.
+    ``workers`` must then be None: the cluster's CPUs decide): the same records for the same seed.
     """
     validate(agent_specs, num_players, plate_level, games, max_turns)
     if backend not in BACKENDS:
         raise EvaluationError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if workers is not None and backend == "ray":
+        raise EvaluationError(
+            "--workers sizes the local process pool; with --backend ray the cluster's CPUs decide: leave it out"
+        )
     if address is not None and backend != "ray":
         raise EvaluationError("--address is the Ray cluster of --backend ray; add --backend ray or leave it out")
     specs, labels = parse_specs(agent_specs)

@@ -78,7 +78,7 @@ def candidates(name: str, value: float) -> list[float]:
     if name == "choice":
         return [c for c in (1, 2, 3, 4) if c != value]
     if name == "gamma":
-        return [min(1.0, value + d) for d in (-0.2, -0.1, 0.05, 0.1) if value + d <= 1.0 + 1e-9]
+        return [min(1.0, max(0.0, value + d)) for d in (-0.2, -0.1, 0.05, 0.1) if -1e-9 <= value + d <= 1.0 + 1e-9]
     if name == "alpha":
         return [min(1.0, max(0.0, value + d)) for d in (-0.2, -0.1, 0.1, 0.2)]
     if value == 0:

@@ -85,6 +85,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, process_pool
+from umbrella_env.paths import output_dir_problem
 from umbrella_env.training.options import apply_preset, given_options
 
 PROG = "python -m umbrella_env.training.alphazero"
@@ -440,14 +441,8 @@ def evaluate_network(
     passed to :class:`~agents.az.agent.AZAgent`) through :func:`umbrella_env.match.play_game`,
     seats rotated; ``opponent`` is an agent (None in solo).  Returns the win rate (shared wins
     split; 0 in solo) and the network's mean score."""
-    me = AZAgent(
-        net,
-        search=search,
-        simulations=simulations,
-        plate_level=config.plate_level,
-        name="learner",
-        **(search_options or {}),
-    )
+    options = {"simulations": simulations, **(search_options or {})} if search else {}
+    me = AZAgent(net, search=search, plate_level=config.plate_level, name="learner", **options)
     wins = score = 0.0
     for i in range(games):
         seat = i % config.num_players
@@ -855,8 +850,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.out
             or Path("runs") / f"az-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
         )
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {str(out)!r} is a file, not a folder")
+        problem = output_dir_problem(out)
+        if problem is not None:
+            raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     out.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, play_game
+from umbrella_env.paths import output_dir_problem
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import apply_preset, given_options
 
@@ -653,8 +654,9 @@ def main(argv: list[str] | None = None) -> int:
             args.out
             or Path("runs") / f"train-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
         )
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {str(out)!r} is a file, not a folder")
+        problem = output_dir_problem(out)
+        if problem is not None:
+            raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
         pool = None
         if config.solo:
             env: VecEnv = UmbrellaSB3VecEnv(
