@@ -259,3 +259,31 @@ def test_actions_of_the_wrong_type_are_refused(bad) -> None:
     e.reset(seed=0)
     with pytest.raises((ActionError, ValueError)):
         e.step(bad)
+
+
+def test_last_after_every_agent_stepped_out_asks_for_a_reset() -> None:
+    from umbrella_env.core.errors import GameOverError
+
+    e = umbrella_env.env(num_players=2, max_turns=2)
+    e.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _agent in e.agent_iter():
+        obs, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert not e.agents
+    with pytest.raises(GameOverError, match="call reset"):  # PettingZoo's own last() raised a bare KeyError
+        e.last()
+
+
+def test_reset_takes_no_options_but_a_dict_and_human_mode_prints_the_first_table(capsys) -> None:
+    e = umbrella_env.env(num_players=2, render_mode="human")
+    e.reset(seed=0, options={"anything": 1})  # ignored, as PettingZoo's api_test requires
+    assert "seat 0  [current player]" in capsys.readouterr().out  # printed at the reset, not only after a step
+    with pytest.raises(TypeError, match="options must be a dict or None, got str"):
+        e.reset(seed=0, options="fast")
+
+
+def test_parallel_step_before_reset_asks_for_a_reset() -> None:
+    env = umbrella_env.parallel_env(num_players=2)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step({"player_0": 0})

@@ -225,12 +225,25 @@ BAD_SETS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("plate not a table", {"plates": {"1": [1, 2]}}, ("plates[1]", "table")),
     ("plates not a table", {"plates": [1]}, ("plates",)),
     # token counts
-    ("supply zero", {"supply": {"2": 0, "3": 17, "4": 22}}, ("supply[2]", "positive")),
+    ("supply zero", {"supply": {"2": 0, "3": 17, "4": 22}}, ("supply[2]", "integer 1..64")),
     ("supply not an int", {"supply": {"2": 11, "3": "17", "4": 22}}, ("supply[3]",)),
+    # above the observation's bounds (the batched engine's counters overflowed at 40,000)
+    ("supply above 64", {"supply": {"2": 300, "3": 17, "4": 22}}, ("supply[2]", "integer 1..64, got 300")),
+    ("reserve above 64", {"reserve": 65}, ("reserve", "integer 3..64")),
+    (
+        "plate bonus above 64",
+        _plate(1, groups=[[[0, 5], 3], [[1, 2, 6], 5], [[3, 4, 7, 8, 9], 60]]),
+        ("plates[1]", "the largest plate bonus is 68; at most 64"),
+    ),
+    (
+        "adjacency bonus above 64",
+        _plate(3, adjacency_bonus=[25, 5, 8]),  # three separate pairs
+        ("plates[3]", "the largest plate bonus is 75"),
+    ),
     ("supply missing a count", {"supply": {"2": 11, "3": 17}}, ("supply", "2, 3 and 4")),
     ("supply extra count", {"supply": {"2": 11, "3": 17, "4": 22, "5": 30}}, ("supply", "2, 3 and 4")),
     ("supply not a table", {"supply": 11}, ("supply", "table")),
-    ("reserve too small", {"reserve": 2}, ("reserve", ">= 3")),
+    ("reserve too small", {"reserve": 2}, ("reserve", "integer 3..64")),
     ("reserve not an int", {"reserve": 28.0}, ("reserve",)),
     ("solo tokens zero", {"solo_tokens": 0}, ("solo_tokens", "1..10")),
     ("solo tokens eleven", {"solo_tokens": 11}, ("solo_tokens", "1..10")),

@@ -102,6 +102,37 @@ def test_bad_input() -> None:
         UmbrellaSoloVectorEnv(num_envs=0)
     with pytest.raises(ValueError, match="autoreset_mode"):
         UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode="later")
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode=AutoresetMode.DISABLED)
+    with pytest.raises(TypeError, match="options must be a dict or None, got int"):
+        env.reset(seed=0, options=5)
+
+
+def test_an_unsigned_action_out_of_range_is_named_as_given() -> None:
+    env = make_native(2)
+    env.reset(seed=0)
+    with pytest.raises(ActionError, match=f"env 0: action id {2**64 - 1} is out of range"):  # was "-1"
+        env.step(np.array([2**64 - 1, 0], dtype=np.uint64))
+
+
+def test_gymnasium_autoreset_enum_names_the_same_modes() -> None:
+    for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+        assert UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode=mode).metadata["autoreset_mode"] == mode
+
+
+def test_editing_the_returned_mask_cannot_change_what_step_accepts() -> None:
+    env = make_native(2, illegal_action="raise")
+    _, info = env.reset(seed=0)
+    mask = info["action_mask"]
+    illegal = np.array([int(np.flatnonzero(row == 0)[0]) for row in mask])
+    legal = np.array([int(np.flatnonzero(row)[0]) for row in mask])
+    mask[:] = 1  # e.g. a training loop masking logits in place
+    with pytest.raises(IllegalActionError, match="not legal"):
+        env.step(illegal)
+    _, info = env.reset(seed=0)
+    info["action_mask"][:] = 0
+    env.step(legal)  # still legal: the env judged with its own mask
+    assert env.action_masks().any(axis=1).all()
 
 
 def test_illegal_action_in_loss_mode_ends_only_that_episode() -> None:

@@ -45,6 +45,9 @@ NUM_CELLS = 16
 NUM_SLOTS = 4
 NUM_SPACES = 10
 NUM_TILES = 24
+#: The most tokens a supply or a reserve may hold, and the largest plate bonus: the bounds
+#: of the observation's counts and scores (core.observation) rest on it.
+MAX_COUNT = 64
 LEVELS: tuple[int, ...] = (1, 2, 3, 4)
 POWER_NAMES: tuple[str, ...] = ("extra_turn", "swap_stage", "swap_zone")
 
@@ -329,6 +332,12 @@ def validate_components(cs: ComponentSet) -> None:
                     f"{where}.adjacency_bonus: expected 3 non-negative integers (sizes 2, 3, 4+), "
                     f"got {plate.adjacency_bonus!r}"
                 )
+        best = max(plate.bonus([bool(bits >> s & 1) for s in range(NUM_SPACES)]) for bits in range(1 << NUM_SPACES))
+        if best > MAX_COUNT:
+            raise ComponentError(
+                f"{where}: the largest plate bonus is {best}; at most {MAX_COUNT} is supported "
+                "(the observation's score bound)"
+            )
         used: set[int] = set()
         if plate.powers and level != 4:
             raise ComponentError(f"{where}.powers: only the level-4 plate has powers (docs/rules.md §7)")
@@ -348,10 +357,12 @@ def validate_components(cs: ComponentSet) -> None:
     if set(cs.supply) != {2, 3, 4}:
         raise ComponentError(f"supply: expected entries for 2, 3 and 4 players, got {sorted(cs.supply)}")
     for p, n in cs.supply.items():
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ComponentError(f"supply[{p}]: expected a positive integer, got {n!r}")
-    if isinstance(cs.reserve, bool) or not isinstance(cs.reserve, int) or cs.reserve < 3:
-        raise ComponentError(f"reserve: expected an integer >= 3 (one token per final turn), got {cs.reserve!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_COUNT:
+            raise ComponentError(f"supply[{p}]: expected an integer 1..{MAX_COUNT}, got {n!r}")
+    if isinstance(cs.reserve, bool) or not isinstance(cs.reserve, int) or not 3 <= cs.reserve <= MAX_COUNT:
+        raise ComponentError(
+            f"reserve: expected an integer 3..{MAX_COUNT} (at least one token per final turn), got {cs.reserve!r}"
+        )
     if isinstance(cs.solo_tokens, bool) or not isinstance(cs.solo_tokens, int) or not 1 <= cs.solo_tokens <= NUM_SPACES:
         raise ComponentError(f"solo_tokens: expected an integer 1..10, got {cs.solo_tokens!r}")
 

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
+from umbrella_env.core.components import MAX_COUNT
 
 __all__ = [
     "GLOBAL_SEGMENTS",
@@ -80,8 +81,8 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "own_zones": (0, 64),
     "all_zones": (0, 64),
     "discard": (0, 64),
-    "supply": (0, 64),
-    "reserve_used": (0, 64),
+    "supply": (0, MAX_COUNT),
+    "reserve_used": (0, MAX_COUNT),
 }
 
 

@@ -25,6 +25,7 @@ from umbrella_env.envs.common import (
     EnvGame,
     check_choice,
     check_flag,
+    check_reset_options,
     check_seed,
     illegal_rewards,
     make_config,
@@ -38,7 +39,17 @@ ENV_ID = "umbrella_env/Umbrella-v0"
 
 def env(**kwargs: Any) -> AECEnv:
     """The Umbrella AEC env wrapped like PettingZoo's classic games (order enforcing)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return _OrderEnforcing(raw_env(**kwargs))
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order enforcing, whose ``last()`` is the env's own: once every agent has
+    stepped out it raises :class:`GameOverError` (PettingZoo's would raise a bare ``KeyError``)."""
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self._has_reset and not self.agents:
+            return self.env.last(observe)
+        return super().last(observe)
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -72,6 +83,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ## Starting State
     docs/rules.md §3: random boards and tiles, one umbrella of each colour in every zone,
     player_0 to move. ``reset(seed=...)`` takes None or a non-negative int.
+    ``reset(options=...)`` takes None or a dict, whose entries are ignored (the env has no
+    reset options; start from a given position with ``set_state``). With
+    ``render_mode="human"`` the table is printed at every reset and step.
 
     ## Episode End
     Termination by the rules (docs/rules.md §5), or by an illegal action under
@@ -146,10 +160,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        check_reset_options(options)
         seed = check_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._show(EnvGame.deal(self.config, self._rng))
+        if self.render_mode == "human":
+            self.render()
 
     def _show(self, g: EnvGame) -> None:
         """Make the env that game: every agent back, and the game's flags, rewards and mover."""

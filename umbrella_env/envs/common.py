@@ -3,7 +3,7 @@ the same way, written once.
 
 | policy | home |
 |---|---|
-| options | :func:`make_config`, :func:`check_choice`, :func:`check_flag` |
+| options | :func:`make_config`, :func:`check_choice`, :func:`check_flag`, :func:`check_reset_options` |
 | seeds | :func:`check_seed` (one env), :func:`seed_sequence` (a batch) |
 | actions, illegal-action policy | :func:`judge_action` (one game), :func:`judge_actions` (a batch) |
 | rewards | :func:`step_rewards`, :func:`end_rewards`, :func:`illegal_rewards` |
@@ -84,6 +84,14 @@ def check_flag(name: str, value: Any) -> bool:
     return value
 
 
+def check_reset_options(options: Any) -> None:
+    """``reset(options=...)``: None or a dict, whose entries the envs ignore (they take no
+    reset options; PettingZoo's ``api_test`` requires that unknown ones be accepted).  A
+    position is set with ``set_state``, not through the options."""
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+
+
 # --------------------------------------------------------------------------- seeds
 def check_seed(seed: Any, name: str = "seed") -> int | None:
     """``None`` (fresh entropy) or a non-negative int (NumPy ints too, never a bool)."""
@@ -157,13 +165,13 @@ def judge_actions(
     acts = np.asarray(actions)
     if acts.shape != (n,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
         raise ActionError(f"expected an integer array of shape ({n},), got {acts.dtype} array of shape {acts.shape}")
-    acts = np.where(live, acts, -1).astype(np.int64)
-    bad = live & ((acts < 0) | (acts >= A.NUM_ACTIONS))
+    bad = live & ((acts < 0) | (acts >= A.NUM_ACTIONS))  # in the given dtype: no wrap-around
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ActionError(
             f"{who} {i}: action id {int(acts[i])} is out of range: expected an integer in [0, {A.NUM_ACTIONS})"
         )
+    acts = np.where(live, acts.astype(np.int64), -1)
     rows = np.flatnonzero(live)
     illegal = np.zeros(n, bool)
     illegal[rows[~legal[rows, acts[rows]]]] = True

@@ -37,6 +37,8 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
         return observations, {agent: {**info, "active_agent": mover} for agent, info in infos.items()}
 
     def step(self, actions: Any) -> Any:
+        if getattr(self, "agents", None) is None:
+            raise RuntimeError("call reset() before step()")
         if self.agents:
             if not isinstance(actions, Mapping):
                 raise ActionError(f"actions must be a dict of agent -> action, got {type(actions).__name__}")

@@ -24,6 +24,7 @@ from umbrella_env.envs.common import (
     EnvGame,
     check_choice,
     check_flag,
+    check_reset_options,
     check_seed,
     make_config,
     step_rewards,
@@ -62,6 +63,9 @@ class UmbrellaSoloEnv(gym.Env):
     ## Starting State
     A random stage layout, 20 umbrellas dealt 5 per zone, two stacks of 3 black tiles.
     ``reset(seed=...)`` takes None or a non-negative int.
+    ``reset(options=...)`` takes None or a dict, whose entries are ignored (the env has no
+    reset options; start from a given position with ``set_state``). With
+    ``render_mode="human"`` the table is printed at every reset and step.
 
     ## Episode End
     Termination by the solo end conditions (docs/rules.md §8), or by an illegal action
@@ -110,9 +114,13 @@ class UmbrellaSoloEnv(gym.Env):
         self._scores = [0]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        check_reset_options(options)
         super().reset(seed=check_seed(seed))
         # The same key draw as the vector env, so sub-env i equals a single env seeded seed + i.
-        return self._show(EnvGame.deal(self.config, self.np_random))
+        shown = self._show(EnvGame.deal(self.config, self.np_random))
+        if self.render_mode == "human":
+            self.render()
+        return shown
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         g = self._g if self._g is not None else self._require_game()

@@ -20,6 +20,7 @@ from umbrella_env.envs.common import (
     ILLEGAL_REWARD,
     IllegalEnd,
     check_choice,
+    check_reset_options,
     check_seed,
     ended_observation,
     judge_actions,
@@ -46,7 +47,8 @@ class UmbrellaSoloVectorEnv(VectorEnv):
     in Gymnasium's ``SyncVectorEnv``.
 
     * Observations ``[N, 899]`` float32; actions: an integer array ``[N]``.
-    * Masks: ``info["action_mask"]`` (``[N, 968]`` int8) and :meth:`action_masks` (bool).
+    * Masks: ``info["action_mask"]`` (``[N, 968]`` int8) and :meth:`action_masks` (bool),
+      copies: editing one does not change what ``step`` accepts.
     * ``info["score"]`` (``[N]`` int64) and ``info["phase"]`` (``[N]`` phase names) are the
       single env's ``score`` and ``phase`` of every sub-env, as ``SyncVectorEnv`` batches
       them (without its ``_score`` / ``_phase`` masks: every sub-env has both, always).
@@ -54,7 +56,8 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       after an episode ends resets that sub-env, its action is ignored, reward 0) or
       ``"same_step"`` (finished games are reset in the same step; their last observation
       is in ``info["final_obs"]`` with the mask ``info["_final_obs"]``, and their final
-      score in ``info["final_score"]``). ``metadata["autoreset_mode"]`` declares it.
+      score in ``info["final_score"]``); Gymnasium's ``AutoresetMode.NEXT_STEP`` /
+      ``SAME_STEP`` are accepted too. ``metadata["autoreset_mode"]`` declares it.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
       ``max_turns``, ``components``, ``render_mode`` ("ansi": the text of every game).
     * Checks and policies are the single env's (:mod:`umbrella_env.envs.common`): every
@@ -74,7 +77,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         illegal_action: str = "loss",
         max_turns: int | None = None,
         components: Any = None,
-        autoreset_mode: str = "next_step",
+        autoreset_mode: str | AutoresetMode = "next_step",
         max_episode_steps: int | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -84,10 +87,13 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         self.config = make_config(1, plate_level, max_turns, components)
         self.reward_mode = check_choice("reward_mode", reward_mode, SOLO_REWARD_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
-        check_choice("autoreset_mode", autoreset_mode, tuple(_AUTORESET_MODES))
+        if isinstance(autoreset_mode, AutoresetMode):  # Gymnasium's enum names the same modes
+            names = {mode: name for name, mode in _AUTORESET_MODES.items()}
+            autoreset_mode = names.get(autoreset_mode, autoreset_mode.value)
+        mode = check_choice("autoreset_mode", autoreset_mode, tuple(_AUTORESET_MODES))
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
-        self.metadata = {**self.metadata, "autoreset_mode": _AUTORESET_MODES[autoreset_mode]}
+        self.metadata = {**self.metadata, "autoreset_mode": _AUTORESET_MODES[mode]}
         self.render_mode = render_mode
         self.num_envs = int(num_envs)
         self.single_observation_space = spaces.Box(*observation_bounds(), dtype=np.float32)
@@ -109,6 +115,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-env. ``seed``: None, an int (sub-env ``i`` gets ``seed + i``) or a
         sequence of ``num_envs`` seeds (each None or a non-negative int)."""
+        check_reset_options(options)
         seeds = seed_sequence(seed, self.num_envs, "env", allow_none=True)
         first = None
         if seeds is None:
@@ -211,7 +218,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         phase = _PHASE_NAMES[self._state.phase]  # fancy indexing: a fresh array
         phase[self._ended] = A.PHASES[A.PHASE_GAME_OVER]  # an illegal action ended it
         return {
-            "action_mask": self._mask.view(np.int8),  # a fresh array each call, never mutated
+            "action_mask": self._mask.astype(np.int8),  # a copy: editing it cannot change what step() accepts
             "score": self._scores.astype(np.int64),
             "phase": phase,
         }
