@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from numbers import Integral
 
 import numpy as np
 
@@ -222,7 +223,7 @@ class HeuristicAgent(SeededAgent):
         """``weights``: the same weights in every game; by default :data:`SOLO_WEIGHTS` in
         solo games and :data:`MULTIPLAYER_WEIGHTS` in the others.  ``look_ahead=False``
         leaves out the covers' look-ahead (``cover_lookahead``), as the search's playouts do."""
-        if isinstance(depth, bool) or depth not in (2, 3):
+        if isinstance(depth, (bool, np.bool_)) or not isinstance(depth, Integral) or depth not in (2, 3):
             raise ValueError(f"depth must be 2 or 3 own slides, got {depth!r}")
         if weights is not None and not isinstance(weights, HeuristicWeights):
             raise TypeError(f"weights must be a HeuristicWeights or None, got {type(weights).__name__}")

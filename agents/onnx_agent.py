@@ -90,7 +90,8 @@ class OnnxAgent(SeededAgent):
         num_players, plate_level: when given, the model must have been trained for them.
         deterministic: argmax (default) or sampling.
         seed: seeds the sampling.
-        threads: onnxruntime threads per call (1: the lowest latency for single decisions).
+        threads: onnxruntime threads per call (1: the lowest latency for single decisions;
+            0: onnxruntime's own default).
     """
 
     needs_game = False
@@ -107,7 +108,7 @@ class OnnxAgent(SeededAgent):
         threads: int = 1,
     ) -> None:
         deterministic = check_flag("deterministic", deterministic)
-        threads = check_int("threads", threads)
+        threads = check_int("threads", threads, minimum=0)  # 0: onnxruntime's own default
         self.path = Path(path)
         if not self.path.is_file():
             raise ValueError(

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.base import Agent, RandomAgent
+from agents.checks import check_flag
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
 from agents.search import SearchAgent
@@ -63,6 +64,18 @@ _BUILDERS: dict[str, Callable[..., Agent]] = {
 }
 
 
+def _az_module(spec: str) -> Any:
+    """:mod:`agents.az.agent`, which needs torch; without it, a ValueError that says how to get it."""
+    try:
+        import agents.az.agent as az_agent
+    except ImportError as exc:
+        raise ValueError(
+            f"agent {spec!r} plays a torch network and needs the train extra: "
+            f"pip install -c constraints.txt -e '.[train]' ({exc})"
+        ) from None
+    return az_agent
+
+
 def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwargs: Any) -> Agent:
     """The agent named by ``spec``: one of :data:`AGENT_NAMES` or :data:`AZ_NAMES`, or a
     path ending in ``.zip`` (a trained checkpoint, loaded by ``agents.policy.PolicyAgent``),
@@ -86,14 +99,12 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     if spec.startswith(NET_PREFIX):
         if not spec.lower().endswith(".pt"):
             raise ValueError(f"agent {spec!r}: {NET_PREFIX}PATH needs the path of an alphazero .pt checkpoint")
-        if kwargs.get("search", False) is not False:
+        if "search" in kwargs and check_flag("search", kwargs["search"]):
             raise ValueError(
                 f"agent {spec!r}: {NET_PREFIX}PATH plays the network alone; "
                 f"give the path without {NET_PREFIX!r} for the network with search"
             )
-        from agents.az.agent import AZAgent
-
-        return AZAgent(spec[len(NET_PREFIX) :], seed=seed, **{**kwargs, "search": False})
+        return _az_module(spec).AZAgent(spec[len(NET_PREFIX) :], seed=seed, **{**kwargs, "search": False})
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent
 
@@ -103,12 +114,9 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
 
         return OnnxAgent(spec, seed=seed, **kwargs)
     if spec.lower().endswith(".pt"):
-        from agents.az.agent import AZAgent
-
-        return AZAgent(spec, seed=seed, **kwargs)
+        return _az_module(spec).AZAgent(spec, seed=seed, **kwargs)
     if spec.strip().lower() in AZ_NAMES:
-        from agents.az.agent import shipped_agent
-
+        shipped_agent = _az_module(spec).shipped_agent
         try:
             return shipped_agent(spec.strip().lower(), seed=seed, **kwargs)
         except TypeError as exc:

@@ -572,3 +572,19 @@ def test_heuristic_evaluator_fast_paths_equal_the_matrix_product(num_players: in
             np.testing.assert_array_equal(got[1], ref[1])
         checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize("spec", ["az-2p", "net:agents/models/az-2p.pt", "agents/models/az-2p.pt"])
+def test_a_torch_agent_without_torch_says_how_to_install_it(spec: str, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # as in an install without the train extra
+    for name in [m for m in sys.modules if m == "agents.az" or m.startswith("agents.az.")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ValueError, match=r"needs the train extra: pip install -c constraints.txt -e '.\[train\]'"):
+        make_agent(spec)  # evaluate.py used to end in a ModuleNotFoundError traceback
+
+
+def test_agents_take_numpy_flags() -> None:
+    assert make_agent("heuristic", look_ahead=np.False_).look_ahead is False
+    assert make_agent("search", common_numbers=np.True_).common_numbers is True

@@ -141,7 +141,7 @@ def test_playout_values() -> None:
             assert not g.done and np.all(np.abs(value) <= 1)
         if num_players == 2:  # one seat's adjusted margin is the other's, negated
             assert value[0] == pytest.approx(-value[1])
-    with pytest.raises(ValueError, match="rollout turns"):
+    with pytest.raises(ValueError, match="rollout_turns must be an integer >= 1"):
         HeuristicRollout(turns=0)
     with pytest.raises(ValueError, match="rollout_weight"):
         GumbelSearch(tiny_net(2).predict, rollout_weight=1.5)
@@ -696,7 +696,15 @@ def test_train_py_dispatches_to_the_alphazero_trainer() -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "--simulations" in out.stdout
+    assert "--simulations" in out.stdout and "usage: train.py --algo alphazero" in out.stdout
+    zero = subprocess.run(
+        [sys.executable, "train.py", "--algo", "alphazero", "--simulations", "0"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # the error names the command the user typed
+    assert zero.returncode == 2 and "train.py --algo alphazero: error: --simulations must be at least 1" in zero.stderr
     bad = subprocess.run(
         [sys.executable, "train.py", "--algo", "dqn"], cwd=REPO, capture_output=True, text=True, timeout=120
     )

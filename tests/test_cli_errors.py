@@ -142,6 +142,11 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
         ("umbrella_env.evaluation.ladder", ["--pair-games", "-3"], "--pair-games must be at least 0, got -3"),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--jobs", "0"], "--jobs must be at least 1, got 0"),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--level", "7"], "must be 1, 2, 3 or 4, got 7"),
+        (  # refused before any game (it used to play random-greedy, then end in a traceback)
+            "umbrella_env.evaluation.ladder",
+            ["--pair-games", "1", "--agents", "random", "greedy", "search:simulations=0"],
+            "--agents 'search:simulations=0': simulations must be an integer >= 1, got 0",
+        ),
         pytest.param(
             "umbrella_env.training.bench",
             ["--bench-timesteps", "0"],
@@ -210,3 +215,13 @@ def test_evaluate_refuses_workers_that_the_ray_backend_would_ignore(capsys, tmp_
     argv = ["--agents", "random", "greedy", "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "r")]
     code, err = _evaluate(argv, capsys)
     assert code == 2 and "--workers sizes the local process pool" in err
+
+
+def test_ladder_specs_read_flags_and_none() -> None:
+    from umbrella_env.evaluation.ladder import parse_spec
+
+    assert parse_spec("heuristic:look_ahead=False,top_k=4") == ("heuristic", {"look_ahead": False, "top_k": 4})
+    assert parse_spec("x.pt:search=true,max_considered=none,seconds=0.5") == (
+        "x.pt",
+        {"search": True, "max_considered": None, "seconds": 0.5},
+    )

@@ -125,7 +125,9 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--svg", str(a_file / "out.svg")], "does not exist"),
         (["--gif", str(tmp)], "expected a file name ending in .gif"),
         (["--frames", str(a_file)], "--frames: "),
-        (["--frames", str(a_file / "sub")], "is not a directory"),
+        (["--frames", str(a_file / "sub")], "is a file, not a folder"),
+        # refused before the game is played (root passes the permission-bit check)
+        *([(["--svg", "/proc/x.svg"], "'/proc' is not writable")] if Path("/proc/self").is_dir() else []),
         (["--seed", "-1"], "--seed: expected an int >= 0, got -1"),
         (["--seed", "-1", "--gif", str(tmp / "x.gif")], "--seed: expected an int >= 0"),
         (["--games", "0"], "--games: expected an int >= 1"),

@@ -75,6 +75,18 @@ def test_turn_based_env_plays_the_aec_game_with_its_rewards() -> None:
     assert sorted(returns.values())[0] == -1.0 and env.illegal_actions == 0
 
 
+def test_turn_based_env_checks_its_reset_arguments_as_the_other_envs_do() -> None:
+    env = TurnBasedEnv({"num_players": 2})
+    with pytest.raises(TypeError, match="options must be a dict or None, got str"):
+        env.reset(options="fast")
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=-1)
+    first, _ = env.reset(seed=5, options={"ignored": 1})
+    again, _ = env.reset(seed=5)
+    assert first.keys() == again.keys()
+    assert all(np.array_equal(first[a][OBS_KEY], again[a][OBS_KEY]) for a in first)
+
+
 def test_an_illegal_action_is_counted_and_loses_the_game() -> None:
     env = TurnBasedEnv({"num_players": 2, "shaping": 0.5})
     obs, _ = env.reset(seed=1)

@@ -50,6 +50,7 @@ from umbrella_env.core.image import _PALETTE, render_rgb
 from umbrella_env.core.playout import policy_actions
 from umbrella_env.core.render import render_text
 from umbrella_env.core.svg import state_to_svg
+from umbrella_env.paths import output_dir_problem
 
 #: Defaults of the picture options.
 MAX_FRAMES = 200
@@ -214,7 +215,10 @@ def _check_file(parser: argparse.ArgumentParser, option: str, value: str, suffix
     parent = path.parent
     if not parent.is_dir():
         parser.error(f"{option}: cannot write {value!r}: directory {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    problem = output_dir_problem(parent)
+    if problem is not None:
+        parser.error(f"{option}: cannot write {value!r}: {problem}")
+    if path.exists() and not os.access(path, os.W_OK):
         parser.error(f"{option}: cannot write {value!r}: permission denied")
 
 
@@ -222,13 +226,9 @@ def _check_dir(parser: argparse.ArgumentParser, option: str, value: str) -> None
     path = Path(value)
     if path.exists() and not path.is_dir():
         parser.error(f"{option}: {value!r} exists and is not a directory")
-    existing = path
-    while not existing.exists():  # the nearest ancestor that exists must be a writable directory
-        existing = existing.parent
-    if not existing.is_dir():
-        parser.error(f"{option}: cannot create {value!r}: {str(existing)!r} is not a directory")
-    if not os.access(existing, os.W_OK):
-        parser.error(f"{option}: cannot write to {str(existing)!r}: permission denied")
+    problem = output_dir_problem(path)
+    if problem is not None:
+        parser.error(f"{option}: cannot write to {value!r}: {problem}")
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -56,6 +56,7 @@ from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE, observe
 from umbrella_env.core.playout import policy_actions
+from umbrella_env.paths import output_dir_problem
 
 #: The ONNX opset of the exported graphs (onnxruntime >= 1.13 runs it).
 OPSET = 17
@@ -312,6 +313,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"output {str(args.out)!r} must end in .onnx")
     if not args.out.parent.is_dir():
         parser.error(f"output folder {str(args.out.parent)!r} does not exist")
+    problem = output_dir_problem(args.out.parent)
+    if problem is not None:
+        parser.error(f"cannot write {str(args.out)!r}: {problem}")
     if args.opset not in OPSETS:
         parser.error(f"--opset must be {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
     if args.check_positions < 0:

@@ -53,7 +53,14 @@ from agents.rllib_module import MASK_KEY, OBS_KEY
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import observation_bounds
-from umbrella_env.envs.common import EnvGame, end_rewards, illegal_rewards, score_edge
+from umbrella_env.envs.common import (
+    EnvGame,
+    check_reset_options,
+    check_seed,
+    end_rewards,
+    illegal_rewards,
+    score_edge,
+)
 from umbrella_env.envs.solo import UmbrellaSoloEnv
 from umbrella_env.match import agent_action, build_agent
 
@@ -122,6 +129,8 @@ class TurnBasedEnv(MultiAgentEnv):
 
     # ------------------------------------------------------------------ RLlib API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        check_reset_options(options)
+        seed = check_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._g = g = EnvGame.deal(self.config, self._rng)

@@ -109,6 +109,8 @@ class AZAgent:
                     "leave them out, or use the agent with search"
                 )
         simulations = DEFAULT_SIMULATIONS if simulations is None else check_int("simulations", simulations)
+        if rollout_turns is not None:
+            rollout_turns = check_int("rollout_turns", rollout_turns)
         if seconds is not None:
             seconds = check_real("seconds", seconds, positive=True)
         if isinstance(model, AZNet):

@@ -50,6 +50,7 @@ from functools import lru_cache
 import numpy as np
 
 from agents.az.net import HeuristicInputs
+from agents.checks import check_int, check_real
 from agents.common import determinize
 from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
 from umbrella_env.core.single import SingleGame
@@ -124,9 +125,7 @@ class HeuristicRollout:
         margin_scale: float = 10.0,
         result_scale: float = 5.0,
     ) -> None:
-        if isinstance(turns, bool) or not isinstance(turns, (int, np.integer)) or turns < 1:
-            raise ValueError(f"rollout turns must be an integer >= 1, got {turns!r}")
-        self.turns = int(turns)
+        self.turns = check_int("rollout_turns", turns)
         self.potential = potential
         self.margin_weight = margin_weight
         self.margin_scale = margin_scale
@@ -267,16 +266,10 @@ class GumbelSearch:
         rollout_turns: int = PLAYOUT_TURNS,
         heuristic_inputs: bool = False,
     ) -> None:
-        lam = rollout_weight
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not 0 <= lam <= 1:
-            raise ValueError(f"rollout_weight must be a number in [0, 1], got {rollout_weight!r}")
-        if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
-            raise ValueError(f"simulations must be an integer >= 1, got {simulations!r}")
-        if isinstance(max_considered, bool) or not isinstance(max_considered, (int, np.integer)) or max_considered < 2:
-            raise ValueError(f"max_considered must be an integer >= 2, got {max_considered!r}")
+        rollout_weight = check_real("rollout_weight", rollout_weight, minimum=0.0, maximum=1.0)
         self.evaluate = evaluate
-        self.simulations = int(simulations)
-        self.max_considered = int(max_considered)
+        self.simulations = check_int("simulations", simulations)
+        self.max_considered = check_int("max_considered", max_considered, minimum=2)
         self.gumbel_scale = float(gumbel_scale)
         self.c_visit = c_visit
         self.c_scale = c_scale

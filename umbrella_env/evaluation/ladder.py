@@ -10,8 +10,8 @@ counts half a win).
     python -m umbrella_env.evaluation.ladder --pair-games 100 --agents random greedy heuristic
 
 An agent is a :func:`agents.registry.make_agent` spec, optionally followed by
-``:key=value,key=value`` keyword arguments (numbers are parsed), e.g.
-``search:simulations=200`` or ``heuristic:depth=2``.  Games are played by
+``:key=value,key=value`` keyword arguments (numbers, ``true``, ``false`` and ``none`` are
+parsed), e.g. ``search:simulations=200`` or ``heuristic:look_ahead=false``.  Games are played by
 :func:`umbrella_env.match.play_out`, with the match runner's call convention and legality
 check.  Game ``g`` uses the deal ``seed * 100000 + g`` and resets every agent with a
 seed derived from ``g``, so results do not depend on ``--jobs``.
@@ -34,13 +34,19 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.match import DecisionTimes, play_out, win_credits
 from umbrella_env.parallel import process_pool
 
+_WORDS = {"true": True, "false": False, "none": None}
+
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
-    """``"search:simulations=100,seconds=0.5"`` -> ("search", {"simulations": 100, "seconds": 0.5})."""
+    """``"search:simulations=100,seconds=0.5"`` -> ("search", {"simulations": 100, "seconds": 0.5});
+    ``true``, ``false`` and ``none`` (any case) are True, False and None."""
     name, _, rest = text.partition(":")
     kwargs: dict[str, Any] = {}
     for item in filter(None, rest.split(",")):
         key, _, value = item.partition("=")
+        if value.lower() in _WORDS:
+            kwargs[key] = _WORDS[value.lower()]
+            continue
         for cast in (int, float):
             try:
                 kwargs[key] = cast(value)
@@ -219,6 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
     if not (args.solo_games or args.pair_games):
         ap.error("give --solo-games and/or --pair-games")
+    for spec in args.agents:  # every agent built once before any game: a bad one is bad input
+        try:
+            build(spec)
+        except (ValueError, TypeError) as exc:
+            ap.error(f"--agents {spec!r}: {exc}")
     if args.solo_games:
         print(f"solo, level {args.level}, {args.solo_games} seeded deals per agent", flush=True)
         solo_ladder(args.agents, args.solo_games, args.level, seed=args.seed, jobs=args.jobs, log=sys.stdout)

@@ -542,8 +542,8 @@ def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
 
 
 # --------------------------------------------------------------------------- CLI
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
     p.add_argument(
@@ -822,9 +822,12 @@ def command_line(argv: Sequence[str]) -> str:
     return " ".join([PROG, *argv])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """The trainer's command line; ``prog`` names the command in usage and errors (``train.py
+    --algo alphazero`` when dispatched by :mod:`umbrella_env.training.cli`); the command
+    recorded in the checkpoints is always the module's own."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parse_options(parser, argv)
     if args.workers is None:
         args.workers = default_workers()

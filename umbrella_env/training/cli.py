@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from umbrella_env.training import alphazero, ppo
 
@@ -42,7 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    return alphazero.main(rest) if algo == "alphazero" else ppo.main(rest)
+    if algo == "alphazero":
+        return alphazero.main(rest, prog=f"{Path(sys.argv[0]).name} --algo alphazero")
+    return ppo.main(rest)
 
 
 if __name__ == "__main__":
