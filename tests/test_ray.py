@@ -34,9 +34,11 @@ pytestmark = pytest.mark.ray
 #: A tiny, seeded run: 2 iterations of 400 env steps, games cut at 40 turns, one final evaluation.
 SMOKE = [
     *("--iterations", "2", "--train-batch", "400", "--batch-size", "200", "--max-turns", "40"),
-    *("--envs-per-runner", "2", "--eval-every", "1e9", "--eval-games", "2", "--eval-opponent", "random"),
+    *("--envs-per-runner", "2", "--eval-every", "1e9", "--eval-games", "2"),
     *("--net", "64", "--seed", "0"),
 ]
+#: the evaluation opponent of the 2-player smoke runs (a solo run has none)
+VS_RANDOM = ["--eval-opponent", "random"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -145,7 +147,7 @@ def test_rllib_episodes_give_every_seat_its_moves_and_the_loser_its_minus_one() 
 @pytest.fixture(scope="module")
 def run_2p(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("rllib") / "run-2p"
-    assert train([*SMOKE, "--players", "2", "--num-env-runners", "1", "--out", str(out)]) == 0
+    assert train([*SMOKE, *VS_RANDOM, "--players", "2", "--num-env-runners", "1", "--out", str(out)]) == 0
     return out
 
 
@@ -177,7 +179,10 @@ def test_the_illegal_action_count_would_see_an_unmasked_policy(tmp_path: Path, m
     # The same run with the masking switched off: the env adapters must count what arrives.
     monkeypatch.setattr("agents.rllib_module.masked_logits", lambda logits, mask: logits)
     out = tmp_path / "unmasked"
-    assert train([*SMOKE, "--players", "2", "--num-env-runners", "0", "--iterations", "1", "--out", str(out)]) == 0
+    assert (
+        train([*SMOKE, *VS_RANDOM, "--players", "2", "--num-env-runners", "0", "--iterations", "1", "--out", str(out)])
+        == 0
+    )
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["illegal_actions"] > 0
 
 
@@ -224,6 +229,70 @@ def test_the_ray_backend_gives_the_process_pool_report(run_2p: Path) -> None:
     }
 
 
+# --------------------------------------------------------------------------- failures
+class _FailingAgent:
+    """Plays legal moves, then raises: an opponent that breaks in the middle of training."""
+
+    name, needs_game = "failing", False
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
+        self.calls += 1
+        if self.calls > 20:
+            raise RuntimeError("the opponent broke")
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def failing_agent() -> _FailingAgent:
+    return _FailingAgent()
+
+
+def test_a_failing_env_stops_the_run_with_its_cause(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # RLlib used to restart a failed env runner silently; the run then sampled nothing, forever.
+    out = tmp_path / "run"
+    argv = [
+        *SMOKE,
+        *VS_RANDOM,
+        "--players",
+        "2",
+        "--num-env-runners",
+        "0",
+        "--opponents",
+        "tests.test_ray:failing_agent",
+    ]
+    assert train([*argv, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "training failed: iteration 1 failed" in err and "RuntimeError('the opponent broke')" in err
+    assert not out.exists()  # nothing written: no folder left behind
+
+
+def test_a_folder_with_a_previous_run_is_refused(run_2p: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert train([*SMOKE, "--out", str(run_2p)]) == 2  # it would have replaced best/ and progress.jsonl
+    assert "holds a previous run" in capsys.readouterr().err
+
+
+def test_env_runners_play_different_deals() -> None:
+    # RLlib seeds sub-env j of runner w with seed + w + j: runner 1's env 1 and runner 2's env 0
+    # both get seed + 2, and used to play the same deals.
+    from ray.rllib.env.env_context import EnvContext
+
+    def first_deal(worker: int, seed: int) -> np.ndarray:
+        env = TurnBasedEnv(EnvContext({"num_players": 2}, worker_index=worker))
+        obs, _ = env.reset(seed=seed)
+        return next(iter(obs.values()))[OBS_KEY]
+
+    assert not np.array_equal(first_deal(1, 2), first_deal(2, 2))
+    assert np.array_equal(first_deal(1, 2), first_deal(1, 2))
+    assert np.array_equal(
+        first_deal(0, 7), next(iter(TurnBasedEnv({"num_players": 2}).reset(seed=7)[0].values()))[OBS_KEY]
+    )
+
+
 # --------------------------------------------------------------------------- bad input
 def _closed_port() -> int:
     with socket.socket() as s:
@@ -237,6 +306,16 @@ def test_bad_ray_options_are_refused_with_a_message(tmp_path: Path, capsys: pyte
     assert "--num-env-runners must be 0" in capsys.readouterr().err
     assert train(["--num-env-runners", "3", "--out", str(out)]) == 2
     assert "needs 3 CPUs (one per env runner), the Ray cluster has 2" in capsys.readouterr().err
+    for argv, message in [
+        (["--timesteps", "nan"], "--timesteps must be a finite number of at least 1, got nan"),
+        (["--eval-every", "inf"], "--eval-every must be a finite number of at least 1, got inf"),
+        (["--ent-coef", "nan"], "--ent-coef must be a finite number >= 0, got nan"),
+        (["--shaping", "-1"], "--shaping must be a finite number >= 0, got -1.0"),
+        (["--seed", str(2**32)], "--seed must be an integer from 0 to 2,147,483,647"),
+        (["--players", "1", "--eval-opponent", "greedy"], "--eval-opponent: for 2-4 players"),
+    ]:
+        assert train([*argv, "--out", str(out)]) == 2, argv
+        assert message in capsys.readouterr().err, argv
     address = f"127.0.0.1:{_closed_port()}"
     t0 = time.perf_counter()
     assert train(["--address", address, "--out", str(out)]) == 2

@@ -37,6 +37,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -101,6 +102,17 @@ RLLIB_PREFIX = "rllib:"
 
 def is_checkpoint(spec: str) -> bool:
     return spec.lower().endswith(CHECKPOINT_SUFFIXES) or spec.startswith((RLLIB_PREFIX, NET_PREFIX))
+
+
+def absolute_spec(spec: str) -> str:
+    """``spec`` with the path of a checkpoint made absolute (other specs unchanged): a spec
+    sent to a Ray worker, whose current folder is not the command's."""
+    if not is_checkpoint(spec):
+        return spec
+    for prefix in (RLLIB_PREFIX, NET_PREFIX):
+        if spec.startswith(prefix):
+            return prefix + str(Path(spec[len(prefix) :]).resolve())
+    return str(Path(spec).resolve())
 
 
 def valid_choices() -> str:

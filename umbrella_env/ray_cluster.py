@@ -135,8 +135,8 @@ def ray_session(
         probe(address)
         try_join(address)
         ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-    else:
-        ray.init(num_cpus=num_cpus or local_cpus(), include_dashboard=False, log_to_driver=False,
+    else:  # address "local": a new Ray here even when RAY_ADDRESS or a `ray start` cluster would be found
+        ray.init(address="local", num_cpus=num_cpus or local_cpus(), include_dashboard=False, log_to_driver=False,
                  logging_level=logging.ERROR)  # fmt: skip
     try:
         yield ray
@@ -146,3 +146,35 @@ def ray_session(
 
 def cluster_cpus(ray: Any) -> int:
     return int(ray.cluster_resources().get("CPU", 0))
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): .+")
+
+
+def worker_errors(ray: Any, since: float) -> list[str]:
+    """The last exception line with a message (``SomeError: message``) of each Ray worker log of this
+    machine written after ``since`` (a ``time.time()``), for a failure whose cause Ray kept
+    in the worker's log: RLlib ends an env runner that raised with ``sys.exit(1)``, and the
+    driver learns only that the actor died.  Empty when the logs are not readable here (a
+    remote node's)."""
+    try:  # the session's log folder: not in Ray's public API, so read defensively
+        logs = ray._private.worker._global_node.get_logs_dir_path()
+    except Exception:
+        return []
+    found = []
+    try:
+        names = sorted(n for n in os.listdir(logs) if n.startswith("worker-") and n.endswith(".err"))
+    except OSError:
+        return []
+    for name in names:
+        path = os.path.join(logs, name)
+        try:
+            if os.path.getmtime(path) < since:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = [line.rstrip() for line in f if _EXCEPTION_LINE.match(line)]
+        except OSError:
+            continue
+        if lines:
+            found.append(lines[-1])  # the last with a message: the outermost that says what failed
+    return found

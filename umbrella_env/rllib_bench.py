@@ -27,6 +27,7 @@ from typing import Any
 
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
 from umbrella_env.rllib_train import build_config, build_parser, check_options
+from umbrella_env.training.options import given_options
 
 PROG = "python -m umbrella_env.rllib_bench"
 
@@ -96,13 +97,25 @@ def build_bench_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: rllib_train options a benchmark does not use (it writes nothing, evaluates nothing, and
+#: sets the env-runner count from --runners): refused when given.
+UNUSED = {
+    "out", "timesteps", "iterations", "eval_every", "eval_games", "eval_opponent", "pretrain", "pretrain_games",
+    "pretrain_epochs", "pretrain_lr", "pretrain_batch", "workers", "num_env_runners",
+}  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_bench_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(None if argv is None else list(argv))
+        args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     try:
+        unused = sorted(f"--{k.replace('_', '-')}" for k in given_options(build_bench_parser, argv) & UNUSED)
+        if unused:
+            raise ValueError(f"{', '.join(unused)}: not used by the benchmark (--runners sets the env runners)")
         check_options(args)
         if any(r < 0 for r in args.runners):
             raise ValueError(f"--runners must be 0 or more each, got {args.runners}")

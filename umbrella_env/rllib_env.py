@@ -52,6 +52,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from agents.rllib_module import MASK_KEY, OBS_KEY
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
     EnvGame,
@@ -82,6 +83,18 @@ def masked_observation(observation: np.ndarray, legal: np.ndarray) -> dict[str, 
     return {OBS_KEY: np.asarray(observation, dtype=np.float32), MASK_KEY: legal.astype(np.float32)}
 
 
+def runner_seed(seed: int | None, env_config: Any) -> int | None:
+    """The seed of an env's deals.  RLlib seeds sub-env ``j`` of env runner ``w`` with
+    ``seed + w + j``, so two runners would play the same deals (runner 1's env 1 and runner
+    2's env 0 both get ``seed + 2``); the runner's index (``env_config.worker_index``) is
+    mixed in.  Runner 0, and an env made outside RLlib, keep the seed as given."""
+    worker = int(getattr(env_config, "worker_index", 0) or 0)
+    seed = check_seed(seed)
+    if seed is None or worker == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, worker]).generate_state(1)[0])
+
+
 def _options(env_config: Any) -> dict[str, Any]:
     cfg = dict(env_config or {})
     known = {"num_players", "plate_level", "max_turns", "shaping", "opponents"}
@@ -102,6 +115,7 @@ class TurnBasedEnv(MultiAgentEnv):
     def __init__(self, env_config: Any = None) -> None:
         super().__init__()
         cfg = _options(env_config)
+        self._env_config = env_config
         self.config = GameConfig(
             num_players=cfg.get("num_players", 2),
             plate_level=cfg.get("plate_level", 1),
@@ -130,7 +144,7 @@ class TurnBasedEnv(MultiAgentEnv):
     # ------------------------------------------------------------------ RLlib API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         check_reset_options(options)
-        seed = check_seed(seed)
+        seed = runner_seed(seed, self._env_config)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._g = g = EnvGame.deal(self.config, self._rng)
@@ -148,6 +162,8 @@ class TurnBasedEnv(MultiAgentEnv):
 
     def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         g = self._require_game()
+        if g.over:
+            raise GameOverError("the game is over: call reset() before step()")
         mover = self.possible_agents[g.actor]
         if mover not in action_dict:
             raise ValueError(f"{mover} is to move, but the action dict has only {sorted(action_dict)}")
@@ -214,6 +230,7 @@ class MaskedSoloEnv(gym.Env):
         self.env = UmbrellaSoloEnv(
             plate_level=cfg.get("plate_level", 1), max_turns=cfg.get("max_turns", TRAIN_MAX_TURNS)
         )
+        self._env_config = env_config
         self.config = self.env.config
         self.observation_space = observation_space()
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
@@ -223,7 +240,7 @@ class MaskedSoloEnv(gym.Env):
         self.episode_illegal_actions = 0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        obs, info = self.env.reset(seed=runner_seed(seed, self._env_config), options=options)
         self.episode_illegal_actions = 0
         self._score = float(info["score"])
         self._legal = info["action_mask"].astype(bool)

@@ -54,9 +54,10 @@ import numpy as np
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
-from umbrella_env.match import AgentSpecError, build_agent, play_game
+from umbrella_env.match import AgentSpecError, absolute_spec, build_agent, play_game
 from umbrella_env.paths import output_dir_problem
-from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
+from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_errors
+from umbrella_env.training.options import given_options
 
 PROG = "python -m umbrella_env.rllib_train"
 #: The RLModule id: the shared policy of every seat (2-4 players), RLlib's default (solo).
@@ -64,6 +65,12 @@ SHARED, SOLO_MODULE = "shared", "default_policy"
 GAMMA = 0.99
 #: Seed of the evaluation deals (the same every evaluation, so the curve compares like with like).
 EVAL_SEED = 12345
+#: Options of 2-4 player runs only (refused in solo, which would ignore them).
+_MULTIPLAYER_ONLY = {"eval_opponent", "shaping"}
+#: What a run writes in --out; a folder that holds any of them is refused.
+RUN_FILES = ("progress.jsonl", "summary.json", "best", "last")
+#: The largest --seed: RLlib seeds env runner ``w`` with ``seed + w``, and NumPy takes seeds below 2**32.
+MAX_SEED = 2**31 - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,15 +175,21 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {args.players}")
     if not 1 <= args.level <= 4:
         raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ValueError(
+            f"--seed must be an integer from 0 to {MAX_SEED:,} (RLlib adds the env runner's index), got {args.seed}"
+        )
     if args.num_env_runners < 0:
         raise ValueError(
             f"--num-env-runners must be 0 (play the games in this process) or more, got {args.num_env_runners}"
         )
     for flag, attr in _POSITIVE:
-        if getattr(args, attr) < 1:
-            raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
+        value = getattr(args, attr)
+        if not (math.isfinite(value) and value >= 1):  # --timesteps and --eval-every are floats: nan, inf
+            raise ValueError(f"{flag} must be a finite number of at least 1, got {value}")
+    for flag, value in (("--shaping", args.shaping), ("--ent-coef", args.ent_coef)):
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{flag} must be a finite number >= 0, got {value}")
     if args.iterations is not None and args.iterations < 1:
         raise ValueError(f"--iterations must be at least 1, got {args.iterations}")
     if args.batch_size > args.train_batch:
@@ -205,7 +218,8 @@ def check_options(args: argparse.Namespace) -> GameConfig:
 def env_config(args: argparse.Namespace) -> dict[str, Any]:
     cfg: dict[str, Any] = {"num_players": args.players, "plate_level": args.level, "max_turns": args.max_turns}
     if args.players > 1:
-        cfg.update(shaping=args.shaping, opponents=list(args.opponents or []))
+        # absolute paths: an env runner on another node does not share this command's folder
+        cfg.update(shaping=args.shaping, opponents=[absolute_spec(s) for s in args.opponents or []])
     return cfg
 
 
@@ -249,6 +263,9 @@ def build_config(args: argparse.Namespace) -> Any:
             lambda_=0.95,
         )
         .callbacks(UmbrellaCallbacks)
+        # An env runner that fails (an opponent agent raising, an env bug) stops the run with its
+        # error: RLlib's default restarts it silently and the run goes on sampling nothing.
+        .fault_tolerance(restart_failed_env_runners=False, ignore_env_runner_failures=False)
         .debugging(seed=args.seed)
     )
     if solo:
@@ -391,6 +408,10 @@ def evaluate(agent: Any, config: GameConfig, opponent: str | None, games: int, s
 
 
 # --------------------------------------------------------------------------- the run
+class TrainingFailed(RuntimeError):
+    """The run cannot go on (an env runner failed): reported in one message, exit status 1."""
+
+
 def _fail(message: str) -> int:
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return 2
@@ -399,19 +420,30 @@ def _fail(message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command; returns the exit status (2 for bad input, with a message on stderr)."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(None if argv is None else list(argv))
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse printed the usage and the problem
         return exc.code if isinstance(exc.code, int) else 2
     try:
         import_ray(PROG)
         config = check_options(args)
+        if config.solo:
+            ignored = sorted(f"--{k.replace('_', '-')}" for k in given_options(build_parser, argv) & _MULTIPLAYER_ONLY)
+            if ignored:
+                raise ValueError(f"{', '.join(ignored)}: for 2-4 players; a solo run has no opponent and no score edge")
     except (ValueError, RayUnavailable) as exc:
         return _fail(str(exc))
     out = args.out or Path("runs") / f"rllib-{args.players}p-l{args.level}-{time.strftime('%Y%m%d-%H%M%S')}"
     problem = output_dir_problem(out)
     if problem is not None:
         return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")
+    previous = [name for name in RUN_FILES if (out / name).exists()]
+    if previous:
+        return _fail(
+            f"--out {str(out)!r} holds a previous run ({', '.join(previous)}): give another folder "
+            "(an RLlib run cannot be resumed, and would replace them)"
+        )
     created = not out.exists()
     try:
         with ray_session(args.address, what=PROG) as ray:
@@ -422,15 +454,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"the Ray cluster has {cpus}"
                 )
             out.mkdir(parents=True, exist_ok=True)
-            return _train(args, config, out, cpus)
+            return _train(args, config, out, cpus, ray)
     except RayUnavailable as exc:
         return _fail(str(exc))
+    except TrainingFailed as exc:
+        print(f"{PROG}: training failed: {exc}", file=sys.stderr)
+        return 1
     finally:
-        if created and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()  # a run that failed before writing anything leaves no empty folder
+        if created and out.is_dir() and all(p.name == "progress.jsonl" and not p.stat().st_size for p in out.iterdir()):
+            shutil.rmtree(out)  # a run that failed before writing anything leaves no (empty) folder
 
 
-def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int) -> int:
+def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, ray: Any) -> int:
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
@@ -445,24 +480,25 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int) -
         if config.solo
         else (f"vs frozen {', '.join(args.opponents)}" if args.opponents else "shared-policy self-play")
     )
+    budget = f"{int(args.timesteps):,} env steps" + (f" or {args.iterations} iterations" if args.iterations else "")
     print(
         f"RLlib PPO, {config.num_players}-player level {config.plate_level} ({mode}), "
-        f"{int(args.timesteps):,} env steps, {args.num_env_runners} env runner(s) x {args.envs_per_runner} games "
+        f"{budget}, {args.num_env_runners} env runner(s) x {args.envs_per_runner} games "
         f"on a Ray cluster of {cpus} CPUs -> {out}",
         flush=True,
     )
-    t_build = time.perf_counter()
+    t_build, started = time.perf_counter(), time.time()
     algo = build_config(args).build_algo()
     print(f"built in {time.perf_counter() - t_build:.1f} s", flush=True)
     log = (out / "progress.jsonl").open("w", encoding="utf-8")
     history: list[dict[str, Any]] = []
-    best, best_row = -np.inf, None
+    best, best_row, last_eval = -np.inf, None, None
     next_eval = args.eval_every
     steps = iteration = 0
     t0 = time.perf_counter()
 
     def run_eval() -> dict[str, Any]:
-        nonlocal best, best_row
+        nonlocal best, best_row, last_eval
         meta = metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
                         opponents=args.opponents or [])  # fmt: skip
         save_checkpoint(algo, out / "last", meta)
@@ -482,6 +518,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int) -
             best_row = row
         print(f"[eval @ {steps:,} steps, {args.eval_games} games] " + "; ".join(r.describe() for r in results)
               + ("  (new best)" if improved else ""), flush=True)  # fmt: skip
+        last_eval = row
         return row
 
     pretrain_history = None
@@ -492,10 +529,27 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int) -
             log.write(json.dumps(run_eval()) + "\n")
         while steps < args.timesteps and (args.iterations is None or iteration < args.iterations):
             t_iter = time.perf_counter()
-            result = algo.train()
+            try:
+                result = algo.train()
+            except KeyboardInterrupt:
+                print(f"interrupted at {steps:,} env steps: a last evaluation and the summary follow "
+                      "(interrupt again to leave without them)", flush=True)  # fmt: skip
+                break
+            except Exception as exc:  # an env runner's failure: Ray reports the actor's death, its log the cause
+                # A remote env runner that raised is ended by RLlib; Ray reports only the actor's
+                # death, and the runner's log holds the cause. A local one raises here.
+                causes = worker_errors(ray, started) if isinstance(exc, ray.exceptions.RayError) else []
+                cause = f"; the env runner's error: {causes[0]}" if causes else f": {_described(exc)}"
+                logging.disable(logging.CRITICAL)  # stopping the dead runners would log their tracebacks
+                raise TrainingFailed(f"iteration {iteration + 1} failed{cause}") from None
             iteration += 1
             runners = result.get(ENV_RUNNER_RESULTS, {})
             before, steps = steps, int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
+            if steps == before:  # an env runner failed (fault tolerance is off) or played nothing
+                raise TrainingFailed(
+                    f"iteration {iteration} sampled no env steps: the env runners played no game "
+                    "(see the error above, or the Ray logs under /tmp/ray/session_latest/logs)"
+                )
             elapsed = time.perf_counter() - t_iter
             row = {
                 "iteration": iteration,
@@ -519,11 +573,17 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int) -
                 log.write(json.dumps(ev) + "\n")
                 log.flush()
         elapsed = time.perf_counter() - t0
-        final = run_eval()
-        log.write(json.dumps(final) + "\n")
+        if last_eval is not None and last_eval["env_steps"] == steps:
+            final = last_eval  # the last periodic evaluation was of this very policy
+        else:
+            final = run_eval()
+            log.write(json.dumps(final) + "\n")
     finally:
         log.close()
-        algo.stop()
+        try:
+            algo.stop()
+        finally:
+            logging.disable(logging.NOTSET)
     illegal = history[-1]["illegal_actions"] if history else None
     summary = {
         "players": config.num_players,
@@ -543,12 +603,24 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int) -
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    illegal_text = "no finished game reported illegal actions" if illegal is None else f"{illegal:.0f} illegal actions"
     print(
         f"done: {steps:,} env steps in {elapsed:.0f} s ({steps / elapsed:,.0f} env steps/s), "
-        f"{illegal:.0f} illegal actions; best: {out / 'best'} (evaluate.py --agents rllib:{out / 'best'} ...)",
+        f"{illegal_text}; best: {out / 'best'} (evaluate.py --agents rllib:{out / 'best'} ...)",
         flush=True,
     )
     return 0
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: message`` of the outermost exception of ``exc``'s chain that has a message
+    (RLlib re-raises an env's error as a bare ``RuntimeError``)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if str(seen):
+            return f"{type(seen).__name__}: {seen}"
+        seen = seen.__cause__ or seen.__context__
+    return type(exc).__name__
 
 
 def _fields(row: dict[str, Any]) -> str:

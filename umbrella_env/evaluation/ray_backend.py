@@ -15,22 +15,11 @@ checkpoint files at the same path (docs/scaling.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from umbrella_env.core.config import GameConfig
-from umbrella_env.match import NET_PREFIX, RLLIB_PREFIX, is_checkpoint
+from umbrella_env.match import absolute_spec
 from umbrella_env.ray_cluster import cluster_cpus, ray_session
-
-
-def absolute_spec(spec: str) -> str:
-    """``spec`` with the path of a checkpoint made absolute (other specs unchanged)."""
-    if not is_checkpoint(spec):
-        return spec
-    for prefix in (RLLIB_PREFIX, NET_PREFIX):
-        if spec.startswith(prefix):
-            return prefix + str(Path(spec[len(prefix) :]).resolve())
-    return str(Path(spec).resolve())
 
 
 def play_on_ray(
