@@ -129,7 +129,7 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
         (["--bench-iterations", "0"], "--bench-iterations must be at least 1, got 0"),
         (["--runners", "1", "-1"], "--runners must be 0 or more each, got [1, -1]"),
         (["--learning-rate", "nan"], "--learning-rate must be a positive number, got nan"),
-        (["--out", "x", "--eval-games", "4"], "--eval-games, --out: not used by the benchmark"),
+        (["--out", "x", "--eval-games", "4"], "--eval-games, --out: not used by this benchmark"),
     ]:
         assert rllib_bench.main(argv) == 2
         assert message in capsys.readouterr().err  # the option is refused before Ray is looked for

@@ -252,23 +252,22 @@ def failing_agent() -> _FailingAgent:
     return _FailingAgent()
 
 
-def test_a_failing_env_stops_the_run_with_its_cause(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # RLlib used to restart a failed env runner silently; the run then sampled nothing, forever.
+@pytest.mark.parametrize("runners", [0, 1])
+def test_a_failing_env_stops_the_run_with_its_cause(
+    runners: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A remote env runner (runners=1) used to be restarted silently by RLlib, and the run then
+    # sampled nothing, forever; its error is read from the dead actor's own log.
     out = tmp_path / "run"
-    argv = [
-        *SMOKE,
-        *VS_RANDOM,
-        "--players",
-        "2",
-        "--num-env-runners",
-        "0",
-        "--opponents",
-        "tests.test_ray:failing_agent",
-    ]
-    assert train([*argv, "--out", str(out)]) == 1
+    argv = [*SMOKE, *VS_RANDOM, "--players", "2", "--num-env-runners", str(runners)]
+    argv += ["--opponents", "tests.test_ray:failing_agent", "--out", str(out)]
+    assert train(argv) == 1
     err = capsys.readouterr().err
     assert "training failed: iteration 1 failed" in err and "RuntimeError('the opponent broke')" in err
     assert not out.exists()  # nothing written: no folder left behind
+    out.mkdir()  # a folder the user made: the failed run leaves it empty, so a retry is accepted
+    assert train(argv) == 1
+    assert out.is_dir() and not any(out.iterdir())
 
 
 def test_a_folder_with_a_previous_run_is_refused(run_2p: Path, capsys: pytest.CaptureFixture[str]) -> None:

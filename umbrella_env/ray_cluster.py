@@ -149,32 +149,29 @@ def cluster_cpus(ray: Any) -> int:
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): .+")
+_PID = re.compile(r"\bpid: (\d+)")
 
 
-def worker_errors(ray: Any, since: float) -> list[str]:
-    """The last exception line with a message (``SomeError: message``) of each Ray worker log of this
-    machine written after ``since`` (a ``time.time()``), for a failure whose cause Ray kept
-    in the worker's log: RLlib ends an env runner that raised with ``sys.exit(1)``, and the
-    driver learns only that the actor died.  Empty when the logs are not readable here (a
-    remote node's)."""
+def worker_error(ray: Any, exc: BaseException) -> str | None:
+    """The cause of a Ray actor's death ``exc`` from the actor's own log on this machine: the
+    last exception line with a message (``SomeError: message``) of its ``worker-*-<pid>.err``.
+    RLlib ends an env runner that raised with ``sys.exit(1)``, and the driver learns only
+    that the actor died (its pid is in the message).  None when the pid is not given or the
+    log is not readable here (a remote node's)."""
+    found = _PID.search(str(exc))
+    if found is None:
+        return None
     try:  # the session's log folder: not in Ray's public API, so read defensively
         logs = ray._private.worker._global_node.get_logs_dir_path()
+        names = [n for n in os.listdir(logs) if n.startswith("worker-") and n.endswith(f"-{found.group(1)}.err")]
     except Exception:
-        return []
-    found = []
-    try:
-        names = sorted(n for n in os.listdir(logs) if n.startswith("worker-") and n.endswith(".err"))
-    except OSError:
-        return []
+        return None
     for name in names:
-        path = os.path.join(logs, name)
         try:
-            if os.path.getmtime(path) < since:
-                continue
-            with open(path, encoding="utf-8", errors="replace") as f:
+            with open(os.path.join(logs, name), encoding="utf-8", errors="replace") as f:
                 lines = [line.rstrip() for line in f if _EXCEPTION_LINE.match(line)]
         except OSError:
             continue
         if lines:
-            found.append(lines[-1])  # the last with a message: the outermost that says what failed
-    return found
+            return lines[-1]  # the last with a message: the outermost that says what failed
+    return None

@@ -44,6 +44,7 @@ import math
 import shutil
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,7 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.match import AgentSpecError, absolute_spec, build_agent, play_game
 from umbrella_env.paths import output_dir_problem
-from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_errors
+from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
 from umbrella_env.training.options import given_options
 
 PROG = "python -m umbrella_env.rllib_train"
@@ -66,7 +67,7 @@ GAMMA = 0.99
 #: Seed of the evaluation deals (the same every evaluation, so the curve compares like with like).
 EVAL_SEED = 12345
 #: Options of 2-4 player runs only (refused in solo, which would ignore them).
-_MULTIPLAYER_ONLY = {"eval_opponent", "shaping"}
+MULTIPLAYER_ONLY = {"eval_opponent", "shaping"}
 #: What a run writes in --out; a folder that holds any of them is refused.
 RUN_FILES = ("progress.jsonl", "summary.json", "best", "last")
 #: The largest --seed: RLlib seeds env runner ``w`` with ``seed + w``, and NumPy takes seeds below 2**32.
@@ -429,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import_ray(PROG)
         config = check_options(args)
         if config.solo:
-            ignored = sorted(f"--{k.replace('_', '-')}" for k in given_options(build_parser, argv) & _MULTIPLAYER_ONLY)
+            ignored = sorted(f"--{k.replace('_', '-')}" for k in given_options(build_parser, argv) & MULTIPLAYER_ONLY)
             if ignored:
                 raise ValueError(f"{', '.join(ignored)}: for 2-4 players; a solo run has no opponent and no score edge")
     except (ValueError, RayUnavailable) as exc:
@@ -438,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = output_dir_problem(out)
     if problem is not None:
         return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")
-    previous = [name for name in RUN_FILES if (out / name).exists()]
+    previous = [n for n in RUN_FILES if (out / n).exists() and not (n == "progress.jsonl" and _empty(out / n))]
     if previous:
         return _fail(
             f"--out {str(out)!r} holds a previous run ({', '.join(previous)}): give another folder "
@@ -458,11 +459,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RayUnavailable as exc:
         return _fail(str(exc))
     except TrainingFailed as exc:
+        if exc.__cause__ is not None:  # not an env runner's error: where it came from matters
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
         print(f"{PROG}: training failed: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if created and out.is_dir() and all(p.name == "progress.jsonl" and not p.stat().st_size for p in out.iterdir()):
-            shutil.rmtree(out)  # a run that failed before writing anything leaves no (empty) folder
+    finally:  # a run that failed before writing anything leaves no empty log, nor a folder it made
+        if _empty(out / "progress.jsonl"):
+            (out / "progress.jsonl").unlink()
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
 
 
 def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, ray: Any) -> int:
@@ -487,7 +492,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         f"on a Ray cluster of {cpus} CPUs -> {out}",
         flush=True,
     )
-    t_build, started = time.perf_counter(), time.time()
+    t_build = time.perf_counter()
     algo = build_config(args).build_algo()
     print(f"built in {time.perf_counter() - t_build:.1f} s", flush=True)
     log = (out / "progress.jsonl").open("w", encoding="utf-8")
@@ -522,6 +527,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         return row
 
     pretrain_history = None
+    interrupted = False
     try:
         if args.pretrain is not None:  # the clock (t0) includes the teacher games and the cloning
             pretrain_history = clone_teacher(algo, args, config, module_id)
@@ -532,23 +538,26 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             try:
                 result = algo.train()
             except KeyboardInterrupt:
-                print(f"interrupted at {steps:,} env steps: a last evaluation and the summary follow "
-                      "(interrupt again to leave without them)", flush=True)  # fmt: skip
+                interrupted = True
                 break
-            except Exception as exc:  # an env runner's failure: Ray reports the actor's death, its log the cause
-                # A remote env runner that raised is ended by RLlib; Ray reports only the actor's
-                # death, and the runner's log holds the cause. A local one raises here.
-                causes = worker_errors(ray, started) if isinstance(exc, ray.exceptions.RayError) else []
-                cause = f"; the env runner's error: {causes[0]}" if causes else f": {_described(exc)}"
+            except Exception as exc:
+                # A remote env runner that raised is ended by RLlib (sys.exit): Ray reports the
+                # actor's death and the runner's own log holds the cause. A local one raises here.
+                ray_error = isinstance(exc, ray.exceptions.RayError)
+                cause = worker_error(ray, exc) if ray_error else None
                 logging.disable(logging.CRITICAL)  # stopping the dead runners would log their tracebacks
-                raise TrainingFailed(f"iteration {iteration + 1} failed{cause}") from None
+                raise TrainingFailed(
+                    f"iteration {iteration + 1} failed: "
+                    + (f"the env runner's error: {cause}" if cause else _described(exc))
+                ) from (None if ray_error else exc)
             iteration += 1
             runners = result.get(ENV_RUNNER_RESULTS, {})
             before, steps = steps, int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
             if steps == before:  # an env runner failed (fault tolerance is off) or played nothing
+                logging.disable(logging.CRITICAL)
                 raise TrainingFailed(
                     f"iteration {iteration} sampled no env steps: the env runners played no game "
-                    "(see the error above, or the Ray logs under /tmp/ray/session_latest/logs)"
+                    "(their errors are in the Ray logs of their nodes)"
                 )
             elapsed = time.perf_counter() - t_iter
             row = {
@@ -569,9 +578,16 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             if steps >= next_eval:
                 while next_eval <= steps:
                     next_eval += args.eval_every
-                ev = run_eval()
+                try:
+                    ev = run_eval()
+                except KeyboardInterrupt:
+                    interrupted = True
+                    break
                 log.write(json.dumps(ev) + "\n")
                 log.flush()
+        if interrupted:
+            print(f"interrupted at {steps:,} env steps: a last evaluation and the summary follow "
+                  "(interrupt again to leave without them)", flush=True)  # fmt: skip
         elapsed = time.perf_counter() - t0
         if last_eval is not None and last_eval["env_steps"] == steps:
             final = last_eval  # the last periodic evaluation was of this very policy
@@ -591,6 +607,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         "mode": mode,
         "env_steps": steps,
         "iterations": iteration,
+        "interrupted": interrupted,
         "seconds": round(elapsed, 1),
         "env_steps_per_second": round(steps / elapsed, 1),
         "num_env_runners": args.num_env_runners,
@@ -610,6 +627,10 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         flush=True,
     )
     return 0
+
+
+def _empty(path: Path) -> bool:
+    return path.is_file() and not path.stat().st_size
 
 
 def _described(exc: BaseException) -> str:
