@@ -390,16 +390,32 @@ def test_make_agent_zip_goes_to_the_policy_agent(tmp_path) -> None:
     assert "missing.zip" in str(err.value)
 
 
-def test_search_seconds_budget() -> None:
-    import time
+@pytest.mark.parametrize("common_numbers", [False, True])
+def test_search_seconds_budget_stops_at_the_deadline(common_numbers: bool, monkeypatch) -> None:
+    # A fake clock that moves 10 ms per simulation: the budget is checked without timing the test.
+    import agents.search as search_module
 
+    clock = [0.0]
+    simulate = SearchAgent.simulate
+
+    def timed_simulate(self, *args, **kwargs):
+        clock[0] += 0.01
+        return simulate(self, *args, **kwargs)
+
+    monkeypatch.setattr(search_module.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(SearchAgent, "simulate", timed_simulate)
     g = collect_states(1, 1)[0]
-    agent = SearchAgent(seconds=0.2, seed=0)
-    t0 = time.perf_counter()
-    a = agent.act(g.observe(0), g.legal_mask(), g)
-    elapsed = time.perf_counter() - t0
-    assert g.legal_mask()[a]
-    assert elapsed < 1.5
+    runs = {}
+    for seconds in (0.2, 0.5):
+        agent = SearchAgent(simulations=300, seconds=seconds, seed=0, common_numbers=common_numbers)
+        before = clock[0]
+        assert g.legal_mask()[agent.act(g.observe(0), g.legal_mask(), g)]
+        runs[seconds] = round((clock[0] - before) / 0.01)
+    candidates = min(agent.candidates, int(g.legal_mask().sum()))
+    if common_numbers:  # whole rounds of every candidate, until the deadline
+        assert runs[0.2] == candidates * -(-20 // candidates) and runs[0.5] == candidates * -(-50 // candidates)
+    else:  # every candidate once, then one simulation at a time until the deadline
+        assert runs[0.2] == max(20, candidates) and runs[0.5] == max(50, candidates)
 
 
 # --------------------------------------------------------------------------- strength

@@ -20,6 +20,8 @@ from umbrella_env.core.single import SingleGame
 
 pytestmark = pytest.mark.train
 
+# Collected (then deselected by -m "not train") in the run without torch: skip the module there.
+# With the train extra, tests/test_train.py imports torch unguarded, so a broken torch still fails.
 torch = pytest.importorskip("torch")
 
 import agents.az.search as az_search  # noqa: E402
@@ -358,7 +360,7 @@ TINY = [
 ]
 
 
-def test_tiny_seeded_run_is_reproducible_and_beats_random(tmp_path: Path) -> None:
+def test_tiny_seeded_run_is_reproducible_and_beats_random_and_greedy(tmp_path: Path) -> None:
     from umbrella_env.training import alphazero
 
     for run in ("a", "b"):
@@ -373,11 +375,19 @@ def test_tiny_seeded_run_is_reproducible_and_beats_random(tmp_path: Path) -> Non
     assert (tmp_path / "a" / "best.pt").is_file() and (tmp_path / "a" / "best.json").is_file()
     cfg = GameConfig(num_players=2)
     me = make_agent(str(tmp_path / "a" / "last.pt"), search=False, num_players=2, plate_level=1)
-    wins = sum(
-        play_game([me, make_agent("random")] if i % 2 == 0 else [make_agent("random"), me], cfg, 100 + i).credits[i % 2]
-        for i in range(10)
-    )
-    assert wins >= 8
+
+    def wins(opponent: str, games: int) -> float:
+        return sum(
+            play_game([me, make_agent(opponent)] if i % 2 == 0 else [make_agent(opponent), me], cfg, 100 + i).credits[
+                i % 2
+            ]
+            for i in range(games)
+        )
+
+    # Untrained networks of this size won 5-95% against random but at most 5% against greedy
+    # (5 seeds, 20 games each); this run's network won 100% and 82.5% (2026-11-26).
+    assert wins("random", 10) >= 8
+    assert wins("greedy", 20) >= 10
 
 
 def test_iterations_zero_fits_the_teacher_only(tmp_path: Path) -> None:

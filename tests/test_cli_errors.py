@@ -160,6 +160,26 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
             "--n-envs must be at least 1, got 0",
             marks=pytest.mark.train,
         ),
+        # train.py options a benchmark would ignore, and values that crashed or hung it
+        pytest.param(
+            "umbrella_env.training.bench",
+            ["--out", "x", "--quick"],
+            "--out, --quick: not used by this benchmark",
+            marks=pytest.mark.train,
+        ),
+        pytest.param(
+            "umbrella_env.training.bench", ["--level", "9"], "plate_level must be 1, 2, 3 or 4", marks=pytest.mark.train
+        ),
+        pytest.param(
+            "umbrella_env.training.bench_alphazero",
+            ["--max-considered", "1"],
+            "--max-considered must be at least 2, got 1",
+            marks=pytest.mark.train,
+        ),
+        ("umbrella_env.tools.bench_core", ["--seconds", "nan"], "--seconds must be a finite number > 0, got nan"),
+        ("umbrella_env.tools.bench_core", ["--batches", "0"], "--batches must be at least 1 each"),
+        ("umbrella_env.tools.bench_single", ["--repeat", "0"], "--repeat must be at least 1, got 0"),
+        ("umbrella_env.tools.bench_envs", ["--num-envs", "0"], "--num-envs must be at least 1, got 0"),
     ],
 )
 def test_check_and_benchmark_tools_refuse_bad_options(module: str, argv: list[str], message: str, capsys) -> None:

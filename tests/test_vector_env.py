@@ -76,6 +76,32 @@ def test_same_step_autoreset_reports_final_observation_and_score() -> None:
     assert seen > 0
 
 
+def test_same_step_final_observations_equal_the_single_envs_last_ones() -> None:
+    # Gymnasium's own vector env over the single env, in the same mode, is the reference for
+    # what info["final_obs"] holds (the finished game's last observation, for bootstrapping).
+    n = 4
+    native = make_native(n, autoreset_mode="same_step")
+    sync = gym.make_vec(
+        "umbrella_env/Solo-v0", num_envs=n, vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+    )  # fmt: skip
+    obs_n, info_n = native.reset(seed=21)
+    obs_s, _ = sync.reset(seed=21)
+    rng = np.random.default_rng(2)
+    finals = 0
+    for _ in range(100):
+        actions = random_actions(info_n["action_mask"], rng)
+        obs_n, _, term, trunc, info_n = native.step(actions)
+        obs_s, _, term_s, trunc_s, info_s = sync.step(actions)
+        np.testing.assert_array_equal(obs_n, obs_s)  # the new games' observations
+        np.testing.assert_array_equal(term | trunc, term_s | trunc_s)
+        for i in np.flatnonzero(term | trunc):
+            np.testing.assert_array_equal(info_n["final_obs"][i], info_s["final_obs"][i])
+            assert not np.array_equal(info_n["final_obs"][i], obs_n[i])
+            finals += 1
+    assert finals >= n
+
+
 def test_seeding_reproducible_and_distinct() -> None:
     a, _ = make_native(3).reset(seed=5)
     b, _ = make_native(3).reset(seed=5)

@@ -14,6 +14,7 @@ Target (issue #2): at least 500,000 steps/s at batch 4096 with 2 players on 2 co
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4, 1], choices=[1, 2, 3, 4])
     parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
     args = parser.parse_args(argv)
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        parser.error(f"--seconds must be a finite number > 0, got {args.seconds}")
+    if min(args.batches) < 1:
+        parser.error(f"--batches must be at least 1 each, got {args.batches}")
     print(f"{'players':>7} {'batch':>6} {'steps/s':>12} {'x reference':>12} {'bytes/game':>11}")
     for players in args.players:
         config = GameConfig(num_players=players, plate_level=args.level)

@@ -10,6 +10,9 @@ In one run, with the same random-legal-move loop for every env:
 
     python -m umbrella_env.tools.bench_envs [--seconds 5] [--num-envs 1024]
 
+Every row counts **decisions**: an AEC ``step(None)`` of an agent already done is not one,
+nor is the slot of a vector game waiting for its autoreset.
+
 Targets (issue #3): AEC >= 2x connect_four_v3, solo env >= 3x connect_four_v3, vector env
 >= 500,000 steps/s at 1024 envs.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -40,10 +44,9 @@ def aec_steps_per_second(make_env: Callable[[], Any], seconds: float, seed: int 
         for _agent in env.agent_iter():
             obs, reward, termination, truncation, info = env.last()
             if termination or truncation:
-                action = None
-            else:
-                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
-            env.step(action)
+                env.step(None)  # stepping a finished agent out: not a decision
+                continue
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
             steps += 1
             if steps % 256 == 0 and time.perf_counter() - t0 >= seconds:
                 break
@@ -71,13 +74,14 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int = 0) -> flo
     inner = env.unwrapped if hasattr(env, "unwrapped") else env
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
-    steps = 0
+    steps = calls = 0
     t0 = time.perf_counter()
     while True:
         actions = E.random_legal_actions(inner._state, rng)
         env.step(np.maximum(actions, 0))  # -1 only for games waiting for their autoreset
-        steps += num_envs
-        if steps % (num_envs * 16) == 0 and time.perf_counter() - t0 >= seconds:
+        steps += int((actions >= 0).sum())  # decisions: the waiting games' slots are not
+        calls += 1
+        if calls % 16 == 0 and time.perf_counter() - t0 >= seconds:
             break
     return steps / (time.perf_counter() - t0)
 
@@ -87,11 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--num-envs", type=int, default=1024)
     args = parser.parse_args(argv)
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        parser.error(f"--seconds must be a finite number > 0, got {args.seconds}")
+    if args.num_envs < 1:
+        parser.error(f"--num-envs must be at least 1, got {args.num_envs}")
     try:
         from pettingzoo.classic import connect_four_v3
     except ImportError as exc:
-        print(f"connect_four_v3 is not importable ({exc}); install the bench extra: pip install -e '.[bench]'")
-        return 1
+        parser.error(f"connect_four_v3 is not importable ({exc}); install the bench extra: pip install -e '.[bench]'")
     peer = aec_steps_per_second(connect_four_v3.env, args.seconds)
     print(f"{'env':<34} {'steps/s':>12} {'x connect_four_v3':>18}")
     print(f"{'pettingzoo connect_four_v3 (AEC)':<34} {peer:12,.0f} {1.0:18.2f}", flush=True)

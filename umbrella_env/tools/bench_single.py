@@ -155,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (the best is shown)")
     args = parser.parse_args(argv)
+    for flag, value in (("--steps", args.steps), ("--batched-steps", args.batched_steps), ("--repeat", args.repeat)):
+        if value < 1:
+            parser.error(f"{flag} must be at least 1, got {value}")
     print("microseconds per decision (random legal play)")
     header = {"players": 7, "single step": 12, "single s+o+m": 13, "agent loop": 11, "batched s+o+m": 14}
     header.update({"speed-up": 9, "new()": 7, "steps/game": 11})

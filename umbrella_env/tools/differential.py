@@ -55,13 +55,26 @@ class DiffStats:
     games_finished: int = 0
     terminated: int = 0
     truncated: int = 0
+    #: finished 2-4 player games whose end was triggered, and those that took reserve tokens
+    end_triggered: int = 0
+    reserve_used: int = 0
     phases: collections.Counter = field(default_factory=collections.Counter)
+
+    def count_finished(self, state: E.BatchState, done: np.ndarray) -> None:
+        """Count the games ``done`` of ``state`` (just finished, before their reset)."""
+        self.games_finished += done.size
+        self.terminated += int(state.terminated[done].sum())
+        self.truncated += int(state.truncated[done].sum())
+        if self.num_players > 1:
+            self.end_triggered += int((state.end_triggered_by[done] >= 0).sum())
+            self.reserve_used += int((state.reserve_used[done] > 0).sum())
 
     def summary(self) -> str:
         phases = ", ".join(f"{A.PHASES[p]} {n}" for p, n in sorted(self.phases.items()))
         return (
             f"P={self.num_players} L={self.plate_level}: {self.states} states equal, "
-            f"{self.games_finished} games finished ({self.terminated} terminated, {self.truncated} truncated); "
+            f"{self.games_finished} games finished ({self.terminated} terminated, {self.truncated} truncated, "
+            f"{self.end_triggered} with the end triggered, {self.reserve_used} using the reserve); "
             f"decisions: {phases}"
         )
 
@@ -145,8 +158,11 @@ def run(
     greedy: float = 0.7,
     stress: float = 0.2,
     max_turns: int = 120,
+    late: float = 0.3,
 ) -> DiffStats:
-    """Compare the engines until ``states`` states have been checked; raise :class:`Mismatch`."""
+    """Compare the engines until ``states`` states have been checked; raise :class:`Mismatch`.
+    A share ``late`` of the games starts from :func:`late_start` (game ends, the final round
+    and reserve tokens are frequent), a share ``stress`` from :func:`stress_start`."""
     cfg = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
     rng = np.random.default_rng(seed)
     state = E.init(cfg, batch, seed=rng)
@@ -156,6 +172,9 @@ def run(
     def start(games: np.ndarray) -> None:
         for b in games:
             d = batch_io.to_dict(state, int(b))
+            if rng.random() < late:
+                d = late_start(d, rng)
+                batch_io.load_dict(state, int(b), d)
             if not cfg.solo and rng.random() < stress:
                 d = stress_start(d)
                 batch_io.load_dict(state, int(b), d)
@@ -195,9 +214,7 @@ def run(
             for b in done:
                 if ranks[b].tolist() != refs[b].ranks():
                     raise Mismatch(f"ranks differ: batched {ranks[b].tolist()} != reference {refs[b].ranks()}")
-            stats.games_finished += done.size
-            stats.terminated += int(state.terminated[done].sum())
-            stats.truncated += int(state.truncated[done].sum())
+            stats.count_finished(state, done)
             E.reset(state, done, rng)
             start(done)
     return stats
@@ -289,9 +306,7 @@ def run_single(
         stats.states += live.size
         done = np.flatnonzero(state.done)
         if done.size:
-            stats.games_finished += done.size
-            stats.terminated += int(state.terminated[done].sum())
-            stats.truncated += int(state.truncated[done].sum())
+            stats.count_finished(state, done)
             E.reset(state, done, rng)
             start(done)
             compare(done, "after a reset")

@@ -15,6 +15,7 @@ after one warm-up rollout each, and prints env steps/s and the ratio.  Needs the
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -23,31 +24,53 @@ import torch
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 import umbrella_env  # noqa: F401  (registers the envs)
+from umbrella_env.core.config import GameConfig
+from umbrella_env.core.errors import ConfigError
 from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
 from umbrella_env.training import ppo as train
+from umbrella_env.training.options import given_options
+
+#: train.py options that shape the model and the envs timed here; the others (output,
+#: resume, cloning, evaluation, opponents, ...) would be ignored, and are refused when given.
+USED = {"batch_size", "ent_coef", "features", "learning_rate", "level", "max_turns", "n_envs", "n_epochs", "net",
+        "players", "seed", "torch_threads", "bench_timesteps", "skip_peer"}  # fmt: skip
 
 
 def _measure(model, timesteps: int) -> float:
+    """Env steps/s of ``model.learn`` after a warm-up rollout; the steps counted are those
+    learn ran (whole rollouts of ``n_steps x n_envs``, so at least ``timesteps``)."""
     model.learn(model.n_steps * model.n_envs)  # warm-up rollout and update
+    before = model.num_timesteps
     t0 = time.perf_counter()
     model.learn(timesteps, reset_num_timesteps=False)
-    return timesteps / (time.perf_counter() - t0)
+    return (model.num_timesteps - before) / (time.perf_counter() - t0)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """train.py's parser (its model options apply) plus this benchmark's own options."""
     parser = train.build_parser()
     parser.description = __doc__
     parser.set_defaults(players=1)
     parser.add_argument("--bench-timesteps", type=int, default=60_000, help="decisions timed per env")
     parser.add_argument("--skip-peer", action="store_true", help="time the native vector env only")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = train.resolve_defaults(parser.parse_args(argv))
     if args.players != 1:
         parser.error("bench_train measures solo training (the native vector env is solo); use --players 1")
+    unused = sorted(f"--{k.replace('_', '-')}" for k in given_options(build_parser, argv) - USED)
+    if unused:
+        parser.error(f"{', '.join(unused)}: not used by this benchmark (it times training only)")
     try:
         train.check_options(args)
         if args.bench_timesteps < 1:
             raise ValueError(f"--bench-timesteps must be at least 1, got {args.bench_timesteps}")
-    except ValueError as exc:
+        GameConfig(num_players=1, plate_level=args.level, max_turns=args.max_turns)
+    except (ValueError, ConfigError) as exc:
         parser.error(str(exc))
     args.torch_threads = args.torch_threads or train.default_threads()
     torch.set_num_threads(max(1, args.torch_threads))

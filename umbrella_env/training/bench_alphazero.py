@@ -17,6 +17,7 @@ same games are split over N processes, each single-threaded, as ``--workers`` do
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -29,6 +30,11 @@ from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import process_pool
 from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
+
+
+def _ready(_: int) -> int:
+    """A no-op job: the pool's processes started, with this module (and torch) imported."""
+    return os.getpid()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("--games", args.games, 1),
         ("--simulations", args.simulations, 1),
         ("--workers", args.workers, 1),
+        ("--max-considered", args.max_considered, 2),
+        ("--seed", args.seed, 0),
     ):
         if value < low:
             p.error(f"{flag} must be at least {low}, got {value}")
@@ -69,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(1)
     name = {1: "az-solo", 2: "az-2p"}.get(args.players)
     path = args.checkpoint or (
-        str(shipped_path(name)) if name in SHIPPED_MODELS and shipped_path(name).is_file() else None
+        str(shipped_path(name))
+        if name in SHIPPED_MODELS and args.level == 1 and shipped_path(name).is_file()  # the shipped are level 1
+        else None
     )
     try:
         if path is not None:
@@ -103,13 +113,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"in flight x {args.workers} worker(s), {label}",
         flush=True,
     )
-    t0 = time.perf_counter()
     if args.workers == 1:
+        t0 = time.perf_counter()
         results = [selfplay_chunk(jobs[0])]
+        wall = time.perf_counter() - t0
     else:
         with process_pool(args.workers) as pool:
+            # The trainer keeps one pool for the whole run: its start (processes, imports) is not timed.
+            list(pool.map(_ready, range(args.workers)))
+            t0 = time.perf_counter()
             results = list(pool.map(selfplay_chunk, jobs))
-    wall = time.perf_counter() - t0
+            wall = time.perf_counter() - t0
     total = {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
     busy = total["seconds"]
     search = busy - total["network_s"] - total["engine_s"] - total["rollout_s"] - total["inputs_s"]
