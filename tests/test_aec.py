@@ -61,18 +61,23 @@ def test_illegal_action_raises_in_strict_mode() -> None:
         e.step(10_000)
 
 
+def _play_to_the_end(e, rng: np.random.Generator) -> dict[str, float]:
+    """Random legal moves until every agent has stepped out; each agent's summed rewards."""
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, _ = e.last()
+        totals[agent] += reward
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    return totals
+
+
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_losses_reach_every_agent_in_win_mode(num_players: int) -> None:
     """Play to the end: every agent's rewards sum to what its rank gives (+1 for a sole
     winner, +0.5 for a shared victory, -1 for every other agent, the middle ones included)."""
     e = umbrella_env.env(num_players=num_players, max_turns=3000)
     e.reset(seed=4)
-    rng = np.random.default_rng(0)
-    totals = {a: 0.0 for a in e.possible_agents}
-    for agent in e.agent_iter():
-        obs, reward, term, trunc, _ = e.last()
-        totals[agent] += reward
-        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    totals = _play_to_the_end(e, np.random.default_rng(0))
     ranks = e.unwrapped._g.game.ranks()
     winners = sum(r == 0 for r in ranks)
     expected = {a: (1.0 if winners == 1 else 0.5) if ranks[s] == 0 else -1.0 for s, a in enumerate(e.possible_agents)}
@@ -270,10 +275,7 @@ def test_last_after_every_agent_stepped_out_asks_for_a_reset() -> None:
 
     e = umbrella_env.env(num_players=2, max_turns=2)
     e.reset(seed=0)
-    rng = np.random.default_rng(0)
-    for _agent in e.agent_iter():
-        obs, _, term, trunc, _ = e.last()
-        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    _play_to_the_end(e, np.random.default_rng(0))
     assert not e.agents
     with pytest.raises(GameOverError, match="call reset"):  # PettingZoo's own last() raised a bare KeyError
         e.last()
