@@ -27,7 +27,7 @@ from typing import Any
 
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
 from umbrella_env.rllib_train import MULTIPLAYER_ONLY, build_config, build_parser, check_options
-from umbrella_env.training.options import given_options
+from umbrella_env.training.options import given_among
 
 PROG = "python -m umbrella_env.rllib_bench"
 
@@ -113,12 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        given = given_options(build_bench_parser, argv)
-        unused = sorted(
-            f"--{k.replace('_', '-')}" for k in given & (UNUSED | (MULTIPLAYER_ONLY if args.players == 1 else set()))
-        )
+        unused = given_among(build_bench_parser, argv, UNUSED | (MULTIPLAYER_ONLY if args.players == 1 else set()))
         if unused:
-            why = " (--runners sets the env runners)" if "num_env_runners" in given else ""
+            why = " (--runners sets the env runners)" if "--num-env-runners" in unused else ""
             raise ValueError(f"{', '.join(unused)}: not used by this benchmark{why}")
         check_options(args)
         if any(r < 0 for r in args.runners):

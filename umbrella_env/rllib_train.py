@@ -58,7 +58,7 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.match import AgentSpecError, absolute_spec, build_agent, play_game
 from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
-from umbrella_env.training.options import given_options
+from umbrella_env.training.options import given_among
 
 PROG = "python -m umbrella_env.rllib_train"
 #: The RLModule id: the shared policy of every seat (2-4 players), RLlib's default (solo).
@@ -430,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import_ray(PROG)
         config = check_options(args)
         if config.solo:
-            ignored = sorted(f"--{k.replace('_', '-')}" for k in given_options(build_parser, argv) & MULTIPLAYER_ONLY)
+            ignored = given_among(build_parser, argv, MULTIPLAYER_ONLY)
             if ignored:
                 raise ValueError(f"{', '.join(ignored)}: for 2-4 players; a solo run has no opponent and no score edge")
     except (ValueError, RayUnavailable) as exc:

@@ -28,7 +28,7 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError
 from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
 from umbrella_env.training import ppo as train
-from umbrella_env.training.options import given_options
+from umbrella_env.training.options import given_among
 
 #: train.py options that shape the model and the envs timed here; the others (output,
 #: resume, cloning, evaluation, opponents, ...) would be ignored, and are refused when given.
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     args = train.resolve_defaults(parser.parse_args(argv))
     if args.players != 1:
         parser.error("bench_train measures solo training (the native vector env is solo); use --players 1")
-    unused = sorted(f"--{k.replace('_', '-')}" for k in given_options(build_parser, argv) - USED)
+    unused = given_among(build_parser, argv, {a.dest for a in parser._actions} - USED)
     if unused:
         parser.error(f"{', '.join(unused)}: not used by this benchmark (it times training only)")
     try:

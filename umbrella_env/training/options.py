@@ -17,6 +17,14 @@ def given_options(build_parser: Callable[[], argparse.ArgumentParser], argv: Seq
     return set(vars(probe.parse_args(list(argv))))
 
 
+def given_among(
+    build_parser: Callable[[], argparse.ArgumentParser], argv: Sequence[str], dests: Collection[str]
+) -> list[str]:
+    """The options of ``dests`` written on the command line ``argv``, as sorted flags
+    (``--eval-games``): the options a command refuses because it would ignore them."""
+    return sorted(f"--{dest.replace('_', '-')}" for dest in given_options(build_parser, argv) & set(dests))
+
+
 def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Collection[str]) -> argparse.Namespace:
     """``args`` with every option of ``preset`` not in ``given`` (:func:`given_options`)
     set to the preset's value: the options given on the command line win."""
