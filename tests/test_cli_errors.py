@@ -171,6 +171,18 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
             "umbrella_env.training.bench", ["--level", "9"], "plate_level must be 1, 2, 3 or 4", marks=pytest.mark.train
         ),
         pytest.param(
+            "umbrella_env.training.bench",
+            ["--rounds", "0"],
+            "--rounds must be at least 1, got 0",
+            marks=pytest.mark.train,
+        ),
+        pytest.param(
+            "umbrella_env.training.bench_alphazero",
+            ["--peer-games", "-1"],
+            "--peer-games must be at least 0, got -1",
+            marks=pytest.mark.train,
+        ),
+        pytest.param(
             "umbrella_env.training.bench_alphazero",
             ["--max-considered", "1"],
             "--max-considered must be at least 2, got 1",

@@ -314,9 +314,29 @@ def test_umbrella_train_is_train_py() -> None:
 def test_bench_train_runs_both_envs(capsys) -> None:
     from umbrella_env.training import bench as bench_train
 
-    assert bench_train.main(["--n-envs", "4", "--bench-timesteps", "256", "--net", "32", "32"]) == 0
+    argv = ["--n-envs", "4", "--bench-timesteps", "256", "--net", "32", "32", "--rounds", "2", "--torch-threads", "1"]
+    assert bench_train.main(argv) == 0
     out = capsys.readouterr().out
-    assert "native vector env" in out and "DummyVecEnv" in out and "ratio native / peer" in out
+    # the rounds alternate the order of the two envs, so a change of load falls on both
+    assert "round 1/2: native vector env" in out and "round 2/2: DummyVecEnv of Solo-v0" in out
+    assert "ratio native / peer" in out and "(median of 2 rounds)" in out
+    # each env times whole rollouts of 32 x 4 steps: 2 rounds of 128 (at least 256 / 2 each)
+    assert out.count("(256 steps in ") == 2
+
+
+def test_bench_alphazero_reports_its_peer_in_the_same_run(capsys) -> None:
+    from umbrella_env.training import bench_alphazero
+
+    # level 2: an untrained network (the shipped ones are level 1), so the run stays small
+    argv = ["--players", "2", "--level", "2", "--games", "2", "--simulations", "2", "--max-considered", "2"]
+    assert bench_alphazero.main([*argv, "--peer-games", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "searched decisions/s" in out and "time share (all workers): engine" in out
+    assert "peer, one game in flight (1 game(s), one process)" in out
+    ratio = float(out.split("ratio batched / one game in flight, per process: ")[1].split()[0])
+    assert ratio > 0
+    assert bench_alphazero.main([*argv, "--peer-games", "0"]) == 0
+    assert "peer" not in capsys.readouterr().out
 
 
 def test_loading_a_policy_agent_leaves_process_settings_alone(tmp_path) -> None:

@@ -10,7 +10,12 @@ hyperparameters, overridable with train.py's own options) for ``--bench-timestep
 * on the peer SB3 users would build by hand: ``DummyVecEnv`` over ``--n-envs`` single
   ``umbrella_env/Solo-v0`` envs (masks through ``action_masks()``),
 
-after one warm-up rollout each, and prints env steps/s and the ratio.  Needs the train extra.
+after one warm-up rollout each, and prints env steps/s and the ratio.  The timed decisions
+are split into ``--rounds`` rounds that alternate the two (native then peer, then peer then
+native, ...), so a change of the machine's load during the run falls on both; the summary
+gives each env's rate over all its rounds and the median of the rounds' ratios.  On a
+machine shared with other work, ``--torch-threads 1`` keeps torch's threads from waiting on
+busy cores (seen at 10x slower updates with 2 threads on 2 busy cores).  Needs the train extra.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import sys
 import time
 
 import gymnasium as gym
+import numpy as np
 import torch
 from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -33,17 +39,21 @@ from umbrella_env.training.options import given_among
 #: train.py options that shape the model and the envs timed here; the others (output,
 #: resume, cloning, evaluation, opponents, ...) would be ignored, and are refused when given.
 USED = {"batch_size", "ent_coef", "features", "learning_rate", "level", "max_turns", "n_envs", "n_epochs", "net",
-        "players", "seed", "torch_threads", "bench_timesteps", "skip_peer"}  # fmt: skip
+        "players", "seed", "torch_threads", "bench_timesteps", "skip_peer", "rounds"}  # fmt: skip
 
 
-def _measure(model, timesteps: int) -> float:
-    """Env steps/s of ``model.learn`` after a warm-up rollout; the steps counted are those
-    learn ran (whole rollouts of ``n_steps x n_envs``, so at least ``timesteps``)."""
-    model.learn(model.n_steps * model.n_envs)  # warm-up rollout and update
+def _warm_up(model) -> None:
+    """One rollout and update, outside the timing."""
+    model.learn(model.n_steps * model.n_envs)
+
+
+def _timed(model, timesteps: int) -> tuple[int, float]:
+    """(env steps, seconds) of ``model.learn(timesteps)``; the steps counted are those learn
+    ran (whole rollouts of ``n_steps x n_envs``, so at least ``timesteps``)."""
     before = model.num_timesteps
     t0 = time.perf_counter()
     model.learn(timesteps, reset_num_timesteps=False)
-    return (model.num_timesteps - before) / (time.perf_counter() - t0)
+    return model.num_timesteps - before, time.perf_counter() - t0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(players=1)
     parser.add_argument("--bench-timesteps", type=int, default=60_000, help="decisions timed per env")
     parser.add_argument("--skip-peer", action="store_true", help="time the native vector env only")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating rounds the timed decisions are split into (default 3)"
+    )
     return parser
 
 
@@ -69,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         train.check_options(args)
         if args.bench_timesteps < 1:
             raise ValueError(f"--bench-timesteps must be at least 1, got {args.bench_timesteps}")
+        if args.rounds < 1:
+            raise ValueError(f"--rounds must be at least 1, got {args.rounds}")
         GameConfig(num_players=1, plate_level=args.level, max_turns=args.max_turns)
     except (ValueError, ConfigError) as exc:
         parser.error(str(exc))
@@ -82,20 +97,37 @@ def main(argv: list[str] | None = None) -> int:
     )
     native = UmbrellaSB3VecEnv(num_envs=args.n_envs, plate_level=args.level, max_turns=args.max_turns)
     native.seed(args.seed)
-    rate = _measure(train.build_model(args, native), args.bench_timesteps)
-    print(f"native vector env       {rate:10,.0f} env steps/s", flush=True)
-    if args.skip_peer:
-        return 0
-    peer = DummyVecEnv(
-        [
-            (lambda i=i: gym.make("umbrella_env/Solo-v0", plate_level=args.level, max_turns=args.max_turns))
-            for i in range(args.n_envs)
-        ]
-    )
-    peer.seed(args.seed)
-    peer_rate = _measure(train.build_model(args, peer), args.bench_timesteps)
-    print(f"DummyVecEnv of Solo-v0  {peer_rate:10,.0f} env steps/s", flush=True)
-    print(f"ratio native / peer     {rate / peer_rate:10.2f}", flush=True)
+    models = {"native vector env": train.build_model(args, native)}
+    if not args.skip_peer:
+        peer = DummyVecEnv(
+            [
+                (lambda i=i: gym.make("umbrella_env/Solo-v0", plate_level=args.level, max_turns=args.max_turns))
+                for i in range(args.n_envs)
+            ]
+        )
+        peer.seed(args.seed)
+        models["DummyVecEnv of Solo-v0"] = train.build_model(args, peer)
+    for model in models.values():
+        _warm_up(model)
+    per_round = -(-args.bench_timesteps // args.rounds)
+    totals = {name: [0, 0.0] for name in models}
+    ratios = []
+    for r in range(args.rounds):
+        rates = {}
+        for name in list(models)[:: 1 if r % 2 == 0 else -1]:
+            steps, seconds = _timed(models[name], per_round)
+            totals[name][0] += steps
+            totals[name][1] += seconds
+            rates[name] = steps / seconds
+        line = ", ".join(f"{name} {rate:,.0f}" for name, rate in rates.items())
+        if len(rates) == 2:
+            ratios.append(rates["native vector env"] / rates["DummyVecEnv of Solo-v0"])
+            line += f", ratio {ratios[-1]:.2f}"
+        print(f"round {r + 1}/{args.rounds}: {line} env steps/s", flush=True)
+    for name, (steps, seconds) in totals.items():
+        print(f"{name:<24}{steps / seconds:10,.0f} env steps/s ({steps:,} steps in {seconds:.1f} s)", flush=True)
+    if ratios:
+        print(f"ratio native / peer     {float(np.median(ratios)):10.2f} (median of {len(ratios)} rounds)", flush=True)
     return 0
 
 

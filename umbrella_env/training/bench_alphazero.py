@@ -12,6 +12,10 @@ heuristic playouts at the leaves (``--rollout-weight`` > 0), the heuristic input
 network that reads them (``--heuristic-inputs`` in training) and the search (the tree:
 selection, sigma transform, backup; the rest).  With ``--workers N`` the
 same games are split over N processes, each single-threaded, as ``--workers`` does in training.
+
+The peer, measured in the same run: the same search with one game in flight (forward passes
+of a batch of one leaf, what batching across games avoids), played for ``--peer-games``
+games in this process; the ratio compares searched decisions/s per process.
 """
 
 from __future__ import annotations
@@ -58,6 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a .pt network (default: the shipped model for --players 1 or 2, else an untrained one)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument(
+        "--peer-games",
+        type=int,
+        default=2,
+        help="games played one at a time as the peer (default 2; 0 skips the peer)",
+    )
     args = p.parse_args(argv)
     for flag, value, low in (
         ("--players", args.players, 1),
@@ -67,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("--workers", args.workers, 1),
         ("--max-considered", args.max_considered, 2),
         ("--seed", args.seed, 0),
+        ("--peer-games", args.peer_games, 0),
     ):
         if value < low:
             p.error(f"{flag} must be at least {low}, got {value}")
@@ -139,8 +150,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"time share (all workers): engine {100 * total['engine_s'] / busy:.0f}%, "
         f"search {100 * search / busy:.0f}%, network {100 * total['network_s'] / busy:.0f}%, "
-        f"playouts {100 * total['rollout_s'] / busy:.0f}%, heuristic inputs {100 * total['inputs_s'] / busy:.0f}%"
+        f"playouts {100 * total['rollout_s'] / busy:.0f}%, heuristic inputs {100 * total['inputs_s'] / busy:.0f}%",
+        flush=True,
     )
+    if args.peer_games:
+        # The same games' first ones, each searched alone: a forward pass per leaf.
+        t0 = time.perf_counter()
+        peer = [selfplay_chunk({**jobs[0], "seeds": [s]}) for s in seeds[: args.peer_games]]
+        peer_wall = time.perf_counter() - t0
+        peer_decisions = sum(r["decisions"] for r in peer)
+        batched, alone = total["decisions"] / wall / args.workers, peer_decisions / peer_wall
+        print(
+            f"peer, one game in flight ({args.peer_games} game(s), one process): {peer_decisions:,} searched "
+            f"decisions in {peer_wall:.1f} s -> {alone:,.0f} searched decisions/s"
+        )
+        print(f"ratio batched / one game in flight, per process: {batched / alone:.2f}")
     return 0
 
 
