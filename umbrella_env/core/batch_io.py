@@ -21,7 +21,7 @@ from umbrella_env.core.serialize import encode_state, tile_code, validate_state_
 
 def to_dict(state: E.BatchState, b: int) -> dict[str, Any]:
     """Game ``b`` of the batch as a canonical state dict."""
-    b = _check_index(state, b)
+    b = E.check_index(state, b)
     cfg = state.config
     P = cfg.num_players
     return encode_state(
@@ -51,7 +51,7 @@ def to_dict(state: E.BatchState, b: int) -> dict[str, Any]:
 
 def load_dict(state: E.BatchState, b: int, d: Mapping[str, Any]) -> None:
     """Overwrite game ``b`` of the batch with the state dict ``d`` (validated first)."""
-    b = _check_index(state, b)
+    b = E.check_index(state, b)
     cfg = state.config
     d = validate_state_dict(d, components=cfg.components)
     for key, want in (("num_players", cfg.num_players), ("plate_level", cfg.plate_level), ("max_turns", cfg.max_turns)):
@@ -59,16 +59,17 @@ def load_dict(state: E.BatchState, b: int, d: Mapping[str, Any]) -> None:
             raise StateError(f"{key}: the batch is configured for {want}, the dict has {d[key]}")
     P = cfg.num_players
     H = state.stacks.shape[3]
-    state.stage[b] = [[[COLOURS.index(ch) for ch in row] for row in stage] for stage in d["stages"]]
-    state.zones[b], state.discard[b] = zone_count_rows(P, d["zones"])
-    state.stacks[b] = -1
+    stacks = np.full((P, 4, H), -1, np.int8)  # built before anything is written: a refusal changes nothing
     for p in range(P):
         for k in range(4):
             stack = d["slots"][p][k]
             if len(stack) > H:
                 raise StateError(f"slots[{p}][{k}]: a stack holds at most {H} tiles, got {len(stack)}")
             for depth, entry in enumerate(reversed(stack)):
-                state.stacks[b, p, k, depth] = tile_code(entry)
+                stacks[p, k, depth] = tile_code(entry)
+    state.stage[b] = [[[COLOURS.index(ch) for ch in row] for row in stage] for stage in d["stages"]]
+    state.zones[b], state.discard[b] = zone_count_rows(P, d["zones"])
+    state.stacks[b] = stacks
     state.plates[b] = [[-1 if c is None else COLOURS.index(c) for c in plate] for plate in d["plates"]]
     state.supply[b] = d["supply"]
     state.reserve_used[b] = d["reserve_used"]
@@ -100,9 +101,3 @@ def from_dict(d: Mapping[str, Any], components: ComponentSet | None = None) -> E
     state = E.allocate(config, 1)
     load_dict(state, 0, checked)
     return state
-
-
-def _check_index(state: E.BatchState, b: Any) -> int:
-    if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not 0 <= b < state.batch_size:
-        raise IndexError(f"game index must be an int in [0, {state.batch_size}), got {b!r}")
-    return int(b)

@@ -56,6 +56,26 @@ POWER_NAMES: tuple[str, ...] = ("extra_turn", "swap_stage", "swap_zone")
 PLATE_ROWS, PLATE_COLS = 2, 5
 
 
+class FrozenDict(dict):
+    """A dict that refuses changes: the tables of a :class:`ComponentSet`, which every game of
+    a configuration shares (and the engine's tables are cached per set), so a change would
+    reach every game unvalidated."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a component set cannot be changed; build another with load_components")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled (process pools) as a plain copy
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> FrozenDict:
+        return self
+
+
 @dataclass(frozen=True)
 class PlateSpec:
     """One score-plate level.
@@ -70,6 +90,9 @@ class PlateSpec:
     groups: tuple[tuple[tuple[int, ...], int], ...] | None = None
     adjacency_bonus: tuple[int, int, int] | None = None
     powers: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "powers", FrozenDict(self.powers))
 
     def accepts(self, space: int, colour: int, slot: int) -> bool:
         """Whether ``space`` accepts a figure of ``colour`` validated from ``slot``."""
@@ -132,6 +155,10 @@ class ComponentSet:
     supply: Mapping[int, int]
     reserve: int
     solo_tokens: int
+
+    def __post_init__(self) -> None:
+        for name in ("layouts", "plates", "supply"):
+            object.__setattr__(self, name, FrozenDict(getattr(self, name)))
 
     def face_cells(self, tile: int, face: int) -> tuple[int, ...]:
         """Cells (row * 4 + col, ascending) of a tile face, unrotated.  face 0 white, 1 black."""

@@ -12,6 +12,8 @@ from umbrella_env.core.errors import ConfigError
 #: Default turn limit (whole player turns, extra turns included) after which a game is
 #: truncated.  Over 99% of uniformly random games end before it (docs/rules.md §5.4).
 DEFAULT_MAX_TURNS = 3000
+#: The largest ``max_turns``: the batched engine counts turns in int32.
+MAX_TURNS_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,8 @@ class GameConfig:
             raise ConfigError(f"num_players must be 1 (solo), 2, 3 or 4, got {self.num_players}")
         if not 1 <= self.plate_level <= 4:
             raise ConfigError(f"plate_level must be 1, 2, 3 or 4, got {self.plate_level}")
-        if self.max_turns < 1:
-            raise ConfigError(f"max_turns must be a positive int, got {self.max_turns}")
+        if not 1 <= self.max_turns <= MAX_TURNS_LIMIT:
+            raise ConfigError(f"max_turns must be an int in [1, {MAX_TURNS_LIMIT}], got {self.max_turns}")
         if not isinstance(self.components, ComponentSet):
             raise ConfigError(
                 f"components must be a ComponentSet (see load_components), got {type(self.components).__name__}"

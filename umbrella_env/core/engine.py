@@ -148,14 +148,47 @@ class BatchState:
 ARRAY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(BatchState) if f.name != "config")
 
 
+def check_index(state: BatchState, b: Any) -> int:
+    """``b`` as the index of one game of the batch, or IndexError."""
+    if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, np.integer)) or not 0 <= b < state.batch_size:
+        raise IndexError(f"game index must be an int in [0, {state.batch_size}), got {b!r}")
+    return int(b)
+
+
+def check_indices(state: BatchState, idx: Any) -> NDArray[np.intp]:
+    """``idx`` as a 1-D array of game indices of the batch (repeats allowed), or IndexError.
+
+    Booleans are refused, not read as a mask: ``[True, False]`` would otherwise mean games
+    1 and 0 to NumPy's indexing and games 0 to a mask.
+    """
+    a = np.asarray(idx)
+    if a.size == 0:
+        return np.zeros(0, np.intp)
+    if a.ndim != 1 or a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer):
+        raise IndexError(f"game indices must be a 1-D sequence of ints, got {idx!r}")
+    if int(a.min()) < 0 or int(a.max()) >= state.batch_size:
+        raise IndexError(f"game indices must be in [0, {state.batch_size}), got {a.tolist()}")
+    return a.astype(np.intp)
+
+
 def take(state: BatchState, idx: IntArray) -> BatchState:
     """A new batch holding copies of the games ``idx`` (repeats allowed), in that order."""
-    idx = np.asarray(idx, dtype=np.intp)
+    idx = check_indices(state, idx)
+    if idx.size == 0:
+        raise IndexError("take needs at least one game index (a batch holds at least one game)")
     return BatchState(config=state.config, **{name: getattr(state, name)[idx] for name in ARRAY_FIELDS})
 
 
 def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
-    """Copy the games of ``source`` into the slots ``idx`` of ``state`` (same config)."""
+    """Copy the games of ``source`` into the slots ``idx`` of ``state`` (same config, one
+    game of ``source`` per index, in order)."""
+    idx = check_indices(state, idx)
+    if not isinstance(source, BatchState):
+        raise TypeError(f"put: source must be a BatchState, got {type(source).__name__}")
+    if source.config != state.config or source.config.components is not state.config.components:
+        raise ConfigError(f"put: the source batch is configured as {source.config}, the batch as {state.config}")
+    if source.batch_size != idx.size:
+        raise IndexError(f"put: {idx.size} slot(s) for the {source.batch_size} game(s) of the source")
     for name in ARRAY_FIELDS:
         getattr(state, name)[idx] = getattr(source, name)
 
@@ -200,9 +233,41 @@ def init(config: GameConfig, batch_size: int, seed: int | np.random.Generator | 
 def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ConfigError(f"seed must be an int, a numpy Generator or None, got {seed!r}")
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ConfigError(f"seed must be a non-negative int, a numpy Generator or None, got {seed!r}")
     return np.random.default_rng(seed)
+
+
+def _check_generator(rng: Any, what: str) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{what} needs a numpy Generator (np.random.default_rng(seed)), got {rng!r}")
+    return rng
+
+
+#: Game keys: any int of 64 bits, signed or unsigned (a negative key is its two's complement).
+KEY_RANGE = (-(2**63), 2**64)
+
+
+def check_keys(keys: Any, n: int) -> NDArray[np.uint64]:
+    """``keys`` as ``n`` unsigned 64-bit game keys, or ConfigError: ints (NumPy ints too) in
+    :data:`KEY_RANGE`, never floats or booleans (``1.5`` would deal the game of key 1)."""
+    try:
+        a = np.asarray(keys)
+    except (TypeError, ValueError, OverflowError):
+        a = None
+    if a is not None and a.dtype.kind in "iu" and a.size == n:  # the usual case, without a loop
+        return a.reshape(n).astype(np.uint64)
+    try:
+        a = np.asarray(keys, dtype=object).reshape(-1)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.size != n:
+        raise ConfigError(f"expected {n} game key(s), one per game reset, got {keys!r}")
+    low, high = KEY_RANGE
+    for k in a:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or not low <= k < high:
+            raise ConfigError(f"a game key must be an int in [-2**63, 2**64), got {k!r}")
+    return np.array([int(k) % 2**64 for k in a], dtype=np.uint64)
 
 
 class _GameStreams:
@@ -257,15 +322,18 @@ def reset(
     Each game is dealt from its own 64-bit key: ``keys`` (one per game of ``idx``), or
     keys drawn from ``rng`` (one :func:`draw_key` per game, in ``idx`` order).
     """
-    idx = np.asarray(idx, dtype=np.intp)
+    idx = check_indices(state, idx)
     n = idx.size
-    if n == 0:
-        return
     if keys is None:
         if rng is None:
             raise ConfigError("reset needs a numpy Generator or explicit keys")
+        _check_generator(rng, "reset")
+        if n == 0:
+            return
         keys = [draw_key(rng) for _ in range(n)]
-    keys = np.asarray(keys).astype(np.uint64).reshape(n)
+    keys = check_keys(keys, n)
+    if n == 0:
+        return
     streams = _GameStreams(keys)
     rows = np.arange(n)
     cfg, t = state.config, state.tables
@@ -438,6 +506,7 @@ def random_legal_actions(state: BatchState, rng: np.random.Generator) -> NDArray
     Samples from compact per-phase masks, so it is much cheaper than sampling from
     :func:`legal_action_mask`; a test checks the two agree.
     """
+    _check_generator(rng, "random_legal_actions")
     B = state.batch_size
     out = np.full(B, -1, dtype=np.int64)
     phase = state.phase

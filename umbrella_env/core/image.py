@@ -291,9 +291,9 @@ def image_regions(num_players: int) -> dict[str, Box]:
     ``(y0, y1, x0, x1)``, i.e. the region is ``img[y0:y1, x0:x1]``.  ``"image"`` is
     ``(0, height, 0, width)``.
     """
-    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 1 <= num_players <= 4:
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 4:
         raise ValueError(f"num_players: expected an int in 1..4, got {num_players!r}")
-    lay = _layout(num_players)
+    lay = _layout(int(num_players))
     out: dict[str, Box] = {"image": (0, lay.height, 0, lay.width)}
     for i, panel in enumerate(lay.seats):
         px, py = panel

@@ -139,7 +139,12 @@ def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArr
     if seats is None:
         o = actor
     else:
-        o = np.broadcast_to(np.asarray(seats), (B,)).astype(np.intp)
+        given = np.asarray(seats)
+        if given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer) or given.ndim > 1:
+            raise ValueError(f"observer seats must be an int or {B} ints (one per game), got {seats!r}")
+        if given.ndim == 1 and given.size != B:
+            raise ValueError(f"observer seats: expected one seat per game ({B}), got {given.size}")
+        o = np.broadcast_to(given, (B,)).astype(np.intp)
         if (o < 0).any() or (o >= P).any():
             raise ValueError(f"observer seats must be in [0, {P}), got {np.unique(o).tolist()}")
     out = np.zeros((B, OBS_SIZE), dtype=np.float32)

@@ -64,7 +64,7 @@ from umbrella_env.core.components import (
     rotate_cells,
 )
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
-from umbrella_env.core.errors import GameOverError, IllegalActionError
+from umbrella_env.core.errors import ConfigError, GameOverError, IllegalActionError
 from umbrella_env.core.serialize import validate_state_dict
 
 __all__ = [
@@ -181,8 +181,11 @@ class ReferenceGame:
     # ----------------------------------------------------------------------- construction
     @classmethod
     def new(cls, config: GameConfig, seed: int | None = None) -> ReferenceGame:
-        """A new game set up per §3 (2-4 players) or §8 (solo), decisions 9-10."""
-        rng = random.Random(seed)
+        """A new game set up per §3 (2-4 players) or §8 (solo), decisions 9-10; ``seed`` an
+        int or None (Python's ``random.Random`` would also take floats and text)."""
+        if seed is not None and (isinstance(seed, bool) or not hasattr(type(seed), "__index__")):
+            raise ConfigError(f"seed must be an int or None, got {seed!r}")
+        rng = random.Random(None if seed is None else seed.__index__())
         cs = config.components
         P = config.num_players
         game = cls(config)

@@ -41,6 +41,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from umbrella_env.core import facts as F
 from umbrella_env.core.actions import PHASES
 from umbrella_env.core.components import (
@@ -72,7 +74,9 @@ def render_text(
     """
     cs = default_components() if components is None else components
     s = validate_state_dict(d, components=cs)
-    if seat is not None and not (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < s["num_players"]):
+    if seat is not None and not (
+        isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < s["num_players"]
+    ):
         raise ValueError(f"seat: expected a seat 0..{s['num_players'] - 1} or None, got {seat!r}")
     p = s["num_players"]
     title = "solo" if p == 1 else f"{p} players"

@@ -40,7 +40,7 @@ from umbrella_env.core.components import (
     default_components,
     rotate_cells,
 )
-from umbrella_env.core.config import DEFAULT_MAX_TURNS
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT
 from umbrella_env.core.errors import StateError
 
 __all__ = [
@@ -218,9 +218,10 @@ def encode_state(
 
 
 # --------------------------------------------------------------------------- JSON text
-def state_to_json(d: Mapping[str, Any], *, indent: int | None = None) -> str:
-    """Validate ``d`` and write its canonical form as JSON text."""
-    return json.dumps(validate_state_dict(d), indent=indent)
+def state_to_json(d: Mapping[str, Any], *, indent: int | None = None, components: ComponentSet | None = None) -> str:
+    """Validate ``d`` (a game of ``components``, default the built-in set) and write its
+    canonical form as JSON text."""
+    return json.dumps(validate_state_dict(d, components=components), indent=indent)
 
 
 def state_from_json(s: str | bytes, *, components: ComponentSet | None = None) -> dict[str, Any]:
@@ -229,6 +230,8 @@ def state_from_json(s: str | bytes, *, components: ComponentSet | None = None) -
         data = json.loads(s)
     except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
         raise StateError(f"state: not valid JSON text ({exc})") from None
+    except RecursionError:
+        raise StateError("state: not a state (JSON nested too deeply)") from None
     return validate_state_dict(data, components=components)
 
 
@@ -247,7 +250,7 @@ def validate_state_dict(d: Mapping[str, Any], *, components: ComponentSet | None
     out: dict[str, Any] = {
         "num_players": num_players,
         "plate_level": _int(get("plate_level"), "plate_level", 1, 4),
-        "max_turns": _int(get("max_turns"), "max_turns", lo=1),
+        "max_turns": _int(get("max_turns"), "max_turns", lo=1, hi=MAX_TURNS_LIMIT),
         "current_player": _int(get("current_player"), "current_player", 0, num_players - 1),
         "phase": _choice(get("phase"), "phase", PHASES),
         "turn": _int(get("turn"), "turn", lo=0),

@@ -209,7 +209,16 @@ def _slide_table() -> np.ndarray:
     return _SLIDE_TABLE[0]
 
 
+def _checked(name: str, value: Any, n: int) -> int:
+    """``value`` as an int in ``[0, n)``, or IndexError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
+        raise IndexError(f"{name} must be an int in [0, {n}), got {value!r}")
+    return int(value)
+
+
 # --------------------------------------------------------------------------- the game
+
+
 class SingleGame:
     """One game of Umbrella (1-4 players), fast to step and observe.
 
@@ -261,13 +270,16 @@ class SingleGame:
     def new(cls, config: GameConfig, key: int) -> SingleGame:
         """A new game dealt from ``key``, identical to a batch game reset with ``keys=[key]``.
 
-        The deal is replayed in plain Python from the batched engine's per-game random
-        stream (:func:`~umbrella_env.core.single_deal.deal`); in the (never observed) case of
-        tied random draws, or for a key outside the 64-bit range, it falls back to
-        ``engine.reset`` on a batch of one.
+        ``key`` is an int in ``[-2**63, 2**64)`` (:data:`engine.KEY_RANGE`).  The deal is
+        replayed in plain Python from the batched engine's per-game random stream
+        (:func:`~umbrella_env.core.single_deal.deal`); in the (never observed) case of tied
+        random draws it falls back to ``engine.reset`` on a batch of one.
         """
+        if not isinstance(config, GameConfig):
+            raise ConfigError(f"config must be a GameConfig, got {type(config).__name__}")
+        key = int(E.check_keys([key], 1)[0])
         T = single_tables(config)
-        dealt = deal(T, key) if isinstance(key, (int, np.integer)) and -(2**63) <= key < 2**64 else None
+        dealt = deal(T, key)
         if dealt is None:
             state = E.allocate(config, 1)
             E.reset(state, np.zeros(1, np.intp), keys=[key])
@@ -294,6 +306,7 @@ class SingleGame:
     @classmethod
     def from_batch(cls, state: E.BatchState, b: int) -> SingleGame:
         """A copy of game ``b`` of a batch."""
+        b = E.check_index(state, b)
         cfg = state.config
         P = cfg.num_players
         g = cls.__new__(cls)
@@ -325,6 +338,7 @@ class SingleGame:
         same = (cfg.num_players, cfg.plate_level, cfg.max_turns) == (mine.num_players, mine.plate_level, mine.max_turns)
         if not same or cfg.components is not mine.components:
             raise ConfigError(f"to_batch: the batch is configured as {cfg}, the game as {mine}")
+        b = E.check_index(state, b)
         P = cfg.num_players
         state.stage[b] = np.array(self._stages, np.int8).reshape(P, 4, 4)
         state.zones[b] = np.array(self._zones, np.int8).reshape(-1, 4)
@@ -451,21 +465,37 @@ class SingleGame:
         """Terminated or truncated."""
         return self.terminated or self.truncated
 
+    # Every read that takes a seat, slot or zone checks it: a wrong index would otherwise
+    # read another seat's tiles (lists index from the end, and seat * 4 + slot runs on).
+    def _seat(self, seat: Any) -> int:
+        if type(seat) is int and 0 <= seat < self.tables.num_players:  # the fast path
+            return seat
+        return _checked("seat", seat, self.tables.num_players)
+
+    def _seat_slot(self, seat: Any, slot: Any) -> int:
+        """The index of ``seat``'s ``slot`` in the per-slot lists."""
+        if not (type(slot) is int and 0 <= slot < 4):
+            slot = _checked("slot", slot, 4)
+        return self._seat(seat) * 4 + slot
+
     def stage(self, seat: int) -> list[int]:
         """The 16 colours of ``seat``'s stage (cell = row * 4 + col), a copy."""
-        return self._stages[seat][:]
+        return self._stages[self._seat(seat)][:]
 
     def seat_zones(self, seat: int) -> tuple[int, int, int, int]:
         """Absolute zones on ``seat``'s top, bottom, left and right sides (facts.seat_zones)."""
-        return self.tables.side_zones[seat]
+        return self.tables.side_zones[self._seat(seat)]
 
     def zone(self, zone: int) -> list[int]:
         """Umbrellas per colour in absolute zone ``zone``, a copy."""
+        n = len(self._zones) // 4
+        if not (type(zone) is int and 0 <= zone < n):
+            zone = _checked("zone", zone, n)
         return self._zones[4 * zone : 4 * zone + 4]
 
     def personal_umbrellas(self, seat: int) -> int:
         """Umbrellas in ``seat``'s personal zone."""
-        i = self.tables.personal_entry[seat]
+        i = self.tables.personal_entry[self._seat(seat)]
         z = self._zones
         return z[i] + z[i + 1] + z[i + 2] + z[i + 3]
 
@@ -475,31 +505,34 @@ class SingleGame:
 
     def discarded(self, colour: int) -> int:
         """Solo: umbrellas of ``colour`` discarded (0 at 2-4 players)."""
+        if not (type(colour) is int and 0 <= colour < 4):
+            colour = _checked("colour", colour, 4)
         return self._discard[colour]
 
     def top_tile(self, seat: int, slot: int) -> int:
         """Code of the visible tile on ``seat``'s ``slot``, -1 if the slot is empty."""
-        return self._tops[seat * 4 + slot]
+        return self._tops[self._seat_slot(seat, slot)]
 
     def stack_height(self, seat: int, slot: int) -> int:
         """Tiles on ``seat``'s ``slot`` (only the top one is visible)."""
-        return len(self._stacks[seat * 4 + slot])
+        return len(self._stacks[self._seat_slot(seat, slot)])
 
     def plate(self, seat: int) -> list[int]:
         """The 10 spaces of ``seat``'s plate: colour of the figure whose token is there, -1 free (a copy)."""
+        seat = self._seat(seat)
         return self._plates[seat * 10 : seat * 10 + 10]
 
     def plate_bits(self, seat: int) -> int:
         """``seat``'s occupied plate spaces as a bit mask (bit s = space s)."""
-        return self._plate_bits[seat]
+        return self._plate_bits[self._seat(seat)]
 
     def tokens(self, seat: int) -> int:
         """Tokens on ``seat``'s plate."""
-        return self._tokens[seat]
+        return self._tokens[self._seat(seat)]
 
     def plate_bonus(self, seat: int) -> int:
         """The plate bonus of ``seat``'s tokens now (docs/rules.md §7.3)."""
-        return self.tables.bonus[self._plate_bits[seat]]
+        return self.tables.bonus[self._plate_bits[self._seat(seat)]]
 
     def all_tokens_placed(self) -> bool:
         """Solo: every token is on the plate (the zones' umbrellas then count, §8.4)."""
@@ -508,6 +541,7 @@ class SingleGame:
     def score(self, seat: int) -> int:
         """``seat``'s score by the end-of-game formula applied now (facts.score): its plate
         and the umbrellas the score counts (personal zone; solo: all four zones)."""
+        seat = self._seat(seat)
         T = self.tables
         z = self._zones
         if T.solo:
@@ -539,7 +573,11 @@ class SingleGame:
         """Replace a tile under the top of a stack (for determinization: the observation,
         the legal actions and the state dict's public fields do not change).  The caller
         keeps the tiles distinct."""
-        stack = self._stacks[seat * 4 + slot]
+        stack = self._stacks[self._seat_slot(seat, slot)]
+        for name, value in (("depth", depth), ("code", code)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"set_hidden_tile: {name} must be an int, got {value!r}")
+        depth, code = int(depth), int(code)
         if not 0 <= depth < len(stack) - 1:
             raise ValueError(
                 f"set_hidden_tile: depth {depth} of seat {seat}'s slot {slot} is not hidden "

@@ -210,6 +210,12 @@ def state_to_svg(state: Any, *, components: ComponentSet | None = None, descript
     newline) whose ``viewBox`` is the size of :func:`~umbrella_env.core.image.render_rgb`'s
     picture for the same number of players.
     """
+    if description is not None and (
+        not isinstance(description, str) or any(ord(c) < 32 and c not in "\t\n\r" for c in description)
+    ):
+        raise ValueError(
+            f"description: expected text without control characters (XML cannot hold them), got {description!r}"
+        )
     if not isinstance(state, Mapping) and callable(getattr(state, "to_dict", None)):
         if components is None:
             game_components = getattr(getattr(state, "config", None), "components", None)
@@ -232,7 +238,7 @@ def state_to_svg(state: Any, *, components: ComponentSet | None = None, descript
     )
     svg.el("title", _summary(s, actor))
     if description is not None:
-        svg.el("desc", description)
+        svg.el("desc", description)  # checked before anything is drawn (state_to_svg's first lines)
     svg.fill(0, 0, lay.width, lay.height, _TABLE, cls="background")
     for i, panel in enumerate(lay.seats):
         _seat_panel(svg, panel, lay.panel_h, s, i, actor, cs)
