@@ -413,6 +413,19 @@ def test_iterations_zero_fits_the_teacher_only(tmp_path: Path) -> None:
     assert (tmp_path / "zero" / "best.pt").is_file()
 
 
+def _without(argv: list[str], *flags: str) -> list[str]:
+    """``argv`` without the options ``flags`` and their values."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in flags:
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
 def test_resume_refuses_iterations_already_done(tmp_path: Path, capsys) -> None:
     """``--resume`` with ``--iterations`` at or below the checkpoint's iteration would train
     nothing and write nothing: refused, naming the option and the valid range."""
@@ -422,7 +435,7 @@ def test_resume_refuses_iterations_already_done(tmp_path: Path, capsys) -> None:
     argv[argv.index("--iterations") + 1] = "0"
     assert alphazero.main(argv + ["--out", str(tmp_path / "zero")]) == 0
     capsys.readouterr()
-    argv[argv.index("--pretrain-games") + 1] = "0"
+    argv = _without(argv, "--pretrain-games", "--pretrain-epochs")  # a resumed run does not pretrain
     with pytest.raises(SystemExit) as exit_info:
         alphazero.main(argv + ["--resume", str(tmp_path / "zero" / "last.pt"), "--out", str(tmp_path / "r")])
     assert exit_info.value.code == 2
@@ -475,12 +488,14 @@ def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
     assert (agent.search.rollout_weight, agent.search.max_considered, agent.search.rollout.turns) == (1.0, 4, 2)
     agent = make_agent(str(tmp_path / "s" / "last.pt"), rollout_weight=None, max_considered=None)  # as trained
     assert (agent.search.rollout_weight, agent.search.max_considered) == (0.5, meta["max_considered"])
-    args = alphazero.parse_options(alphazero.build_parser(), ["--quick", "--games", "8"])
+    args, _ = alphazero.parse_options(alphazero.build_parser(), ["--quick", "--games", "8"])
     assert args.games == 8 and args.iterations == alphazero.QUICK["iterations"] == 2
     assert args.pretrain_games == alphazero.QUICK["pretrain_games"]
-    assert alphazero.parse_options(alphazero.build_parser(), []).iterations != alphazero.QUICK["iterations"]
+    assert alphazero.parse_options(alphazero.build_parser(), [])[0].iterations != alphazero.QUICK["iterations"]
     # an option written on the command line wins even when it equals the default
-    args = alphazero.parse_options(alphazero.build_parser(), ["--quick", "--games", "64", "--eval-search-games", "20"])
+    args, _ = alphazero.parse_options(
+        alphazero.build_parser(), ["--quick", "--games", "64", "--eval-search-games", "20"]
+    )
     assert (args.games, args.eval_search_games) == (64, 20) != (alphazero.QUICK["games"], 0)
 
 
@@ -646,7 +661,7 @@ def test_init_starts_a_new_run_from_a_checkpoint(tmp_path: Path, capsys) -> None
     plain = AZNet(2, hidden=(64,)).eval()
     path = tmp_path / "plain.pt"
     save_network(plain, path, plate_level=1)
-    argv = [a for a in TINY]
+    argv = _without(TINY, "--pretrain-epochs")  # no pretraining: its options are refused
     argv[argv.index("--pretrain-games") + 1] = "0"
     assert alphazero.main(argv + ["--heuristic-inputs", "--init", str(path), "--out", str(tmp_path / "i")]) == 0
     meta = json.loads((tmp_path / "i" / "last.json").read_text())
@@ -656,7 +671,7 @@ def test_init_starts_a_new_run_from_a_checkpoint(tmp_path: Path, capsys) -> None
     # the starting point is the checkpoint plus the heuristic term: the other weights are copied
     plain, _ = load_network(path)  # the float16-rounded weights the file holds
     net = AZNet(2, hidden=(64,), heuristic_inputs=True)
-    alphazero.initial_weights(net, path)
+    alphazero.initial_weights(net, plain)
     assert torch.equal(net.trunk[0].weight, plain.trunk[0].weight)
     assert torch.equal(net.slide_input.weight[:, :-1], plain.slide_input.weight)
     assert not net.slide_input.weight[:, -1].any()

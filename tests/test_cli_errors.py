@@ -89,10 +89,21 @@ def test_play_refuses_a_negative_seed() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+        (["--seed", "-1"], "--seed must be an integer in [0, 4294967295], got -1"),
+        (["--seed", "4294967296"], "--seed must be an integer in [0, 4294967295], got 4294967296"),  # SB3's limit
         (["--eval-games", "0"], "--eval-games must be at least 1, got 0"),
         (["--eval-opponent", "nosuch"], "unknown agent 'nosuch'"),
         (["--timesteps", "0"], "--timesteps must be at least 1"),
+        (["--timesteps", "nan"], "--timesteps must be at least 1, got nan"),  # used to crash after the env was built
+        (["--timesteps", "inf"], "--timesteps must be a finite number, got inf"),
+        (["--players", "1", "--shaping", "0.5"], "--shaping applies to 2-4 players only"),  # solo rewards the score
+        (["--workers", "2"], "--workers needs --pretrain AGENT"),
+        (["--n-envs", "4", "--batch-size", "200"], "--batch-size 200 is larger than a rollout (32 steps x --n-envs 4"),
+        (["--pretrain", "heuristic", "--pretrain-cache", "teacher"], "expected a file name ending in .npz"),
+        # checkpoints made for another game are refused before training, not when first played
+        (["--players", "3", "--eval-opponent", "az-2p-net"], "trained for num_players=2"),
+        (["--players", "3", "--opponents", "random", "az-2p-net"], "trained for num_players=2"),
+        (["--players", "3", "--pretrain", "az-2p-net"], "trained for num_players=2"),
     ],
 )
 def test_train_refuses_bad_options_before_training_and_leaves_no_folder(tmp_path, capsys, argv, message) -> None:

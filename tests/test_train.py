@@ -126,10 +126,12 @@ def test_resume_evaluates_on_the_grid_keeps_the_best_and_times_its_own_steps(tmp
     assert train.main(common + ["--timesteps", "512", "--out", str(out)]) == 0
     before = json.loads((out / "best.json").read_text())["eval"]
     start = json.loads((out / "last.json").read_text())["timesteps"]
+    first = json.loads((out / "train_summary.json").read_text())["history"]
     resume = [a for a in common if a not in ("--net", "32")]
     assert train.main(resume + ["--timesteps", "512", "--resume", str(out / "last.zip"), "--out", str(out)]) == 0
     summary = json.loads((out / "train_summary.json").read_text())
-    grid = [h["timesteps"] for h in summary["history"][:-1]]  # the last entry is the final evaluation
+    assert summary["history"][: len(first)] == first  # the first session's evaluations are kept
+    grid = [h["timesteps"] for h in summary["history"][len(first) : -1]]  # the last is the final evaluation
     assert len(grid) == 2 and all(0 <= t % 256 < 4 for t in grid), grid  # 4 games step together
     assert summary["session_timesteps"] == summary["timesteps"] - start >= 512
     assert summary["env_steps_per_second"] == pytest.approx(summary["session_timesteps"] / summary["seconds"], rel=0.05)

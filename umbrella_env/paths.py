@@ -2,13 +2,17 @@
 
 Every tool that writes a run folder asks :func:`output_dir_problem` first, so that a folder
 that cannot be created is refused with the reason (exit status 2) instead of a traceback
-after the work is done.
+after the work is done.  A trainer also refuses a folder that holds a previous run
+(:func:`previous_run`) unless it resumes it or is told to replace it (:func:`remove_run`),
+and writes the files a resume reads with :func:`write_atomically`.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -35,3 +39,30 @@ def output_dir_problem(path: Path) -> str | None:
     except OSError as exc:
         return f"{str(probe)!r} is not writable ({exc.strerror or exc})"
     return None
+
+
+def previous_run(path: Path, names: Iterable[str]) -> list[str]:
+    """The entries of ``names`` that already exist in the folder ``path`` (a run's files)."""
+    return [name for name in names if (Path(path) / name).exists()]
+
+
+def remove_run(path: Path, names: Iterable[str]) -> None:
+    """Remove the run files ``names`` from ``path`` (``--overwrite``); other files stay."""
+    for name in previous_run(path, names):
+        entry = Path(path) / name
+        if entry.is_dir():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(tmp)`` to a sibling temporary file, then rename it to ``path``: an interrupted
+    write leaves the previous file whole, never a truncated one."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -47,10 +47,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +87,8 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, process_pool
-from umbrella_env.paths import output_dir_problem
-from umbrella_env.training.options import apply_preset, given_options
+from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
+from umbrella_env.training.options import MAX_SEED, apply_preset, check_seed, given_options, overwrite_problem
 
 PROG = "python -m umbrella_env.training.alphazero"
 #: Self-play turn limit: a well-played 2-player game lasts about 30 turns; an early network
@@ -662,9 +664,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         default=None,
         help="minutes: stop after the iteration that passes it (then evaluate and save)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed, a non-negative integer (default 0)")
+    p.add_argument("--seed", type=int, default=0, help=f"seed, 0 to {MAX_SEED} (default 0)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
     p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
+    )
     p.add_argument(
         "--init",
         type=Path,
@@ -698,13 +703,15 @@ QUICK: dict[str, Any] = {
 }
 
 
-def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[argparse.Namespace, set[str]]:
     """The parsed options, with the ``--quick`` preset filling in every option the command
-    line leaves out (an option given keeps its value, even when it equals the default)."""
+    line leaves out (an option given keeps its value, even when it equals the default), and
+    the options written on the command line."""
     args = parser.parse_args(argv)
+    given = given_options(build_parser, argv)
     if args.quick:
-        apply_preset(args, QUICK, given_options(build_parser, argv))
-    return args
+        apply_preset(args, QUICK, given)
+    return args, given
 
 
 def default_workers() -> int:
@@ -732,15 +739,30 @@ _MINIMUM = (
     ("--max-turns", "max_turns", 1),
     ("--workers", "workers", 1),
     ("--torch-threads", "torch_threads", 1),
-    ("--seed", "seed", 0),
     ("--slide-hidden", "slide_hidden", 1),
     ("--teacher-sims", "teacher_sims", 1),
     ("--rollout-turns", "rollout_turns", 1),
 )
 
 
-def check_options(args: argparse.Namespace) -> None:
-    """Refuse, before anything is built or written, options outside their range (ValueError)."""
+#: Options only the pretraining of a new run uses (--pretrain-games >= 1, no --resume).
+_PRETRAIN_ONLY = (
+    ("--teacher", "teacher"),
+    ("--teacher-sims", "teacher_sims"),
+    ("--pretrain-epochs", "pretrain_epochs"),
+    ("--pretrain-learning-rate", "pretrain_learning_rate"),
+)
+#: The files of a run in its folder (``--overwrite`` removes them; a new run refuses a
+#: folder that holds them).
+RUN_FILES = (
+    "best.pt", "best.json", "last.pt", "last.json", "optimizer.pt", "history.json", "learning_curve.png", "tb",
+)  # fmt: skip
+
+
+def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
+    """Refuse, before anything is built or written, options outside their range and options
+    ``given`` on the command line that this run would ignore (ValueError)."""
+    check_seed(args.seed)
     if not 1 <= args.players <= 4:
         raise ValueError(f"--players must be 1, 2, 3 or 4, got {args.players}")
     if not 1 <= args.level <= 4:
@@ -764,19 +786,34 @@ def check_options(args: argparse.Namespace) -> None:
         ("--learning-rate", args.learning_rate),
         ("--pretrain-learning-rate", args.pretrain_learning_rate),
         ("--value-weight", args.value_weight),
+        ("--c-scale", args.c_scale),
     ):
-        if not value > 0:
-            raise ValueError(f"{flag} must be positive, got {value}")
-    if not args.c_scale > 0:
-        raise ValueError(f"--c-scale must be positive, got {args.c_scale}")
-    if args.weight_decay < 0:
-        raise ValueError(f"--weight-decay must be at least 0, got {args.weight_decay}")
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{flag} must be a finite number > 0, got {value}")
+    if not (math.isfinite(args.weight_decay) and args.weight_decay >= 0):
+        raise ValueError(f"--weight-decay must be a finite number >= 0, got {args.weight_decay}")
     if not 0 <= args.margin_weight <= 1:
         raise ValueError(f"--margin-weight must be in [0, 1], got {args.margin_weight}")
     if not 0 <= args.rollout_weight <= 1:
         raise ValueError(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
-    if args.time_limit is not None and not args.time_limit > 0:
+    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
         raise ValueError(f"--time-limit must be a positive number of minutes, got {args.time_limit}")
+    ignored = []
+    if args.resume is not None or not args.pretrain_games:
+        why = "a resumed run does not pretrain" if args.resume is not None else "they need --pretrain-games >= 1"
+        ignored = [flag for flag, attr in _PRETRAIN_ONLY if attr in given]
+        if args.resume is not None and "pretrain_games" in given:
+            ignored.insert(0, "--pretrain-games")
+    elif "teacher_sims" in given and args.teacher == "heuristic":
+        ignored, why = ["--teacher-sims"], "the heuristic teacher does not search"
+    if not ignored and args.players == 1 and {"margin_weight", "eval_search_sims"} & set(given):
+        ignored = [f for f, a in (("--margin-weight", "margin_weight"), ("--eval-search-sims", "eval_search_sims"))
+                   if a in given]  # fmt: skip
+        why = "solo values are scores, and the solo evaluation with search uses --simulations"
+    if not ignored and "eval_search_sims" in given and not args.eval_search_games:
+        ignored, why = ["--eval-search-sims"], "they need --eval-search-games >= 1"
+    if ignored:
+        raise ValueError(f"{', '.join(ignored)}: not used by this run ({why}); leave them out")
 
 
 def check_architecture(
@@ -805,11 +842,10 @@ def check_architecture(
         )
 
 
-def initial_weights(net: AZNet, path: Path) -> None:
-    """``--init``: copy the weights of checkpoint ``path`` into ``net``.  Heuristic inputs the
-    checkpoint lacks start at their defaults: a zero weight in the slide scorer's input layer and
-    the default gains."""
-    old, _ = load_network(path, num_players=net.num_players)
+def initial_weights(net: AZNet, old: AZNet) -> None:
+    """``--init``: copy the weights of the network ``old`` (the checkpoint's) into ``net``.
+    Heuristic inputs the checkpoint lacks start at their defaults: a zero weight in the slide
+    scorer's input layer and the default gains."""
     state = old.state_dict()
     if net.heuristic_inputs and not old.heuristic_inputs:
         w = state["slide_input.weight"]
@@ -828,18 +864,21 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     recorded in the checkpoints is always the module's own."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(prog)
-    args = parse_options(parser, argv)
+    args, given = parse_options(parser, argv)
     if args.workers is None:
         args.workers = default_workers()
     try:
-        check_options(args)
+        check_options(args, given)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         resume_meta = None
         if args.resume is not None and args.init is not None:
             raise ValueError("--resume continues a run and --init starts a new one: give one of them")
+        init_net = None
         if args.init is not None:
             init_meta = read_metadata(args.init)
             check_architecture("--init", args.init, init_meta, args, config)
+            init_net, _ = load_network(args.init, num_players=config.num_players)  # a corrupt file is refused here
+        resume = None
         if args.resume is not None:
             resume_meta = read_metadata(args.resume)
             check_architecture("--resume", args.resume, resume_meta, args, config)
@@ -849,6 +888,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
                     f"--iterations {args.iterations}: --resume {str(args.resume)!r} is already at iteration {done}; "
                     f"give --iterations of at least {done + 1} (the total, not the number to add)"
                 )
+            resume = read_resume(args.resume, config)
         out = (
             args.out
             or Path("runs") / f"az-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -856,10 +896,48 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         problem = output_dir_problem(out)
         if problem is not None:
             raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
+        problem = overwrite_problem(out, RUN_FILES, args.resume is not None, args.overwrite)
+        if problem is not None:
+            raise ValueError(problem)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
+    if args.overwrite:
+        remove_run(out, RUN_FILES)
     out.mkdir(parents=True, exist_ok=True)
-    return Trainer(args, config, out, command_line(argv), resume_meta).run()
+    return Trainer(args, config, out, command_line(argv), resume, init_net, given).run()
+
+
+@dataclass
+class Resume:
+    """What ``--resume`` continues, read (and checked) before the run starts."""
+
+    net: AZNet
+    meta: dict[str, Any]
+    history: list[dict[str, Any]]
+    optimizer: dict[str, Any] | None
+
+
+def read_resume(path: Path, config: GameConfig) -> Resume:
+    """The network, sidecar, evaluation history and optimizer state of a ``--resume``
+    checkpoint, or a ValueError naming the file that cannot be read."""
+    net, meta = load_network(path, num_players=config.num_players, plate_level=config.plate_level)
+    iteration = int(meta.get("iteration", 0))
+    history: list[dict[str, Any]] = []
+    hist = Path(path).parent / "history.json"
+    if hist.is_file():
+        try:
+            saved = json.loads(hist.read_text(encoding="utf-8"))
+            history = [h for h in saved.get("history", []) if h["iteration"] <= iteration]
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as exc:
+            raise ValueError(f"--resume: the run's history {str(hist)!r} is unreadable ({exc!r})") from None
+    optimizer = None
+    opt_file = Path(path).with_name("optimizer.pt")
+    if opt_file.is_file():
+        try:
+            optimizer = torch.load(opt_file, weights_only=True)
+        except Exception as exc:  # a truncated or foreign file
+            raise ValueError(f"--resume: the optimizer state {str(opt_file)!r} is unreadable ({exc})") from None
+    return Resume(net, meta, history, optimizer)
 
 
 #: Sidecar fields that say how a network was first made; a resumed run keeps its checkpoint's.
@@ -870,7 +948,14 @@ class Trainer:
     """The training run of :func:`main` (module doc)."""
 
     def __init__(
-        self, args: argparse.Namespace, config: GameConfig, out: Path, command: str, resume_meta: dict[str, Any] | None
+        self,
+        args: argparse.Namespace,
+        config: GameConfig,
+        out: Path,
+        command: str,
+        resume: Resume | None = None,
+        init_net: AZNet | None = None,
+        given: Collection[str] = (),
     ) -> None:
         self.args, self.config, self.out, self.command = args, config, out, command
         torch.set_num_threads(args.torch_threads)
@@ -887,26 +972,28 @@ class Trainer:
         #: how the network was first made (a resumed run keeps its checkpoint's), and the resumes since
         self.origin: dict[str, Any] | None = None
         self.resumed: list[dict[str, Any]] = []
-        if args.init is not None:
-            initial_weights(self.net, args.init)
-        if resume_meta is not None:
-            net, meta = load_network(args.resume, num_players=config.num_players, plate_level=config.plate_level)
-            self.net.load_state_dict(net.state_dict())
+        if init_net is not None:
+            initial_weights(self.net, init_net)
+        if resume is not None:
+            meta = resume.meta
+            self.net.load_state_dict(resume.net.state_dict())
             self.iteration = int(meta.get("iteration", 0))
             self.games_played = int(meta.get("selfplay_games", 0))
             self.seconds = float(meta.get("train_seconds", 0.0))
-            hist = Path(args.resume).parent / "history.json"
-            if hist.is_file():
-                saved = json.loads(hist.read_text(encoding="utf-8"))
-                self.history = [h for h in saved.get("history", []) if h["iteration"] <= self.iteration]
-                self.best = max((h["metric"] for h in self.history), default=-np.inf)
+            self.history = resume.history
+            self.best = max((h["metric"] for h in self.history), default=-np.inf)
             self.origin = {k: meta.get(k) for k in _ORIGIN_KEYS}
             self.resumed = [*meta.get("resumed", []), {"command": command, "seed": args.seed}]
             if not copy_checkpoint(Path(args.resume).with_name("best.pt"), out):
                 self.best = -np.inf  # no best network beside the checkpoint: the next evaluation makes one
-            opt_file = Path(args.resume).with_name("optimizer.pt")
-            if opt_file.is_file():
-                self.opt.load_state_dict(torch.load(opt_file, weights_only=True))
+            if resume.optimizer is not None:
+                self.opt.load_state_dict(resume.optimizer)
+                # The saved state carries the first run's settings; the ones given now apply.
+                for group in self.opt.param_groups:
+                    if "learning_rate" in given:
+                        group["lr"] = args.learning_rate
+                    if "weight_decay" in given:
+                        group["weight_decay"] = args.weight_decay
             self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1, self.iteration)))
         self.tb = None
         try:
@@ -962,6 +1049,9 @@ class Trainer:
         save_network(
             self.net, self.out / name, plate_level=self.config.plate_level, extra={**self._meta(), **(extra or {})}
         )
+
+    def _save_optimizer(self) -> None:
+        write_atomically(self.out / "optimizer.pt", lambda tmp: torch.save(self.opt.state_dict(), tmp))
 
     def log(self, tag: str, value: float) -> None:
         if self.tb is not None:
@@ -1104,13 +1194,10 @@ class Trainer:
         return entry
 
     def write_history(self) -> None:
-        (self.out / "history.json").write_text(
-            json.dumps(
-                {"command": self._origin()["command"], "resumed": self.resumed, "history": self.history}, indent=2
-            )
-            + "\n",
-            encoding="utf-8",
+        text = json.dumps(
+            {"command": self._origin()["command"], "resumed": self.resumed, "history": self.history}, indent=2
         )
+        write_atomically(self.out / "history.json", lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
         if self.history:
             plot_history(self.history, self.out / "learning_curve.png", self.config.solo)
 
@@ -1124,7 +1211,7 @@ class Trainer:
                     self.pretrain()
                 self.evaluate()  # the starting point of the learning curve
                 self._save("last.pt")
-                torch.save(self.opt.state_dict(), self.out / "optimizer.pt")  # fresh: no self-play step yet
+                self._save_optimizer()  # fresh: no self-play step yet
                 self.write_history()
             bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games")
             bar.update(self.iteration * a.games)
@@ -1132,7 +1219,7 @@ class Trainer:
                 t0 = time.perf_counter()
                 sp = self.selfplay()
                 t1 = time.perf_counter()
-                losses = {"policy_loss": 0.0, "value_loss": 0.0}
+                losses = None
                 if len(self.buffer) >= a.batch_size and a.train_steps:
                     losses = train_steps(
                         self.net, self.opt, self.buffer, a.train_steps, a.batch_size, self.rng, a.value_weight
@@ -1141,25 +1228,30 @@ class Trainer:
                 self.seconds += time.perf_counter() - t0
                 bar.update(a.games)
                 dps = sp["decisions"] / max(t1 - t0, 1e-9)
-                for k, v in (
-                    ("selfplay/decisions_per_s", dps),
-                    ("loss/policy", losses["policy_loss"]),
-                    ("loss/value", losses["value_loss"]),
-                    ("buffer/positions", len(self.buffer)),
-                ):
-                    self.log(k, v)
+                self.log("selfplay/decisions_per_s", dps)
+                self.log("buffer/positions", len(self.buffer))
+                if losses is not None:  # an iteration that trained nothing logs no loss
+                    self.log("loss/policy", losses["policy_loss"])
+                    self.log("loss/value", losses["value_loss"])
                 if a.no_progress or self.iteration % a.eval_every == 0:
+                    trained = (
+                        f"train {time.perf_counter() - t1:.0f} s, policy loss {losses['policy_loss']:.3f}, "
+                        f"value loss {losses['value_loss']:.3f}"
+                        if losses is not None
+                        else f"no training (the buffer holds {len(self.buffer):,} positions, a batch {a.batch_size:,})"
+                        if a.train_steps
+                        else "no training (--train-steps 0)"
+                    )
                     print(
                         f"iteration {self.iteration}: {sp['games']} games, {sp['decisions']:,} searched decisions "
-                        f"in {t1 - t0:.0f} s ({dps:.0f}/s), train {time.perf_counter() - t1:.0f} s, policy loss "
-                        f"{losses['policy_loss']:.3f}, value loss {losses['value_loss']:.3f}",
+                        f"in {t1 - t0:.0f} s ({dps:.0f}/s), {trained}",
                         flush=True,
                     )
                 out_of_time = a.time_limit is not None and time.perf_counter() - start > 60 * a.time_limit
                 if self.iteration % a.eval_every == 0 or self.iteration == a.iterations or out_of_time:
                     self.evaluate()
                     self._save("last.pt")
-                    torch.save(self.opt.state_dict(), self.out / "optimizer.pt")
+                    self._save_optimizer()
                     self.write_history()
                 if out_of_time:
                     print(

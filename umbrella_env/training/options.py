@@ -7,6 +7,8 @@ import argparse
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from umbrella_env.paths import previous_run
+
 
 def given_options(build_parser: Callable[[], argparse.ArgumentParser], argv: Sequence[str]) -> set[str]:
     """The destinations of the options written on the command line ``argv``: a value equal
@@ -32,3 +34,27 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
         if key not in given:
             setattr(args, key, value)
     return args
+
+
+#: The largest --seed of the trainers: Stable-Baselines3 (and NumPy's legacy seeding) take
+#: seeds below 2**32.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: int) -> None:
+    """Refuse (ValueError) a ``--seed`` outside ``[0, MAX_SEED]``."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"--seed must be an integer in [0, {MAX_SEED}], got {seed}")
+
+
+def overwrite_problem(out: Any, run_files: Collection[str], resuming: bool, overwrite: bool) -> str | None:
+    """Why a trainer may not write its run into the folder ``out``, or None: a folder holding
+    a previous run is refused unless the run resumes (``--resume``) or replaces it
+    (``--overwrite``)."""
+    found = previous_run(out, run_files)
+    if not found or resuming or overwrite:
+        return None
+    return (
+        f"--out {str(out)!r} holds a previous run ({', '.join(found)}): give --resume to continue it, "
+        "--overwrite to replace it, or another --out"
+    )

@@ -38,6 +38,7 @@ import math
 import os
 import sys
 import time
+import zipfile
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +69,10 @@ from agents.policy import PolicyAgent, metadata_path, read_metadata
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
-from umbrella_env.match import agent_action, play_game
-from umbrella_env.paths import output_dir_problem
+from umbrella_env.match import agent_action, build_agent, play_game
+from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
-from umbrella_env.training.options import apply_preset, given_options
+from umbrella_env.training.options import MAX_SEED, apply_preset, check_seed, given_options, overwrite_problem
 
 
 # --------------------------------------------------------------------------- opponents
@@ -88,7 +89,7 @@ class OpponentPool:
         self.agents: dict[str, Any] = {}
         for spec in self.specs:
             if spec not in ("random", "self"):
-                self.agents[spec] = make_agent(spec, seed=int(self.rng.integers(2**31)))
+                self.agents[spec] = build_agent(spec, config, seed=int(self.rng.integers(2**31)))
 
     def draw(self, n: int) -> np.ndarray:
         """Pool indices for ``n`` new games ("self" falls back to random until a snapshot exists)."""
@@ -327,6 +328,23 @@ def eval_label(args: argparse.Namespace, config: GameConfig) -> str:
     return "mean score" if config.solo else f"win rate vs {args.eval_opponent} (+ mean score / 1000)"
 
 
+def previous_summary(resume: Path | None) -> dict[str, Any]:
+    """The ``train_summary.json`` beside a ``--resume`` checkpoint (its cloning and
+    evaluation history, which the resumed run's summary extends), or an empty dict."""
+    if resume is None:
+        return {}
+    path = Path(resume).with_name("train_summary.json")
+    if not path.is_file():
+        return {}
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"--resume: the run's summary {str(path)!r} is unreadable ({exc})") from None
+    if not isinstance(summary, dict) or not isinstance(summary.get("history", []), list):
+        raise ValueError(f"--resume: the run's summary {str(path)!r} is not a summary this trainer wrote")
+    return summary
+
+
 def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> float:
     """The metric a resumed run must beat to replace ``best.zip``: the one recorded beside
     the ``--resume`` checkpoint, when it was measured the same way (copied into ``out``
@@ -357,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=int, default=1, help="plate level 1-4")
     p.add_argument("--timesteps", type=float, default=1_000_000, help="learner decisions to train for")
     p.add_argument("--n-envs", type=int, default=64, help="games played side by side")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help=f"0 to {MAX_SEED} (default 0)")
     p.add_argument(
         "--out", type=Path, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)"
     )
@@ -368,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="opponent pool for 2-4 players: random, self, or agent names (greedy, heuristic, ...)",
     )
     p.add_argument("--resume", type=Path, default=None, help="checkpoint .zip to continue training from")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
+    )
     p.add_argument(
         "--quick",
         action="store_true",
@@ -383,7 +404,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--n-epochs", type=int, default=None, help="PPO epochs per rollout (default: solo 2, 2-4 players 3)")
     p.add_argument(
-        "--batch-size", type=int, default=None, help="PPO minibatch size (default: solo 2048, 2-4 players 1024)"
+        "--batch-size",
+        type=int,
+        default=None,
+        help="PPO minibatch size, at most a rollout: 32 x --n-envs (default: solo 2048, 2-4 players 1024, "
+        "or the rollout when smaller)",
     )
     p.add_argument(
         "--features",
@@ -507,7 +532,13 @@ def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> l
     opponents = ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
     cache = args.pretrain_cache
     if cache is not None and cache.is_file():
-        demos = Demonstrations.load(cache)
+        try:
+            demos = Demonstrations.load(cache)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(
+                f"--pretrain-cache {str(cache)!r} is not a cache of teacher games written by this trainer ({exc}); "
+                "remove it or give another file"
+            ) from None
         demos.check_source(
             source(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA), cache
         )
@@ -556,11 +587,13 @@ _POSITIVE = (
 )
 
 
-#: Options that only a 2-4 player run uses (refused in solo rather than silently ignored).
+#: Options that only a 2-4 player run uses (refused in solo rather than silently ignored; a
+#: solo reward is the score itself).
 _MULTIPLAYER_ONLY = (
     ("--opponents", "opponents"),
     ("--eval-opponent", "eval_opponent"),
     ("--pretrain-opponents", "pretrain_opponents"),
+    ("--shaping", "shaping"),
 )
 #: Options a ``--resume`` takes from its checkpoint (MaskablePPO.load keeps the saved network
 #: and PPO settings), refused rather than silently ignored.
@@ -580,17 +613,29 @@ _PRETRAIN_ONLY = (
     ("--pretrain-epochs", "pretrain_epochs"),
     ("--pretrain-lr", "pretrain_lr"),
     ("--pretrain-batch", "pretrain_batch"),
+    ("--workers", "workers"),
 )
+#: The files of a run in its folder (``--overwrite`` removes them; a new run refuses a
+#: folder that holds them).
+RUN_FILES = (
+    "best.zip", "best.json", "last.zip", "last.json", "snapshot.zip", "snapshot.json", "train_summary.json", "tb",
+)  # fmt: skip
 
 
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
-    if args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    check_seed(args.seed)
     for flag, attr in _POSITIVE:
-        if getattr(args, attr) < 1:
+        if not getattr(args, attr) >= 1:  # NaN fails too
             raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
+    if not math.isfinite(args.timesteps):
+        raise ValueError(f"--timesteps must be a finite number, got {args.timesteps}")
+    if args.resume is None and "batch_size" in given and args.batch_size > N_STEPS * args.n_envs:
+        raise ValueError(
+            f"--batch-size {args.batch_size} is larger than a rollout ({N_STEPS} steps x --n-envs {args.n_envs} = "
+            f"{N_STEPS * args.n_envs}): give at most {N_STEPS * args.n_envs}, or more --n-envs"
+        )
     if any(n < 1 for n in args.net):
         raise ValueError(f"--net layer sizes must be at least 1, got {args.net}")
     if args.torch_threads is not None and args.torch_threads < 1:
@@ -618,6 +663,13 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
                 raise ValueError(
                     f"{flag} comes from the checkpoint on --resume (its network and PPO settings); leave it out"
                 )
+    if args.resume is not None and args.pretrain is not None:
+        raise ValueError(
+            "--pretrain (also set by --quick) clones a teacher into a new policy, and --resume continues a trained "
+            "one: leave out --pretrain and --quick when resuming"
+        )
+    if args.pretrain_cache is not None and args.pretrain_cache.suffix != ".npz":
+        raise ValueError(f"--pretrain-cache {str(args.pretrain_cache)!r}: expected a file name ending in .npz")
     if args.pretrain is None:
         for flag, attr in _PRETRAIN_ONLY:
             if attr in given:
@@ -644,10 +696,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         check_options(args, given)
+        # Unknown agents, and checkpoints made for another game, are refused here, before any work.
         if args.pretrain is not None:
-            make_agent(args.pretrain)  # an unknown teacher is refused here, naming the valid agents
+            build_agent(args.pretrain, config)
         if config.num_players > 1:
-            make_agent(args.eval_opponent)  # an unknown evaluation opponent is refused, naming the valid agents
+            build_agent(args.eval_opponent, config)
+            for spec in sorted({*args.opponents, *(args.pretrain_opponents or ())} - {"random", "self"}):
+                build_agent(spec, config)
         else:
             args.eval_opponent = "random"
         out = (
@@ -657,6 +712,14 @@ def main(argv: list[str] | None = None) -> int:
         problem = output_dir_problem(out)
         if problem is not None:
             raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
+        problem = overwrite_problem(out, RUN_FILES, args.resume is not None, args.overwrite)
+        if problem is not None:
+            raise ValueError(problem)
+        if args.pretrain_cache is not None and not args.pretrain_cache.is_file():
+            problem = output_dir_problem(args.pretrain_cache.parent)
+            if problem is not None:
+                raise ValueError(f"--pretrain-cache {str(args.pretrain_cache)!r} cannot be written: {problem}")
+        previous = previous_summary(args.resume)
         pool = None
         if config.solo:
             env: VecEnv = UmbrellaSB3VecEnv(
@@ -673,12 +736,16 @@ def main(argv: list[str] | None = None) -> int:
                     f"--resume {args.resume} was trained for {meta['num_players']} players, level "
                     f"{meta['plate_level']}; this run is {config.num_players} players, level {config.plate_level}"
                 )
+            if not zipfile.is_zipfile(args.resume):
+                raise ValueError(f"--resume {str(args.resume)!r} is not a readable MaskablePPO .zip (truncated?)")
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
+    if args.overwrite:
+        remove_run(out, RUN_FILES)
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        return _train(args, parser, config, env, pool, out)
+        return _train(args, parser, config, env, pool, out, previous)
     finally:
         if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a run that failed before writing anything leaves no empty folder
@@ -691,6 +758,7 @@ def _train(
     env: Any,
     pool: OpponentPool | None,
     out: Path,
+    previous: dict[str, Any],
 ) -> int:
     args.torch_threads = args.torch_threads or default_threads()
     torch.set_num_threads(max(1, args.torch_threads))
@@ -702,7 +770,10 @@ def _train(
     except ImportError:
         pass
     if args.resume is not None:
-        model = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb)
+        try:
+            model = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb)
+        except (ValueError, KeyError, RuntimeError, OSError, zipfile.BadZipFile) as exc:
+            parser.error(f"--resume {str(args.resume)!r} cannot be loaded as a MaskablePPO model: {exc}")
     else:
         model = build_model(args, env, tb)
     pretrain_history = None
@@ -725,10 +796,17 @@ def _train(
         flush=True,
     )
     t0 = time.perf_counter()
-    model.learn(int(args.timesteps), callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
-    elapsed = time.perf_counter() - t0
+    interrupted = False
+    try:
+        model.learn(
+            int(args.timesteps), callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None
+        )
+    except KeyboardInterrupt:  # Ctrl-C: keep what was trained, say so in the summary
+        interrupted = True
+        print(f"\ninterrupted at {int(model.num_timesteps):,} steps: saving last.zip and the summary", flush=True)
+    elapsed = max(time.perf_counter() - t0, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
-    final = callback.evaluate()
+    final = None if interrupted else callback.evaluate()
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
     summary = {
         "players": config.num_players,
@@ -736,21 +814,25 @@ def _train(
         "timesteps": int(model.num_timesteps),
         "resumed_from": None if args.resume is None else str(args.resume),
         "session_timesteps": steps,
+        "interrupted": interrupted,
         "seconds": round(elapsed, 1),
         "env_steps_per_second": round(steps / elapsed, 1),
         "eval_opponent": args.eval_opponent,
-        "pretrain": pretrain_history,
-        "history": callback.history,
+        # a resumed run keeps the cloning and the evaluations of the sessions before it
+        "pretrain": pretrain_history if pretrain_history is not None else previous.get("pretrain"),
+        "history": [*previous.get("history", []), *callback.history],
         "best_metric": callback.best,
-        "final_metric": final.metric(config.solo),
+        "final_metric": None if final is None else final.metric(config.solo),
     }
-    (out / "train_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_atomically(
+        out / "train_summary.json", lambda tmp: tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    )
     print(
-        f"done: {steps:,} steps in {elapsed:.0f} s ({steps / elapsed:,.0f} env steps/s), "
-        f"{int(model.num_timesteps):,} in all; best model: {out / 'best.zip'}",
+        f"{'stopped' if interrupted else 'done'}: {steps:,} steps in {elapsed:.0f} s "
+        f"({steps / elapsed:,.0f} env steps/s), {int(model.num_timesteps):,} in all; best model: {out / 'best.zip'}",
         flush=True,
     )
-    return 0
+    return 130 if interrupted else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+"""The two trainers' run folders: a previous run is never replaced silently, a resume reads
+every file it needs before it starts (and refuses what it cannot read), an interrupted run
+keeps what it trained, and options a run would ignore are refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.test_alphazero import TINY, _without
+
+pytestmark = pytest.mark.train
+
+PPO = ["--players", "2", "--n-envs", "4", "--eval-every", "256", "--eval-games", "2", "--eval-opponent", "random",
+       "--snapshot-every", "256", "--max-turns", "60", "--no-progress", "--torch-threads", "1", "--net", "32", "32",
+       "--timesteps", "128"]  # fmt: skip
+
+
+def _refused(main, argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def az_run(tmp_path_factory) -> Path:
+    from umbrella_env.training import alphazero
+
+    out = tmp_path_factory.mktemp("az") / "run"
+    assert alphazero.main([*TINY, "--out", str(out)]) == 0
+    return out
+
+
+def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_replace_it(az_run: Path, tmp_path, capsys) -> None:
+    from umbrella_env.training import alphazero, ppo
+
+    before = (az_run / "best.pt").read_bytes()
+    err = _refused(alphazero.main, [*TINY, "--seed", "6", "--out", str(az_run)], capsys)
+    assert f"--out {str(az_run)!r} holds a previous run (best.pt" in err and "--overwrite to replace it" in err
+    assert (az_run / "best.pt").read_bytes() == before  # it used to be replaced by the new run's
+    out = tmp_path / "ppo"
+    assert ppo.main([*PPO, "--out", str(out)]) == 0
+    err = _refused(ppo.main, [*PPO, "--seed", "9", "--out", str(out)], capsys)
+    assert "holds a previous run (best.zip" in err
+    (out / "stale.txt").write_text("kept")
+    assert ppo.main([*PPO, "--seed", "9", "--overwrite", "--out", str(out)]) == 0
+    assert json.loads((out / "train_summary.json").read_text())["history"] != []
+    assert (out / "stale.txt").read_text() == "kept"  # --overwrite removes the run's own files only
+
+
+def test_az_resume_applies_the_learning_rate_and_weight_decay_given(az_run: Path, tmp_path) -> None:
+    from umbrella_env.training import alphazero
+
+    saved = torch.load(az_run / "optimizer.pt", weights_only=True)["param_groups"][0]
+    argv = [*_without(TINY, "--pretrain-games", "--pretrain-epochs", "--iterations"), "--iterations", "2"]
+    resume = ["--resume", str(az_run / "last.pt")]
+    assert alphazero.main([*argv, *resume, "--learning-rate", "0.05", "--weight-decay", "0.5",
+                           "--out", str(tmp_path / "a")]) == 0  # fmt: skip
+    group = torch.load(tmp_path / "a" / "optimizer.pt", weights_only=True)["param_groups"][0]
+    assert (group["lr"], group["weight_decay"]) == (0.05, 0.5) != (saved["lr"], saved["weight_decay"])
+    assert alphazero.main([*argv, *resume, "--out", str(tmp_path / "b")]) == 0  # not given: the saved ones
+    group = torch.load(tmp_path / "b" / "optimizer.pt", weights_only=True)["param_groups"][0]
+    assert (group["lr"], group["weight_decay"]) == (saved["lr"], saved["weight_decay"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--learning-rate", "inf"], "--learning-rate must be a finite number > 0, got inf"),  # saved a NaN network
+        (["--c-scale", "inf"], "--c-scale must be a finite number > 0, got inf"),
+        (["--weight-decay", "nan"], "--weight-decay must be a finite number >= 0, got nan"),  # a torch traceback
+        (["--seed", str(2**64)], "--seed must be an integer in [0, 4294967295]"),
+        (["--players", "1", "--margin-weight", "0.9"], "--margin-weight: not used by this run (solo values"),
+        (["--eval-search-sims", "99"], "--eval-search-sims: not used by this run (they need --eval-search-games"),
+        (["--teacher-sims", "7"], "--teacher-sims: not used by this run (the heuristic teacher does not search)"),
+    ],
+)
+def test_az_refuses_values_it_cannot_use_before_any_work(extra: list[str], message: str, tmp_path, capsys) -> None:
+    from umbrella_env.training import alphazero
+
+    assert message in _refused(alphazero.main, [*TINY, *extra, "--out", str(tmp_path / "r")], capsys)
+    assert not (tmp_path / "r").exists()
+
+
+def test_az_resume_refuses_pretraining_options_and_unreadable_files(az_run: Path, tmp_path, capsys) -> None:
+    from umbrella_env.training import alphazero
+
+    argv = [*_without(TINY, "--iterations"), "--iterations", "2", "--out", str(tmp_path / "r")]
+    resume = ["--resume", str(az_run / "last.pt")]
+    err = _refused(alphazero.main, [*argv, *resume, "--teacher", "search"], capsys)
+    assert (
+        "--pretrain-games, --teacher, --pretrain-epochs: not used by this run (a resumed run does not pretrain)" in err
+    )
+    argv = _without(argv, "--pretrain-games", "--pretrain-epochs")
+    for name, data, message in (
+        ("last.pt", b"not a checkpoint", "is unreadable"),
+        ("optimizer.pt", (az_run / "optimizer.pt").read_bytes()[:1000], "the optimizer state"),
+        ("history.json", b'{"history": [', "the run's history"),
+    ):
+        run = tmp_path / f"broken-{name}"
+        run.mkdir()
+        for f in ("last.pt", "last.json", "optimizer.pt", "history.json"):
+            (run / f).write_bytes(data if f == name else (az_run / f).read_bytes())
+        err = _refused(alphazero.main, [*argv, "--resume", str(run / "last.pt")], capsys)
+        assert message in err and str(run) in err  # used to be a traceback, after --out was made
+        assert not (tmp_path / "r").exists()
+
+
+def test_az_says_when_an_iteration_trains_nothing(tmp_path, capsys) -> None:
+    from umbrella_env.training import alphazero
+
+    argv = [*_without(TINY, "--buffer", "--pretrain-games", "--pretrain-epochs"), "--buffer", "5000",
+            "--pretrain-games", "0", "--batch-size", "2000", "--out", str(tmp_path / "r")]  # fmt: skip
+    argv = _without(argv, "--batch-size") + ["--batch-size", "2000"]
+    assert alphazero.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "no training (the buffer holds" in out and "a batch 2,000)" in out and "policy loss 0.000" not in out
+
+
+def test_ppo_interrupted_keeps_last_zip_and_a_summary_that_says_so(tmp_path, monkeypatch, capsys) -> None:
+    from umbrella_env.training import ppo
+
+    def stop(self) -> bool:
+        if self.num_timesteps >= 256:
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(ppo.TrainCallback, "_on_step", stop)
+    out = tmp_path / "run"
+    assert ppo.main([*_without(PPO, "--timesteps"), "--timesteps", "100000", "--out", str(out)]) == 130
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["interrupted"] is True and summary["final_metric"] is None
+    assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] >= 256
+    assert "interrupted at" in capsys.readouterr().out
+
+
+def test_ppo_resume_and_cache_refuse_unreadable_files(tmp_path, capsys) -> None:
+    from umbrella_env.training import ppo
+
+    run = tmp_path / "run"
+    assert ppo.main([*PPO, "--out", str(run)]) == 0
+    (run / "last.zip").write_bytes((run / "last.zip").read_bytes()[:200])  # truncated
+    common = [a for a in PPO if a not in ("--net", "32")]
+    err = _refused(ppo.main, [*common, "--resume", str(run / "last.zip"), "--out", str(tmp_path / "r")], capsys)
+    assert "is not a readable MaskablePPO .zip" in err and not (tmp_path / "r").exists()
+    err = _refused(ppo.main, [*common, "--resume", str(run / "best.zip"), "--quick", "--out", str(run)], capsys)
+    assert "--pretrain (also set by --quick) clones a teacher into a new policy" in err
+    cache = tmp_path / "cache.npz"
+    cache.write_bytes(b"garbage")
+    teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
+    err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", str(cache), "--out", str(tmp_path / "c")], capsys)
+    assert f"--pretrain-cache {str(cache)!r} is not a cache of teacher games" in err
+    err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", "/proc/nowhere/c.npz", "--out", str(tmp_path / "d")],
+                   capsys)  # fmt: skip
+    assert "cannot be written" in err and not (tmp_path / "d").exists()
