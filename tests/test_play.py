@@ -377,3 +377,62 @@ def test_a_closed_output_ends_the_command_with_status_1_and_no_traceback():
         main(["--players", "1", "--seed", "1"], stdin=ScriptedStdin(["help"] * 5 + ["quit"]), stdout=ClosedOutput())
         == 1
     )
+
+
+def test_a_move_id_of_any_length_or_sign_gets_the_id_range():
+    g = SingleGame.new(GameConfig(num_players=2), key=1)
+    for text in ("9" * 5000, "#" + "9" * 5000, "-1", "#-1", "968"):  # int() refuses 4301+ digits
+        with pytest.raises(InputError, match=r"^there is no move number .* \(ids are 0-967\); "):
+            parse_move(text, g)
+    with pytest.raises(InputError, match=r"no move number 999999999999\.\.\. \(a 5000-digit number\)"):
+        parse_move("9" * 5000, g)
+    legal = g.legal_actions()[0]
+    assert parse_move("0" * 5000 + str(legal), g) == legal
+    rc, out = run(["--seed", "1"], ["9" * 5000, "-1", "quit"])
+    assert rc == 0 and out.count("(ids are 0-967)") == 2 and "You quit at turn 1." in out
+
+
+def test_a_line_that_is_not_utf8_is_refused_and_the_game_goes_on():
+    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9\nquit\n"), encoding="utf-8")
+    out = io.StringIO()
+    assert main(["--seed", "1"], stdin=stdin, stdout=out) == 0
+    text = out.getvalue()
+    assert "caf\\xe9\n  could not read that line (not UTF-8); type it again\n" in text
+    assert "You quit at turn 1." in text
+
+
+def test_a_closed_input_is_the_end_of_input():
+    out = io.StringIO()
+    assert main(["--seed", "1"], stdin=None, stdout=out) == 0  # Python's sys.stdin after `<&-`
+    assert "End of input: the game is abandoned at turn 1." in out.getvalue()
+
+
+class FullOutput(io.StringIO):
+    """An output on a full disk: writes are buffered, flushing fails."""
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_closed_or_full_output_exits_1_with_one_line_on_stderr(capsys):
+    for stdout, reason in ((None, "the output is closed"), (FullOutput(), "No space left on device")):
+        assert main(["--seed", "1"], stdin=ScriptedStdin(["quit"]), stdout=stdout) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("umbrella-play: error: cannot write the output: ") and reason in err
+        assert err.count("\n") == 1
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_the_command_into_a_full_disk_exits_1_without_a_traceback():
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "umbrella_env.play", "--seed", "1"],
+            input="quit\n",
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+    assert proc.returncode == 1
+    assert proc.stderr == "umbrella-play: error: cannot write the output: [Errno 28] No space left on device\n"

@@ -14,7 +14,10 @@ your seat marked ``[you]``) with the phase and who decides.  Type a move by its 
 name (``slide B from top col2``, ``validate slot0 space3``, ``cover slot1``; case,
 extra spaces and the words "from", "of", "with" do not matter) or by its action id, or a
 command: ``help``, ``legal`` / ``moves``, ``board``, ``hint``, ``quit``.  Bad input is
-explained in one line and the game goes on; end of input abandons the game.
+explained in one line and the game goes on (also a line that is not text, or a move id
+no action has); end of input, or a closed or unreadable input, abandons the game.  Output
+that cannot be written (closed, a full disk) ends the command with exit status 1 and one
+line on stderr.
 
 """
 

@@ -17,7 +17,7 @@ from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.match import AgentError, AgentSpecError, build_agent
-from umbrella_env.play.session import Console, Session, Settings, default_opponent
+from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
 
 DEFAULT_PLAYERS = 2
 DEFAULT_LEVEL = 1
@@ -139,13 +139,29 @@ def settle(args: argparse.Namespace, io: Console) -> Settings | None:
     return Settings(players, level, list(opponents), args.seat, seed, args.max_turns)
 
 
-def main(argv: Sequence[str] | None = None, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Run the command; returns the exit status (0 also after 'quit' or end of input)."""
+def main(
+    argv: Sequence[str] | None = None, stdin: TextIO | None = sys.stdin, stdout: TextIO | None = sys.stdout
+) -> int:
+    """Run the command; returns the exit status (0 also after 'quit' or end of input, 1 when
+    the output cannot be written or the game stops on an error, 2 for bad options)."""
+    io = Console(stdin, stdout)
     try:
-        args = build_parser(stdout).parse_args(argv)
+        status = _run(argv, io)
+        io.flush()
+    except OutputError as e:
+        return _output_failed(stdout, e)
+    return status
+
+
+def _run(argv: Sequence[str] | None, io: Console) -> int:
+    if io.stdout is None:
+        raise OutputError(None)
+    try:
+        args = build_parser(io.stdout).parse_args(argv)
     except _Exit as e:
         return e.status
-    io = Console(stdin, stdout)
+    except OSError as e:  # --help or a usage message into a full or closed output
+        raise OutputError(e) from e
     try:
         try:
             settings = settle(args, io)
@@ -163,23 +179,22 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO = sys.stdin, stdout: T
     except KeyboardInterrupt:
         io.say("\nInterrupted: the game is abandoned.")
         return 130
-    except AgentError as e:
-        if isinstance(e.__cause__, BrokenPipeError):  # the output was closed (e.g. piped into head)
-            return _closed_output(stdout)
-        raise
-    except BrokenPipeError:
-        return _closed_output(stdout)
-    finally:
+    except AgentError as e:  # only the player's own seat can raise it: opponents are forgiven
+        io.say(f"error: the game stopped: {e}")
+        return 1
+
+
+def _output_failed(stdout: TextIO | None, error: OutputError) -> int:
+    """Exit status 1 when the output cannot be written, without a traceback: a line on
+    stderr (none when the reader of a pipe went away, as for ``| head``), and no complaint
+    from Python when it flushes stdout at exit."""
+    if not isinstance(error.cause, BrokenPipeError):
         try:
-            stdout.flush()
-        except (BrokenPipeError, ValueError):  # closed output: nothing more to say
+            if sys.stderr is not None:
+                sys.stderr.write(f"umbrella-play: error: cannot write the output: {error}\n")
+        except (OSError, ValueError):
             pass
-
-
-def _closed_output(stdout: TextIO) -> int:
-    """Exit status 1 after the reader of our output went away, without a traceback (and
-    without Python's own complaint when it flushes stdout at exit)."""
-    if stdout is sys.stdout:
+    if stdout is not None and stdout is sys.stdout:
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):

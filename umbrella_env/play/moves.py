@@ -34,6 +34,27 @@ _LOOSE_TO_ACTION: dict[tuple[str, ...], int] = {_loose_key(s): a for a, s in enu
 assert len(_LOOSE_TO_ACTION) == A.NUM_ACTIONS
 
 
+#: A typed move id: an optional "#" and sign, then decimal digits (as int() reads them; "²" is none).
+_ID_TEXT = re.compile(r"#?([+-]?)(\d+)")
+
+
+def _action_id(number: re.Match[str]) -> int | None:
+    """The action id a typed number names, or None when no action has it.  int() is handed
+    only short digit strings: it refuses numbers of 4301 digits and more (CPython's limit)."""
+    sign, digits = number.groups()
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > len(str(A.NUM_ACTIONS)):
+        return None
+    a = -int(digits) if sign == "-" else int(digits)
+    return a if 0 <= a < A.NUM_ACTIONS else None
+
+
+def _shown(number: re.Match[str], limit: int = 12) -> str:
+    """A typed number as a message quotes it: a very long one is cut, with its length."""
+    sign, digits = number.groups()
+    return sign + digits if len(digits) <= limit else f"{sign}{digits[:limit]}... (a {len(digits)}-digit number)"
+
+
 class InputError(Exception):
     """A typed line that is not a legal move; the message is the one-line explanation."""
 
@@ -45,10 +66,13 @@ def parse_move(text: str, game: SingleGame) -> int:
     words = _loose_key(text)
     if not words:
         raise InputError("empty input; type a move, its id, or 'help'")
-    if len(words) == 1 and words[0].lstrip("#").isdecimal():  # int() reads these; "²".isdigit() too, int() not
-        a = int(words[0].lstrip("#"))
-        if not 0 <= a < A.NUM_ACTIONS:
-            raise InputError(f"there is no move number {a} (ids are 0-{A.NUM_ACTIONS - 1}); {_suggest(game, legal)}")
+    number = _ID_TEXT.fullmatch(words[0]) if len(words) == 1 else None
+    if number is not None:
+        a = _action_id(number)
+        if a is None:
+            raise InputError(
+                f"there is no move number {_shown(number)} (ids are 0-{A.NUM_ACTIONS - 1}); {_suggest(game, legal)}"
+            )
     elif words == ("pass",):
         passes = {"swap_stage": A.SWAP_STAGE_PASS, "swap_zone": A.SWAP_ZONE_PASS}
         if phase not in passes:

@@ -6,6 +6,7 @@ its agents, the others are built from their specs by :func:`umbrella_env.match.b
 
 from __future__ import annotations
 
+import codecs
 import os
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -144,28 +145,93 @@ class Settings:
     max_turns: int
 
 
-class Console:
-    """Lines out, lines in; typed lines are echoed when input is not a terminal."""
+class OutputError(StopMatch):
+    """The output cannot be written (closed, full, or its reader went away): the game stops."""
 
-    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
+    def __init__(self, cause: BaseException | None) -> None:
+        super().__init__("the output is closed" if cause is None else str(cause))
+        self.cause = cause
+
+
+class Console:
+    """Lines out, lines in; typed lines are echoed when input is not a terminal.
+
+    Input that ends, is closed (Python's ``sys.stdin`` is None then) or cannot be read
+    is the end of input; a line that is not text in the input's encoding is refused and
+    asked again.  Output that cannot be written raises :class:`OutputError`.
+    """
+
+    def __init__(self, stdin: TextIO | None, stdout: TextIO | None) -> None:
         self.stdin = stdin
         self.stdout = stdout
         self.tty = _isatty(stdin)
 
     def say(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        self._write(text + "\n")
+
+    def flush(self) -> None:
+        self._write("", flush=True)
+
+    def _write(self, text: str, flush: bool = False) -> None:
+        if self.stdout is None:  # Python's sys.stdout when the process started with it closed
+            raise OutputError(None)
+        try:
+            if text:
+                self.stdout.write(text)
+            if flush:
+                self.stdout.flush()
+        except (OSError, ValueError) as exc:  # full, gone (BrokenPipeError), closed, or unencodable
+            raise OutputError(exc) from exc
 
     def ask(self, prompt: str) -> str | None:
         """One line of input (without its newline), or None at end of input."""
-        self.stdout.write(prompt)
-        self.stdout.flush()
-        line = self.stdin.readline()
-        if not line:
-            self.stdout.write("\n")
-            return None
-        if not self.tty:
-            self.stdout.write(line if line.endswith("\n") else line + "\n")
-        return line.rstrip("\r\n")
+        while True:
+            self._write(prompt, flush=True)
+            try:
+                line = self._readline()
+            except _Unreadable as exc:
+                if not self.tty:
+                    self.say(exc.shown)
+                self.say(f"  could not read that line (not {exc.encoding}); type it again")
+                continue
+            except (OSError, ValueError) as exc:  # e.g. a terminal hung up, a closed stream
+                self.say()
+                self.say(f"  could not read the input ({exc}): taking it as ended")
+                return None
+            if not line:
+                self._write("\n")
+                return None
+            if not self.tty:
+                self._write(line if line.endswith("\n") else line + "\n")
+            return line.rstrip("\r\n")
+
+    def _readline(self) -> str:
+        """The next line, with its newline ('' at end of input); :class:`_Unreadable` for a
+        line that is not text.  A binary stream under the text one is read line by line and
+        decoded here, so that a bad line is skipped whole and the lines after it still read."""
+        if self.stdin is None:  # Python's sys.stdin when the process started with it closed
+            return ""
+        encoding = getattr(self.stdin, "encoding", None) or "utf-8"
+        name = codecs.lookup(encoding).name.upper()
+        raw = getattr(self.stdin, "buffer", None)
+        if raw is None:
+            try:
+                return self.stdin.readline()
+            except UnicodeDecodeError:
+                raise _Unreadable("", name) from None
+        line = raw.readline()
+        try:
+            return line.decode(encoding)
+        except UnicodeDecodeError:
+            raise _Unreadable(line.decode(encoding, "backslashreplace").rstrip("\r\n"), name) from None
+
+
+class _Unreadable(Exception):
+    """A line of input that is not text in the input's encoding."""
+
+    def __init__(self, shown: str, encoding: str) -> None:
+        super().__init__(shown)
+        self.shown, self.encoding = shown, encoding
 
 
 def _isatty(stream: Any) -> bool:
