@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
 from agents.checks import check_flag
+from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.envs.common import check_seed
 
 
@@ -24,6 +27,40 @@ def metadata_path(path: str | Path) -> Path:
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The sidecar metadata of a checkpoint, or a ``ValueError`` saying what is wrong."""
     return read_sidecar(path, ".zip", "train.py")
+
+
+INSTALL_HINT = "pip install -c constraints.txt -e '.[train]'"
+
+
+def load_model(path: str | Path) -> Any:
+    """The MaskablePPO model of a checkpoint ``.zip`` (on the CPU), or a ``ValueError``: no
+    sb3-contrib, a corrupt or foreign file, or a policy for other spaces than Umbrella's."""
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError:
+        raise ValueError(f"loading a trained policy (sb3-contrib) needs the train extra: {INSTALL_HINT}") from None
+    try:
+        model = MaskablePPO.load(path, device="cpu")
+    except Exception as exc:  # a corrupt or foreign zip
+        raise ValueError(f"checkpoint {str(path)!r} could not be loaded: {exc}") from None
+    check_spaces(model.observation_space, model.action_space, path)
+    return model
+
+
+def check_spaces(observation_space: Any, action_space: Any, path: str | Path) -> None:
+    """A ``ValueError`` unless a policy reads Umbrella's observations (shape ``(899,)``) and
+    chooses among its actions (``Discrete(968)``): a sidecar can be copied beside any model."""
+    shape = getattr(observation_space, "shape", None)
+    if (
+        shape is None
+        or tuple(shape) != (OBS_SIZE,)
+        or not isinstance(action_space, spaces.Discrete)
+        or int(action_space.n) != NUM_ACTIONS
+    ):
+        raise ValueError(
+            f"checkpoint {str(path)!r} is a policy for observations {observation_space} and actions "
+            f"{action_space}; Umbrella's are observations of shape ({OBS_SIZE},) and Discrete({NUM_ACTIONS})"
+        )
 
 
 class PolicyAgent:
@@ -51,18 +88,9 @@ class PolicyAgent:
         self.path = Path(path)
         self.meta = read_metadata(self.path)
         check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)
-        try:
-            from sb3_contrib import MaskablePPO
-        except ImportError:
-            raise ValueError(
-                "loading a trained policy needs the train extra: pip install -c constraints.txt -e '.[train]'"
-            ) from None
         # No torch.set_num_threads here: an agent never changes process-wide settings (the
         # commands that play many single decisions choose their thread count themselves).
-        try:
-            self.model = MaskablePPO.load(self.path, device="cpu")
-        except Exception as exc:  # a corrupt or foreign zip
-            raise ValueError(f"checkpoint {str(self.path)!r} could not be loaded: {exc}") from None
+        self.model = load_model(self.path)
         self.deterministic = deterministic
         self.name = name or self.path.stem
         self.reset(seed)

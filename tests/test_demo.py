@@ -74,6 +74,11 @@ def test_png_frames_are_the_gif_frames(pil_image, tmp_path: Path) -> None:
     positions = short_positions()
     with pil_image.open(files[3]) as im:
         np.testing.assert_array_equal(np.asarray(im.convert("RGB")), render_rgb(positions[3]))
+    (folder / "notes.txt").write_text("kept", encoding="utf-8")
+    for file in files:
+        file.unlink()
+    assert demo.main(["--frames", str(folder), "--max-frames", "2", *SHORT]) == 0  # a folder without frames
+    assert sorted(f.name for f in folder.iterdir()) == ["frame_0000.png", "frame_0001.png", "notes.txt"]
 
 
 def test_svg_is_the_last_position(tmp_path: Path) -> None:
@@ -118,6 +123,11 @@ def test_the_demo_imports_nothing_from_the_tools() -> None:
 def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
     a_file = tmp / "a_file.txt"
     a_file.write_text("x", encoding="utf-8")
+    earlier = tmp / "earlier"
+    earlier.mkdir()
+    (earlier / "frame_0006.png").write_bytes(b"")  # an earlier, longer game's last frame
+    folder_gif = tmp / "folder.gif"
+    folder_gif.mkdir()
     return [
         (["--gif", str(tmp / "out.png")], "--gif: expected a file name ending in .gif"),
         (["--svg", str(tmp / "out.gif")], "--svg: expected a file name ending in .svg"),
@@ -126,6 +136,9 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--gif", str(tmp)], "expected a file name ending in .gif"),
         (["--frames", str(a_file)], "--frames: "),
         (["--frames", str(a_file / "sub")], "is a file, not a folder"),
+        # new frames would mix with the earlier game's (a shorter game left its last ones)
+        (["--frames", str(earlier), *SHORT], "already holds frames (frame_*.png); give an empty or new folder"),
+        (["--gif", str(folder_gif)], "is a folder, expected a file name ending in .gif"),
         # refused before the game is played (root passes the permission-bit check)
         *([(["--svg", "/proc/x.svg"], "'/proc' is not writable")] if Path("/proc/self").is_dir() else []),
         (["--seed", "-1"], "--seed: expected an int >= 0, got -1"),

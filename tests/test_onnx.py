@@ -8,7 +8,10 @@ on the near-zero logits of a fresh policy head.  The tests that need torch are m
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -205,11 +208,17 @@ def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
 
     checkpoint, _ = exported
     (tmp_path / "weights.h5").write_bytes(b"")
+    (tmp_path / "folder.onnx").mkdir()
     for argv, message in [
         ([str(tmp_path / "nope.zip"), str(tmp_path / "x.onnx")], "does not exist"),
         ([str(tmp_path / "weights.h5"), str(tmp_path / "x.onnx")], "must be a .zip or .pt written by training"),
         ([str(tmp_path / "nope.pt"), str(tmp_path / "x.onnx")], "does not exist"),
-        ([str(checkpoint), str(tmp_path / "x.pb")], "must end in .onnx"),
+        ([str(checkpoint), str(tmp_path / "x.pb")], "expected a file name ending in .onnx"),
+        # refused before loading (it used to export, then fail on the folder: a traceback)
+        (
+            [str(checkpoint), str(tmp_path / "folder.onnx")],
+            "output: '" + str(tmp_path / "folder.onnx") + "' is a folder",
+        ),
         ([str(checkpoint), str(tmp_path / "no" / "x.onnx")], "does not exist"),
         # checked before the export (it used to export, then fail writing: a traceback)
         *([([str(checkpoint), "/proc/x.onnx"], "'/proc' is not writable")] if Path("/proc/self").is_dir() else []),
@@ -227,6 +236,126 @@ def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         export.main([str(tmp_path / "foreign.zip"), str(tmp_path / "x.onnx")])
     assert info.value.code == 2 and "has no metadata file" in capsys.readouterr().err
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("module", ["onnx", "onnxruntime", "sb3_contrib"])
+def test_a_missing_package_is_named_before_anything_is_loaded_or_written(
+    module, exported, tmp_path, capsys, monkeypatch
+) -> None:
+    from umbrella_env import export
+
+    checkpoint = exported[0] if module == "sb3_contrib" else MODELS / "az-2p.pt"
+    monkeypatch.setitem(sys.modules, module, None)  # import now raises ImportError
+
+    def load(path):
+        raise AssertionError(f"{path} loaded before the missing {module} was named")
+
+    monkeypatch.setattr(export, "LOADERS", {".zip": load, ".pt": load})
+    package = {"sb3_contrib": "sb3-contrib"}.get(module, module)
+    with pytest.raises(SystemExit) as info:
+        export.main([str(checkpoint), str(tmp_path / "x.onnx")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"error: exporting needs {package} (" in err and err.endswith("pip install -c constraints.txt -e '.[train]'")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _mismatched_checkpoints(folder: Path) -> list[tuple[Path, str]]:
+    """Copies of the shipped az-2p.pt beside a sidecar that does not describe its weights,
+    and torch files that hold no network, each with the words that refuse it."""
+    import torch
+
+    sidecar = json.loads((MODELS / "az-2p.json").read_text(encoding="utf-8"))
+
+    def pair(name: str, weights: Path | bytes | dict, meta: dict) -> Path:
+        path = folder / f"{name}.pt"
+        if isinstance(weights, Path):
+            path.write_bytes(weights.read_bytes())
+        elif isinstance(weights, bytes):
+            path.write_bytes(weights)
+        else:
+            torch.save(weights, path)
+        path.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
+        return path
+
+    three = pair("three", MODELS / "az-2p.pt", {**sidecar, "num_players": 3})
+    net = pair("net", MODELS / "az-2p.pt", json.loads((MODELS / "az-2p-net.json").read_text(encoding="utf-8")))
+    return [
+        (three, f"checkpoint {str(three)!r} does not match its sidecar {str(three.with_suffix('.json'))!r}: "),
+        (three, "of another shape (first: value.weight, (2, 192) in the file, (3, 192) for the sidecar)"),
+        (net, "does not match its sidecar"),
+        (net, "missing from the file (first: heuristic_gain)"),
+        (pair("nostate", {"weights": torch.zeros(1)}, sidecar), "holds no network weights ('state_dict')"),
+        (pair("junk", b"junk\n", sidecar), "unreadable (KeyError: 174812789); expected a torch checkpoint written by"),
+    ]
+
+
+@pytest.mark.train
+def test_weights_that_do_not_match_their_sidecar_are_refused_in_one_line(tmp_path, capsys) -> None:
+    from agents.az.net import load_network
+    from umbrella_env import export
+    from umbrella_env.play import main as play
+
+    for checkpoint, words in _mismatched_checkpoints(tmp_path):
+        with pytest.raises(ValueError) as info:
+            load_network(checkpoint)  # torch's RuntimeError, a KeyError before
+        assert words in str(info.value) and "\n" not in str(info.value), str(info.value)
+        with pytest.raises(SystemExit) as exit_info:
+            export.main([str(checkpoint), str(tmp_path / "x.onnx")])
+        assert exit_info.value.code == 2 and words in capsys.readouterr().err
+        out = io.StringIO()
+        players = "3" if checkpoint.stem == "three" else "2"
+        assert play(["--players", players, "--opponents", str(checkpoint), "--seed", "1"], stdin=None, stdout=out) == 2
+        assert words in out.getvalue()
+    assert not (tmp_path / "x.onnx").exists()
+
+
+def _foreign_zip(folder: Path) -> Path:
+    """A MaskablePPO checkpoint of another env (Box(4) observations, Discrete(3) actions)
+    beside a sidecar copied from an Umbrella one."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    class Tiny(gym.Env):
+        observation_space = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
+        action_space = gym.spaces.Discrete(3)
+
+        def reset(self, *, seed=None, options=None):
+            super().reset(seed=seed)
+            return np.zeros(4, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(4, np.float32), 0.0, True, False, {}
+
+        def action_masks(self):
+            return np.ones(3, dtype=bool)
+
+    path = folder / "foreign.zip"
+    MaskablePPO("MlpPolicy", Tiny(), n_steps=8, batch_size=8, policy_kwargs={"net_arch": [8]}, device="cpu").save(path)
+    sidecar = {"num_players": 2, "plate_level": 1, "obs_size": 899, "num_actions": 968, "timesteps": 0}
+    path.with_suffix(".json").write_text(json.dumps(sidecar), encoding="utf-8")
+    return path
+
+
+@pytest.mark.train
+def test_a_policy_for_other_spaces_is_refused_when_loaded(tmp_path, capsys) -> None:
+    from umbrella_env import export
+    from umbrella_env.play import main as play
+
+    checkpoint = _foreign_zip(tmp_path)
+    words = f"checkpoint {str(checkpoint)!r} is a policy for observations Box(-1.0, 1.0, (4,), float32) and actions "
+    words += "Discrete(3); Umbrella's are observations of shape (899,) and Discrete(968)"
+    with pytest.raises(ValueError) as info:
+        make_agent(str(checkpoint))
+    assert str(info.value) == words
+    with pytest.raises(SystemExit) as exit_info:
+        export.main([str(checkpoint), str(tmp_path / "x.onnx")])  # a RuntimeError traceback before
+    assert exit_info.value.code == 2 and words in capsys.readouterr().err
+    assert not (tmp_path / "x.onnx").exists()
+    out = io.StringIO()  # play took it as an opponent that failed every move
+    assert play(["--opponents", str(checkpoint), "--seed", "1"], stdin=None, stdout=out) == 2
+    assert words in out.getvalue()
 
 
 @pytest.mark.train
@@ -338,13 +467,23 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
     1e-6 of their largest magnitude (their logits reach about 100: float32 rounding alone is
     about 1e-5 there) and the observer's value within 1e-5, on positions of every phase, and
     the ONNX agent plays the network's greedy move."""
+    import onnx
     import torch
 
     from agents.az.net import load_network
+    from agents.onnx_agent import decode_metadata
     from umbrella_env import export
 
     source = MODELS / "az-2p.pt"
-    out = export.export_checkpoint(source, tmp_path / "az-2p.onnx")
+    umask = os.umask(0o027)
+    try:
+        out = export.export_checkpoint(source, tmp_path / "az-2p.onnx")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640  # the umask decides (mkstemp's 0600 before)
+    props = decode_metadata({p.key: p.value for p in onnx.load(str(out)).metadata_props})
+    # the graph's value output is the deciding seat's, not the network's per-seat values
+    assert props["value"] == export.AZ_VALUE and "deciding seat's own" in props["value"]
     obs, masks = export.sample_positions(GameConfig(num_players=2, plate_level=1), 300, seed=3)
     module = export.load_az(source)[0]
     parity = export.check_parity(module, out, obs, masks)

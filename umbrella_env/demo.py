@@ -15,7 +15,8 @@ With a picture option it plays one seeded game instead (``--players``, ``--level
 
 * ``--gif FILE.gif``: an animated GIF, one frame per decision (the picture of
   ``render_mode="rgb_array"``, :mod:`umbrella_env.core.image`), the last one held longer;
-* ``--frames DIR``: the same frames as PNG files ``DIR/frame_0000.png``, ... (DIR is created);
+* ``--frames DIR``: the same frames as PNG files ``DIR/frame_0000.png``, ... (DIR is created;
+  a folder that already holds frames is refused);
 * ``--svg FILE.svg``: the last position as SVG (:mod:`umbrella_env.core.svg`);
 * ``--turns K``: stop once K whole turns are played (default: play to the end of the game);
 * ``--max-frames N``: at most N frames (default 200, the first ones); ``--frame-ms``: the
@@ -33,7 +34,6 @@ and score more.  The README's picture, ``docs/images/game.svg``, is made by
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -50,13 +50,15 @@ from umbrella_env.core.image import _PALETTE, render_rgb
 from umbrella_env.core.playout import policy_actions
 from umbrella_env.core.render import render_text
 from umbrella_env.core.svg import state_to_svg
-from umbrella_env.paths import output_dir_problem
+from umbrella_env.paths import output_dir_problem, output_file_problem
 
 #: Defaults of the picture options.
 MAX_FRAMES = 200
 FRAME_MS = 300
 #: The last GIF frame (the end of the game, or where it was stopped) shows at least this long.
 LAST_FRAME_MS = 2000
+#: The names of the PNG frames in the --frames folder.
+FRAME_GLOB = "frame_*.png"
 INSTALL_PILLOW = 'pip install -c constraints.txt -e ".[eval]"'
 
 
@@ -207,28 +209,21 @@ def _command(args: argparse.Namespace) -> str:
 
 # --------------------------------------------------------------------------- command line
 def _check_file(parser: argparse.ArgumentParser, option: str, value: str, suffix: str) -> None:
-    path = Path(value)
-    if path.suffix.lower() != suffix:
-        parser.error(f"{option}: expected a file name ending in {suffix}, got {value!r}")
-    if path.is_dir():
-        parser.error(f"{option}: {value!r} is a directory, expected a file name ending in {suffix}")
-    parent = path.parent
-    if not parent.is_dir():
-        parser.error(f"{option}: cannot write {value!r}: directory {str(parent)!r} does not exist")
-    problem = output_dir_problem(parent)
+    problem = output_file_problem(Path(value), suffix)
     if problem is not None:
-        parser.error(f"{option}: cannot write {value!r}: {problem}")
-    if path.exists() and not os.access(path, os.W_OK):
-        parser.error(f"{option}: cannot write {value!r}: permission denied")
+        parser.error(f"{option}: {problem}")
 
 
 def _check_dir(parser: argparse.ArgumentParser, option: str, value: str) -> None:
     path = Path(value)
     if path.exists() and not path.is_dir():
-        parser.error(f"{option}: {value!r} exists and is not a directory")
+        parser.error(f"{option}: {value!r} exists and is not a folder")
     problem = output_dir_problem(path)
     if problem is not None:
         parser.error(f"{option}: cannot write to {value!r}: {problem}")
+    if path.is_dir() and next(path.glob(FRAME_GLOB), None) is not None:
+        # New frames would mix with an earlier game's (a shorter game leaves the old last ones).
+        parser.error(f"{option}: {value!r} already holds frames ({FRAME_GLOB}); give an empty or new folder")
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

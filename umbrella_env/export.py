@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import os
 import sys
 import tempfile
@@ -50,19 +51,21 @@ import umbrella_env
 from agents.az.net import load_network
 from agents.checkpoint import check_metadata
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
-from agents.policy import read_metadata
+from agents.policy import load_model, read_metadata
 from umbrella_env.core import engine as E
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE, observe
 from umbrella_env.core.playout import policy_actions
-from umbrella_env.paths import output_dir_problem
+from umbrella_env.paths import output_file_problem
 
 #: The ONNX opset of the exported graphs (onnxruntime >= 1.13 runs it).
 OPSET = 17
 #: The opsets ``--opset`` accepts: 14 is the oldest this graph was checked with, 20 the
 #: newest torch's TorchScript-based exporter writes.
 OPSETS = range(14, 21)
+#: How to install what the export needs.
+INSTALL_HINT = "pip install -c constraints.txt -e '.[train]'"
 #: Largest |torch - onnxruntime| difference of a logit or value the post-export check accepts.
 TOLERANCE = 1e-4
 
@@ -175,6 +178,7 @@ def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, 
         )
         onnx.checker.check_model(model)
         onnx.save(model, tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; the file gets the usual mode
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -182,19 +186,26 @@ def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, 
     return path
 
 
+def _umask() -> int:
+    """The process's umask (reading it means setting it: set it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def load_maskable_ppo(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
     """The :class:`MaskablePPONet` of a training checkpoint and the metadata to export: its
     sidecar plus ``source_checkpoint`` (the file name) and ``source_sha256``.
-    ``ValueError`` for a missing, foreign or corrupt checkpoint."""
+    ``ValueError`` for a missing, foreign or corrupt checkpoint, or a policy for other
+    observation or action spaces than Umbrella's."""
     meta = read_metadata(checkpoint)
     meta.update(source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
-    from sb3_contrib import MaskablePPO
-
-    try:
-        model = MaskablePPO.load(checkpoint, device="cpu")
-    except Exception as exc:  # a corrupt or foreign zip
-        raise ValueError(f"checkpoint {str(checkpoint)!r} could not be loaded: {exc}") from None
+    model = load_model(checkpoint)
     return MaskablePPONet(model.policy).eval(), meta
+
+
+#: The ``value`` metadata of an exported 2-4 player alphazero network: what its graph outputs.
+AZ_VALUE = "the deciding seat's own, in [-1, 1] (column 0 of the network's observer-relative per-seat values)"
 
 
 class AZPolicyNet(nn.Module):
@@ -221,6 +232,8 @@ def load_az(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
             "to ONNX; export a network trained without --heuristic-inputs"
         )
     meta = dict(meta, source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
+    if meta["num_players"] > 1:  # the sidecar describes the network's per-seat values, not the graph's
+        meta["value"] = AZ_VALUE
     return AZPolicyNet(net).eval(), meta
 
 
@@ -283,6 +296,22 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, *, opset: int = O
     return export_module(module, meta, out, opset=opset)
 
 
+def _missing_package(suffix: str, check_positions: int) -> str | None:
+    """Why this export cannot run here (a package it needs is not installed), or None:
+    asked before anything is loaded or written."""
+    needs = [("onnx", "onnx", "torch's exporter writes through it")]
+    if suffix == ".zip":
+        needs.append(("sb3_contrib", "sb3-contrib", "it loads MaskablePPO checkpoints"))
+    if check_positions:
+        needs.append(("onnxruntime", "onnxruntime", "it checks the exported file; --check-positions 0 skips that"))
+    for module, package, why in needs:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return f"exporting needs {package} ({why}): {INSTALL_HINT}"
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m umbrella_env.export",
@@ -309,17 +338,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.checkpoint.suffix.lower() not in LOADERS:
         parser.error(f"checkpoint {str(args.checkpoint)!r} must be a .zip or .pt written by training")
-    if args.out.suffix.lower() != ".onnx":
-        parser.error(f"output {str(args.out)!r} must end in .onnx")
-    if not args.out.parent.is_dir():
-        parser.error(f"output folder {str(args.out.parent)!r} does not exist")
-    problem = output_dir_problem(args.out.parent)
+    problem = output_file_problem(args.out, ".onnx")
     if problem is not None:
-        parser.error(f"cannot write {str(args.out)!r}: {problem}")
+        parser.error(f"output: {problem}")
     if args.opset not in OPSETS:
         parser.error(f"--opset must be {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
     if args.check_positions < 0:
         parser.error(f"--check-positions must be >= 0, got {args.check_positions}")
+    missing = _missing_package(args.checkpoint.suffix.lower(), args.check_positions)
+    if missing is not None:
+        parser.error(missing)
     try:
         module, meta = LOADERS[args.checkpoint.suffix.lower()](args.checkpoint)
     except ValueError as exc:

@@ -1,8 +1,10 @@
-"""Output folders of the command-line tools (trainers, evaluation): checked before any work.
+"""Output folders and files of the command-line tools (trainers, evaluation, demo, export):
+checked before any work.
 
-Every tool that writes a run folder asks :func:`output_dir_problem` first, so that a folder
-that cannot be created is refused with the reason (exit status 2) instead of a traceback
-after the work is done.  A trainer also refuses a folder that holds a previous run
+Every tool that writes a run folder asks :func:`output_dir_problem` first, and every tool
+that writes one named file asks :func:`output_file_problem`, so that an output that cannot
+be written is refused with the reason (exit status 2) instead of a traceback after the
+work is done.  A trainer also refuses a folder that holds a previous run
 (:func:`previous_run`) unless it resumes it or is told to replace it (:func:`remove_run`),
 and writes the files a resume reads with :func:`write_atomically`.
 """
@@ -38,6 +40,26 @@ def output_dir_problem(path: Path) -> str | None:
             os.rmdir(tempfile.mkdtemp(dir=probe))
     except OSError as exc:
         return f"{str(probe)!r} is not writable ({exc.strerror or exc})"
+    return None
+
+
+def output_file_problem(path: Path, suffix: str) -> str | None:
+    """None when a file named ``path``, ending in ``suffix`` (".gif"), can be written, else
+    the reason: another suffix, a folder of that name, a parent folder that is missing or
+    not writable, an existing file that is not writable."""
+    path = Path(path)
+    if path.suffix.lower() != suffix:
+        return f"expected a file name ending in {suffix}, got {str(path)!r}"
+    if path.is_dir():
+        return f"{str(path)!r} is a folder, expected a file name ending in {suffix}"
+    parent = path.parent
+    if not parent.is_dir():
+        return f"cannot write {str(path)!r}: folder {str(parent)!r} does not exist"
+    problem = output_dir_problem(parent)
+    if problem is not None:
+        return f"cannot write {str(path)!r}: {problem}"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"cannot write {str(path)!r}: permission denied"
     return None
 
 

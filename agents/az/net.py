@@ -261,19 +261,51 @@ def load_network(
     path: str | Path, *, num_players: int | None = None, plate_level: int | None = None
 ) -> tuple[AZNet, dict[str, Any]]:
     """The network of a ``.pt`` checkpoint (eval mode, float32) and its metadata; a
-    ``ValueError`` for a missing file or sidecar, or a model of another configuration."""
+    ``ValueError`` for a missing file or sidecar, a model of another configuration, or weights
+    that are not those of the network the sidecar describes."""
     meta = read_metadata(path)
     check_configuration(meta, path, num_players=num_players, plate_level=plate_level)
+    expected = "expected a torch checkpoint written by this project's alphazero trainer"
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a truncated or foreign file
-        raise ValueError(f"checkpoint {str(path)!r} is unreadable: {exc}") from None
+        detail = (str(exc).strip().splitlines() or [""])[0]  # torch's messages run to many lines
+        detail = detail if len(detail) <= 100 else detail[:100] + "..."
+        reason = f"{type(exc).__name__}: {detail}"
+        raise ValueError(f"checkpoint {str(path)!r} is unreadable ({reason}); {expected}") from None
+    state = blob.get("state_dict") if isinstance(blob, dict) else None
+    if not (isinstance(state, dict) and all(isinstance(v, torch.Tensor) for v in state.values())):
+        raise ValueError(f"checkpoint {str(path)!r} holds no network weights ('state_dict'); {expected}")
     net = AZNet(
         int(meta["num_players"]),
         meta["hidden"],
         int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)),
         bool(meta.get("heuristic_inputs", False)),
     )
-    net.load_state_dict({k: v.float() for k, v in blob["state_dict"].items()})
+    mismatch = _weights_mismatch(net.state_dict(), state)
+    if mismatch:
+        sidecar = str(metadata_path(path))
+        raise ValueError(f"checkpoint {str(path)!r} does not match its sidecar {sidecar!r}: {mismatch}")
+    net.load_state_dict({k: v.float() for k, v in state.items()})
     net.eval()
     return net, meta
+
+
+def _weights_mismatch(want: dict[str, torch.Tensor], got: dict[str, torch.Tensor]) -> str:
+    """How the weights of a file differ from those of the network its sidecar describes, in
+    one line ('' when they fit): torch's own message is many lines, one per tensor."""
+    missing = [k for k in want if k not in got]
+    unexpected = [k for k in got if k not in want]
+    reshaped = [k for k in want if k in got and got[k].shape != want[k].shape]
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} tensor(s) missing from the file (first: {missing[0]})")
+    if unexpected:
+        problems.append(f"{len(unexpected)} tensor(s) the sidecar's network lacks (first: {unexpected[0]})")
+    if reshaped:
+        k = reshaped[0]
+        problems.append(
+            f"{len(reshaped)} tensor(s) of another shape (first: {k}, {tuple(got[k].shape)} in the file, "
+            f"{tuple(want[k].shape)} for the sidecar)"
+        )
+    return "; ".join(problems)
