@@ -49,7 +49,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.az.net import HeuristicInputs
+from agents.az.net import SOLO_SCALE, HeuristicInputs
 from agents.checks import check_int, check_real
 from agents.common import determinize
 from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
@@ -73,8 +73,6 @@ def outcome_values(game: SingleGame, margin_weight: float = 0.5, margin_scale: f
     ``margin_weight``.  The margin makes a narrow loss better than a rout, which the short
     training runs learn from much faster than from the result alone.
     """
-    from agents.az.net import SOLO_SCALE
-
     scores = np.asarray(game.scores(), dtype=np.float64)
     P = scores.size
     if P == 1:
