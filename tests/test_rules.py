@@ -19,6 +19,8 @@ column 1 / row 1 / column 2 / row 2; tile 10 white is the centre 2x2 from every 
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from umbrella_env.core.actions import (
@@ -30,7 +32,7 @@ from umbrella_env.core.actions import (
     swap_stage_action,
     swap_zone_action,
 )
-from umbrella_env.core.components import COLOURS, default_components, rotate_cells
+from umbrella_env.core.components import COLOURS, components_from_dict, default_components, rotate_cells
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError, GameOverError, IllegalActionError
 
@@ -264,6 +266,95 @@ def test_setup_solo(engine):
         assert complete_figures(d, 0) == []
         assert d["supply"] == 6 and d["phase"] == "slide" and d["end_triggered_by"] is None
     assert faces_seen == {"black"}
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+def test_setup_layouts_are_drawn_at_random(engine, num_players):
+    """docs/rules.md §3.1 (the layouts assigned at random) and decision 10 (solo: one layout,
+    chosen at random): over 40 seeds every layout is dealt to seat 0, and at 2 players the
+    pairs differ."""
+    cfg = GameConfig(num_players=num_players)
+    deals = [tuple(stage(engine.dump(engine.new(cfg, seed)), p) for p in range(num_players)) for seed in range(40)]
+    assert {d[0] for d in deals} == {"/".join(rows) for rows in CS.layouts.values()}
+    if num_players > 1:
+        assert len(set(deals)) > len(CS.layouts)
+
+
+# Layouts on which a dealt tile often shows a complete figure (the printed layouts A-D admit
+# none at setup, so a deal on them never needs the redraw of decision 9).
+BLOCKY = components_from_dict(
+    {
+        "layouts": {
+            "Q": ["BBGG", "BBGG", "RRYY", "RRYY"],
+            "S": ["BBBB", "GGGG", "RRRR", "YYYY"],
+            "T": ["BGRB", "GYYR", "RYYG", "BGRB"],
+            "U": ["YYRR", "YYRR", "GGBB", "GGBB"],
+        }
+    }
+)
+
+
+def _complete_tops(d: dict, p: int, cs) -> list[int]:
+    cells = "".join(d["stages"][p])
+    out = []
+    for k, st in enumerate(d["slots"][p]):
+        if st:
+            figure = rotate_cells(cs.face_cells(st[-1]["tile"], 0 if st[-1]["face"] == "white" else 1), k)
+            if len({cells[x] for x in figure}) == 1:
+                out.append(k)
+    return out
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+def test_setup_redraw_leaves_no_complete_figure(engine, num_players):
+    """docs/rules.md §3.3, decision 9: a player whose setup shows a complete figure redraws,
+    on every engine (with layouts where complete setups are common)."""
+    cfg = GameConfig(num_players=num_players, components=BLOCKY)
+    per = 3 if num_players == 1 else 2
+    for seed in range(150):
+        d = engine.dump(engine.new(cfg, seed))
+        for p in range(num_players):
+            assert _complete_tops(d, p, BLOCKY) == [], (seed, p)
+            assert [len(s) for s in d["slots"][p]] == [per, per, 0, 0]
+        tiles = [e["tile"] for b in d["slots"] for s in b for e in s]
+        assert len(set(tiles)) == len(tiles)
+
+
+def _seeded_random_game(engine, cfg: GameConfig, seed: int):
+    """A game of seeded uniformly random legal actions, played to its end (the same game on
+    every engine and for every turn limit it reaches)."""
+    rng = random.Random(seed)
+    g = engine.new(cfg, seed)
+    while engine.legal(g):
+        engine.step(g, rng.choice(engine.legal(g)))
+    return engine.dump(g)
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+def test_a_game_that_ends_on_its_limit_turn_is_terminated(engine, num_players):
+    """docs/rules.md §5.4, decision 12: only a limit turn that does not end the game by the
+    rules truncates it; the same game with the limit one turn earlier is truncated."""
+    free = _seeded_random_game(engine, GameConfig(num_players=num_players), 3)
+    assert free["terminated"] and not free["truncated"]
+    last = free["turn"]
+    on_limit = _seeded_random_game(engine, GameConfig(num_players=num_players, max_turns=last), 3)
+    assert on_limit["terminated"] and not on_limit["truncated"] and on_limit["turn"] == last
+    assert on_limit["scores"] == free["scores"]
+    early = _seeded_random_game(engine, GameConfig(num_players=num_players, max_turns=last - 1), 3)
+    assert early["truncated"] and not early["terminated"] and early["turn"] == last - 1
+
+
+def test_scores_exist_at_every_moment(engine):
+    """docs/rules.md decision 14: a score (the end-of-game formula applied now) can be read
+    after every decision, and it is the one the state dict reports."""
+    g = engine.new(GameConfig(num_players=2), 5)
+    seen = 0
+    while engine.legal(g) and seen < 200:
+        scores = engine.scores(g)
+        assert len(scores) == 2 and scores == engine.dump(g)["scores"]
+        engine.step(g, engine.legal(g)[-1])
+        seen += 1
+    assert seen == 200 or engine.dump(g)["terminated"]
 
 
 def test_setup_is_deterministic_by_seed(engine):

@@ -36,6 +36,7 @@ OUTSIDE = (
     "shared/" + "RULES",
     "RULES" + ".md",  # the old specification's name, in any form
     "/" + "work/",  # an absolute path of the development machine
+    "/" + "tmp/",  # a scratch path of one machine (tests use pytest's tmp_path)
 )
 _SKIP_DIRS = {"__pycache__", "build", "dist", "runs", "checkpoints", "tb", "out", "venv"}
 
