@@ -47,6 +47,8 @@ def test_take_and_put_refuse_masks_floats_and_out_of_range_indices() -> None:
             E.take(state, idx)
         with pytest.raises(IndexError, match="game indices"):
             E.put(state, idx, E.init(GameConfig(), 1, 99))
+    with pytest.raises(ConfigError, match="another ComponentSet object"):  # equal configs, e.g. after pickle
+        E.put(state, [0], pickle.loads(pickle.dumps(E.init(GameConfig(), 1, 99))))
     with pytest.raises(IndexError, match=r"1 slot\(s\) for the 2 game\(s\) of the source"):
         E.put(state, [0], E.init(GameConfig(), 2, 99))
     assert _snapshot(state) == before
@@ -73,7 +75,9 @@ def test_a_turn_beyond_the_int32_counter_is_refused_before_the_load() -> None:
         target = E.init(config, 2, 1)
         before = _snapshot(target)
         with pytest.raises(StateError):
-            batch_io.load_dict(target, 0, bad)  # used to write half the game, then overflow
+            batch_io.load_dict(
+                target, 0, bad
+            )  # with max_turns 2**40 (a config now refused) it wrote half, then overflowed
         assert _snapshot(target) == before
         with pytest.raises(StateError):
             SingleGame.from_dict(bad)

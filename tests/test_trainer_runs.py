@@ -154,6 +154,48 @@ def test_ppo_resume_and_cache_refuse_unreadable_files(tmp_path, capsys) -> None:
     teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
     err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", str(cache), "--out", str(tmp_path / "c")], capsys)
     assert f"--pretrain-cache {str(cache)!r} is not a cache of teacher games" in err
-    err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", "/proc/nowhere/c.npz", "--out", str(tmp_path / "d")],
-                   capsys)  # fmt: skip
-    assert "cannot be written" in err and not (tmp_path / "d").exists()
+    for where, message in ((tmp_path / "nowhere" / "c.npz", "does not exist"), (tmp_path / "teacher", ".npz")):
+        err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", str(where), "--out", str(tmp_path / "d")], capsys)
+        assert "--pretrain-cache: " in err and message in err  # a missing folder failed after the teacher games
+        assert not (tmp_path / "d").exists()
+
+
+def test_overwrite_never_removes_the_run_it_reads_and_resume_never_replaces_another_run(
+    az_run: Path, tmp_path, capsys
+) -> None:
+    from umbrella_env.training import alphazero, ppo
+
+    before = sorted(p.name for p in az_run.iterdir())
+    argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "2"]
+    for extra, flag in (
+        (["--resume", str(az_run / "last.pt")], "--resume"),
+        (["--init", str(az_run / "best.pt"), "--pretrain-games", "0"], "--init"),
+    ):
+        err = _refused(alphazero.main, [*argv, *extra, "--overwrite", "--out", str(az_run)], capsys)
+        assert f"--overwrite would remove {str(extra[1])!r}, which {flag} reads" in err
+    assert sorted(p.name for p in az_run.iterdir()) == before  # the run used to be deleted first
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert ppo.main([*PPO, "--out", str(first)]) == 0
+    assert ppo.main([*PPO, "--seed", "3", "--out", str(second)]) == 0
+    kept = (second / "best.zip").read_bytes()
+    resume = [a for a in PPO if a not in ("--net", "32")] + ["--resume", str(first / "last.zip")]
+    err = _refused(ppo.main, [*resume, "--out", str(second)], capsys)  # another run's folder
+    assert f"--out {str(second)!r} holds a previous run" in err and (second / "best.zip").read_bytes() == kept
+    # a first run's "no pretraining" is harmless on a resume of the same run
+    assert alphazero.main([*argv, "--pretrain-games", "0", "--resume", str(az_run / "last.pt"),
+                           "--out", str(tmp_path / "az")]) == 0  # fmt: skip
+
+
+def test_ppo_resume_from_best_keeps_only_the_evaluations_before_it(tmp_path) -> None:
+    from umbrella_env.training import ppo
+
+    run = tmp_path / "run"
+    assert ppo.main([*_without(PPO, "--timesteps", "--eval-every"), "--timesteps", "768", "--eval-every", "128",
+                     "--eval-opponent", "random", "--out", str(run)]) == 0  # fmt: skip
+    first = json.loads((run / "train_summary.json").read_text())["history"]
+    best = json.loads((run / "best.json").read_text())["timesteps"]
+    resume = [a for a in _without(PPO, "--eval-every") if a not in ("--net", "32")] + ["--eval-every", "128"]
+    assert ppo.main([*resume, "--resume", str(run / "best.zip"), "--out", str(tmp_path / "b")]) == 0
+    history = json.loads((tmp_path / "b" / "train_summary.json").read_text())["history"]
+    kept = [h for h in first if h["timesteps"] <= best]
+    assert history[: len(kept)] == kept and len(kept) < len(first)  # the later evaluations are another lineage

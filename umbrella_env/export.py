@@ -51,7 +51,7 @@ import umbrella_env
 from agents.az.net import load_network
 from agents.checkpoint import check_metadata
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
-from agents.policy import load_model, read_metadata
+from agents.policy import INSTALL_HINT, load_model, read_metadata
 from umbrella_env.core import engine as E
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
@@ -64,8 +64,6 @@ OPSET = 17
 #: The opsets ``--opset`` accepts: 14 is the oldest this graph was checked with, 20 the
 #: newest torch's TorchScript-based exporter writes.
 OPSETS = range(14, 21)
-#: How to install what the export needs.
-INSTALL_HINT = "pip install -c constraints.txt -e '.[train]'"
 #: Largest |torch - onnxruntime| difference of a logit or value the post-export check accepts.
 TOLERANCE = 1e-4
 

@@ -60,6 +60,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds
 from umbrella_env.core.single import SingleGame
+from umbrella_env.paths import write_atomically
 
 #: Solo values are final scores divided by this (a score of 40 is a value of 1).
 SOLO_SCALE = 40.0
@@ -241,7 +242,8 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
     tmp = path.with_suffix(".pt.tmp")
     torch.save({"meta": meta, "state_dict": state}, tmp)
     tmp.replace(path)
-    metadata_path(path).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(meta, indent=2) + "\n"
+    write_atomically(metadata_path(path), lambda t: t.write_text(text, encoding="utf-8"))
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:

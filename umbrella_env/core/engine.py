@@ -185,8 +185,13 @@ def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
     idx = check_indices(state, idx)
     if not isinstance(source, BatchState):
         raise TypeError(f"put: source must be a BatchState, got {type(source).__name__}")
-    if source.config != state.config or source.config.components is not state.config.components:
+    if source.config != state.config:
         raise ConfigError(f"put: the source batch is configured as {source.config}, the batch as {state.config}")
+    if source.config.components is not state.config.components:  # e.g. a batch that went through pickle
+        raise ConfigError(
+            "put: the source batch uses another ComponentSet object than the batch (equal configs, but the engine "
+            "tables are per set): build both from the same GameConfig"
+        )
     if source.batch_size != idx.size:
         raise IndexError(f"put: {idx.size} slot(s) for the {source.batch_size} game(s) of the source")
     for name in ARRAY_FIELDS:

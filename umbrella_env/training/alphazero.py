@@ -802,7 +802,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     if args.resume is not None or not args.pretrain_games:
         why = "a resumed run does not pretrain" if args.resume is not None else "they need --pretrain-games >= 1"
         ignored = [flag for flag, attr in _PRETRAIN_ONLY if attr in given]
-        if args.resume is not None and "pretrain_games" in given:
+        if args.resume is not None and "pretrain_games" in given and args.pretrain_games:  # 0 is harmless
             ignored.insert(0, "--pretrain-games")
     elif "teacher_sims" in given and args.teacher == "heuristic":
         ignored, why = ["--teacher-sims"], "the heuristic teacher does not search"
@@ -896,7 +896,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         problem = output_dir_problem(out)
         if problem is not None:
             raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
-        problem = overwrite_problem(out, RUN_FILES, args.resume is not None, args.overwrite)
+        problem = overwrite_problem(out, RUN_FILES, args.overwrite, {"--resume": args.resume, "--init": args.init})
         if problem is not None:
             raise ValueError(problem)
     except (ValueError, OSError) as exc:

@@ -34,7 +34,7 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError
 from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
 from umbrella_env.training import ppo as train
-from umbrella_env.training.options import given_among
+from umbrella_env.training.options import given_among, given_options
 
 #: train.py options that shape the model and the envs timed here; the others (output,
 #: resume, cloning, evaluation, opponents, ...) would be ignored, and are refused when given.
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     if unused:
         parser.error(f"{', '.join(unused)}: not used by this benchmark (it times training only)")
     try:
-        train.check_options(args)
+        train.check_options(args, given_options(build_parser, argv))
         if args.bench_timesteps < 1:
             raise ValueError(f"--bench-timesteps must be at least 1, got {args.bench_timesteps}")
         if args.rounds < 1:

@@ -158,10 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         peer = [selfplay_chunk({**jobs[0], "seeds": [s]}) for s in seeds[: args.peer_games]]
         peer_wall = time.perf_counter() - t0
-        peer_decisions = sum(r["decisions"] for r in peer)
+        peer_decisions = sum(r["decisions"] for r in peer)  # len(peer): at most the games timed above
         batched, alone = total["decisions"] / wall / args.workers, peer_decisions / peer_wall
         print(
-            f"peer, one game in flight ({args.peer_games} game(s), one process): {peer_decisions:,} searched "
+            f"peer, one game in flight ({len(peer)} game(s), one process): {peer_decisions:,} searched "
             f"decisions in {peer_wall:.1f} s -> {alone:,.0f} searched decisions/s"
         )
         print(f"ratio batched / one game in flight, per process: {batched / alone:.2f}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from umbrella_env.paths import previous_run
@@ -47,14 +48,26 @@ def check_seed(seed: int) -> None:
         raise ValueError(f"--seed must be an integer in [0, {MAX_SEED}], got {seed}")
 
 
-def overwrite_problem(out: Any, run_files: Collection[str], resuming: bool, overwrite: bool) -> str | None:
-    """Why a trainer may not write its run into the folder ``out``, or None: a folder holding
-    a previous run is refused unless the run resumes (``--resume``) or replaces it
-    (``--overwrite``)."""
+def overwrite_problem(
+    out: Any, run_files: Collection[str], overwrite: bool, reads: Mapping[str, Any | None]
+) -> str | None:
+    """Why a trainer may not write its run into the folder ``out``, or None.  A folder holding
+    a previous run is refused unless the run resumes that run (``--resume`` of a checkpoint
+    in ``out``) or replaces it (``--overwrite``); ``--overwrite`` is refused when the run reads
+    a file of ``out`` (``reads``: flag -> path, e.g. ``--resume``, ``--init``), which it would
+    remove first."""
     found = previous_run(out, run_files)
-    if not found or resuming or overwrite:
+    if not found:
+        return None
+    inside = {flag: p for flag, p in reads.items() if p is not None and Path(p).resolve().parent == Path(out).resolve()}
+    if overwrite:
+        if inside:
+            flag, p = next(iter(inside.items()))
+            return f"--overwrite would remove {str(p)!r}, which {flag} reads: give another --out"
+        return None
+    if "--resume" in inside:
         return None
     return (
-        f"--out {str(out)!r} holds a previous run ({', '.join(found)}): give --resume to continue it, "
-        "--overwrite to replace it, or another --out"
+        f"--out {str(out)!r} holds a previous run ({', '.join(found)}): give --resume with its last checkpoint "
+        "to continue it, --overwrite to replace it, or another --out"
     )

@@ -70,7 +70,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, build_agent, play_game
-from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
+from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import MAX_SEED, apply_preset, check_seed, given_options, overwrite_problem
 
@@ -236,7 +236,11 @@ def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, se
 
 
 def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
-    model.save(path)
+    """The model and its sidecar, each written to a temporary file and renamed (an
+    interrupted save leaves the previous checkpoint whole)."""
+    tmp = path.with_name(path.stem + ".tmp.zip")  # SB3 keeps a name ending in .zip as given
+    model.save(tmp)
+    os.replace(tmp, path)
     meta = {
         "num_players": config.num_players,
         "plate_level": config.plate_level,
@@ -245,7 +249,8 @@ def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str,
         "num_actions": A.NUM_ACTIONS,
         **extra,
     }
-    metadata_path(path).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(meta, indent=2) + "\n"
+    write_atomically(metadata_path(path), lambda t: t.write_text(text, encoding="utf-8"))
 
 
 class TrainCallback(BaseCallback):
@@ -328,9 +333,16 @@ def eval_label(args: argparse.Namespace, config: GameConfig) -> str:
     return "mean score" if config.solo else f"win rate vs {args.eval_opponent} (+ mean score / 1000)"
 
 
-def previous_summary(resume: Path | None) -> dict[str, Any]:
+def meta_timesteps(resume: Path | None) -> int | None:
+    """The step count recorded with a ``--resume`` checkpoint (None without one)."""
+    return None if resume is None else int(read_metadata(resume).get("timesteps", 0))
+
+
+def previous_summary(resume: Path | None, timesteps: int | None = None) -> dict[str, Any]:
     """The ``train_summary.json`` beside a ``--resume`` checkpoint (its cloning and
-    evaluation history, which the resumed run's summary extends), or an empty dict."""
+    evaluation history up to the checkpoint's ``timesteps``, which the resumed run's summary
+    extends: a run resumed from its ``best.zip`` does not inherit the evaluations after it),
+    or an empty dict."""
     if resume is None:
         return {}
     path = Path(resume).with_name("train_summary.json")
@@ -342,6 +354,8 @@ def previous_summary(resume: Path | None) -> dict[str, Any]:
         raise ValueError(f"--resume: the run's summary {str(path)!r} is unreadable ({exc})") from None
     if not isinstance(summary, dict) or not isinstance(summary.get("history", []), list):
         raise ValueError(f"--resume: the run's summary {str(path)!r} is not a summary this trainer wrote")
+    if timesteps is not None:
+        summary["history"] = [h for h in summary.get("history", []) if h.get("timesteps", 0) <= timesteps]
     return summary
 
 
@@ -668,8 +682,6 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             "--pretrain (also set by --quick) clones a teacher into a new policy, and --resume continues a trained "
             "one: leave out --pretrain and --quick when resuming"
         )
-    if args.pretrain_cache is not None and args.pretrain_cache.suffix != ".npz":
-        raise ValueError(f"--pretrain-cache {str(args.pretrain_cache)!r}: expected a file name ending in .npz")
     if args.pretrain is None:
         for flag, attr in _PRETRAIN_ONLY:
             if attr in given:
@@ -712,14 +724,14 @@ def main(argv: list[str] | None = None) -> int:
         problem = output_dir_problem(out)
         if problem is not None:
             raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
-        problem = overwrite_problem(out, RUN_FILES, args.resume is not None, args.overwrite)
+        problem = overwrite_problem(out, RUN_FILES, args.overwrite, {"--resume": args.resume})
         if problem is not None:
             raise ValueError(problem)
         if args.pretrain_cache is not None and not args.pretrain_cache.is_file():
-            problem = output_dir_problem(args.pretrain_cache.parent)
+            problem = output_file_problem(args.pretrain_cache, ".npz")
             if problem is not None:
-                raise ValueError(f"--pretrain-cache {str(args.pretrain_cache)!r} cannot be written: {problem}")
-        previous = previous_summary(args.resume)
+                raise ValueError(f"--pretrain-cache: {problem}")
+        previous = previous_summary(args.resume, meta_timesteps(args.resume))
         pool = None
         if config.solo:
             env: VecEnv = UmbrellaSB3VecEnv(
