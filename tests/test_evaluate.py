@@ -281,6 +281,12 @@ def test_cli_runs_a_solo_evaluation(tmp_path, capsys):
         (["--agents", "tests.test_evaluate:NoSuchAgent", RANDOM], ["NoSuchAgent"]),
         (["--agents", RANDOM, FIRST, "--players", "two"], ["--players", "invalid int"]),
         (["--agents", RANDOM, FIRST, "--workers", "0"], ["--workers"]),
+        # used to be a ConfigError traceback from GameConfig
+        (["--agents", RANDOM, FIRST, "--max-turns", "99999999999"], ["--max-turns", "[1, 2147483647]"]),
+        # used to build a schedule of 10**12 games, memory growing, no output
+        (["--agents", RANDOM, FIRST, "--games", "1000000000000"], ["more than 1,000,000 games", "at most 1,000,000"]),
+        # the ladder's agent options: used to be called a bad label
+        (["--agents", RANDOM, "search:simulations=0"], ["evaluate takes no agent options", "module:function"]),
     ],
 )
 def test_cli_bad_input_exits_2_with_a_message(argv, expected, tmp_path, capsys):
@@ -316,3 +322,62 @@ def test_summary_has_elo_ratings_with_bootstrap_intervals(small_2p) -> None:
         assert low <= e["elo"] <= high
     header, rows = ev.standings_rows(summary)
     assert header[-2:] == ["Elo", "Elo 95% CI"] and all(r[-2].lstrip("-").isdigit() for r in rows)
+
+
+def test_cli_refuses_a_folder_holding_a_report_unless_told_to_replace_it(tmp_path, capsys):
+    out = tmp_path / "eval"
+    two = ["--agents", RANDOM, FIRST, "--games", "2", "--workers", "1", "--no-progress", "--out", str(out)]
+    assert ev.main(two) == 0
+    assert (out / "winrates.png").exists()
+    capsys.readouterr()
+    solo = ["--agents", RANDOM, "--players", "1", "--games", "1", "--workers", "1", "--no-progress", "--out", str(out)]
+    before = (out / "summary.json").read_text()
+    assert ev.main(solo) == 2
+    assert "holds a previous report (report.md, summary.json" in capsys.readouterr().err
+    assert (out / "summary.json").read_text() == before  # it used to be replaced, the old plots left beside it
+    assert ev.main([*solo, "--overwrite"]) == 0
+    assert not (out / "winrates.png").exists() and (out / "scores.png").exists()
+    # one solo game: its spread is undefined, written as null (NaN is not JSON)
+    summary = json.loads((out / "summary.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    assert summary["games"] == 1
+
+
+def test_a_tournament_reloads_a_checkpoint_replaced_since_the_last_one(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    models = Path(__file__).resolve().parents[1] / "agents" / "models"
+    model = tmp_path / "m.pt"
+
+    def games_with(name: str) -> list:
+        shutil.copy(models / f"{name}.pt", model)
+        shutil.copy(models / f"{name}.json", tmp_path / "m.json")
+        result = ev.run_tournament([f"net:{model}", "greedy"], 2, games=4, seed=3, workers=1)
+        return [(r.scores, r.turns) for r in result.records]
+
+    first = games_with("az-2p")
+    assert games_with("az-2p-net") != first  # the cached agent of the first file used to play again
+    assert games_with("az-2p") == first
+
+
+def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) used to wait for
+    the pool's remaining games, or hang in its shutdown, and end in a traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    argv = [sys.executable, "evaluate.py", "--no-progress", "--workers", "2", "--agents", "heuristic", "greedy",
+            "--games", "3000", "--out", str(tmp_path / "r")]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=repo, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(5)  # the pool is playing
+    assert proc.poll() is None
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)  # the whole run takes minutes
+    assert proc.returncode == 130, err.decode()
+    assert b"interrupted" in err and b"Traceback" not in err
+    assert not (tmp_path / "r").exists()

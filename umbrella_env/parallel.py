@@ -4,6 +4,7 @@ teacher games of train --pretrain, the agent ladder)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -13,6 +14,9 @@ def _init_worker() -> None:
     # One thread per worker process: the workers already use every core.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    # Ctrl-C reaches the whole process group: the parent stops the pool (stop_pool), the
+    # workers do not each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _mp_context() -> Any:
@@ -23,8 +27,18 @@ def _mp_context() -> Any:
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` single-threaded processes that is safe to start after torch."""
+    """A pool of ``workers`` single-threaded processes that is safe to start after torch
+    (its workers ignore Ctrl-C: the parent stops them with :func:`stop_pool`)."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker)
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool at once: pending jobs cancelled, running ones abandoned (a failed game or
+    Ctrl-C must not wait for the rest of the work, nor hang on a pool that will not drain)."""
+    running = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in running:  # the jobs already running are abandoned
+        process.terminate()
 
 
 class Progress:

@@ -17,11 +17,11 @@ from pathlib import Path
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
-from umbrella_env.evaluation.report import print_summary, write_report
+from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
 from umbrella_env.match import AgentError
-from umbrella_env.paths import output_dir_problem
+from umbrella_env.paths import output_dir_problem, previous_run, remove_run
 
 PROG = "python evaluate.py"
 
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/eval-<timestamp>)")
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"truncation (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--overwrite", action="store_true", help="replace a previous report in --out (refused without it)")
     return p
 
 
@@ -85,6 +86,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"error: --out {str(out)!r} cannot hold the report: {problem}", file=sys.stderr)
         return 2
+    found = previous_run(out, REPORT_FILES)
+    if found and not args.overwrite:
+        print(
+            f"error: --out {str(out)!r} holds a previous report ({', '.join(found)}): give another --out, "
+            "or --overwrite to replace it",
+            file=sys.stderr,
+        )
+        return 2
     try:
         result = run_tournament(
             args.agents, args.players, args.level, args.games, args.seed, args.workers,
@@ -96,6 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted: the games played are not reported (no report written)", file=sys.stderr)
+        return 130
+    if args.overwrite:
+        remove_run(out, REPORT_FILES)  # none of the previous report's files stays beside the new one
     summary = summarise(result)
     report = write_report(result, out, summary, argv)
     if args.games != result.games_per_table:

@@ -179,6 +179,22 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
     return "\n".join(lines)
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+#: The files of a report in its folder (``--overwrite`` removes them; a new report refuses a
+#: folder that holds them).
+REPORT_FILES = ("report.md", "summary.json", "games.jsonl", "scores.png", "merit.png", "winrates.png", "ratings.png")
+
+
 def write_report(
     result: TournamentResult,
     out: str | Path,
@@ -192,7 +208,8 @@ def write_report(
     plots = write_plots(summary, out)
     report = out / "report.md"
     report.write_text(_format_report(summary, plots, argv), encoding="utf-8")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=True) + "\n", encoding="utf-8")
+    # NaN (a spread of one game) is not JSON: written as null, so strict parsers read the file
+    (out / "summary.json").write_text(json.dumps(_finite(summary), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     with open(out / "games.jsonl", "w", encoding="utf-8") as fh:
         for rec in result.records:
             fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")

@@ -65,7 +65,7 @@ import numpy as np
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
 from umbrella_env.match import (
@@ -78,7 +78,7 @@ from umbrella_env.match import (
     play_game,
     valid_choices,
 )
-from umbrella_env.parallel import Progress, process_pool
+from umbrella_env.parallel import Progress, process_pool, stop_pool
 from umbrella_env.ray_cluster import RayUnavailable
 
 __all__ = [
@@ -167,6 +167,8 @@ def game_seed(base_seed: int, index: int) -> int:
 _SPEC_LABEL = re.compile(r"^([A-Za-z0-9_.\-]+)=(.+)$")
 #: ``label=spec`` with some label (no '/': a path may contain '=')
 _LABEL_LIKE = re.compile(r"^[^=/]+=.+$")
+#: ``name:key=value``, the agent options of the ladder (not a label: a label has no ':')
+_OPTIONS_LIKE = re.compile(r"^[A-Za-z][\w-]*:[A-Za-z_]\w*=[^=]*(,[A-Za-z_]\w*=[^=]*)*$")
 
 
 def _default_label(spec: str) -> str:
@@ -188,6 +190,11 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     labels: list[str] = []
     for raw in specs:
         m = _SPEC_LABEL.match(raw)
+        if not m and _OPTIONS_LIKE.match(raw) and not Path(raw).exists():
+            raise EvaluationError(
+                f"agent {raw!r}: evaluate takes no agent options (name:key=value is the ladder's syntax); give an "
+                "agent name, a checkpoint or a factory module:function that builds the agent with its options"
+            )
         if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
             raise EvaluationError(f"agent {raw!r}: the label before '=' may use only letters, digits, '_', '.' and '-'")
         spec, label = (m.group(2), m.group(1)) if m and not Path(raw).exists() else (raw, _default_label(raw))
@@ -307,8 +314,8 @@ def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, gam
         raise EvaluationError(f"--level (plate level) must be 1, 2, 3 or 4, got {plate_level!r}")
     if not isinstance(games, int) or games < 1:
         raise EvaluationError(f"--games must be a positive number of games per table, got {games!r}")
-    if not isinstance(max_turns, int) or max_turns < 1:
-        raise EvaluationError(f"--max-turns must be a positive int, got {max_turns!r}")
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 1 <= max_turns <= MAX_TURNS_LIMIT:
+        raise EvaluationError(f"--max-turns must be an int in [1, {MAX_TURNS_LIMIT}], got {max_turns!r}")
     if not agent_specs:
         raise EvaluationError(f"no agents given; {valid_choices()}")
     if num_players >= 2 and len(agent_specs) < 2:
@@ -316,8 +323,16 @@ def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, gam
             f"a {num_players}-player tournament needs at least 2 agents, got {len(agent_specs)} "
             f"({', '.join(agent_specs)}); to evaluate one agent alone use --players 1"
         )
+    tables = len(plan_tables(len(agent_specs), num_players))
+    if games * tables > MAX_GAMES:
+        raise EvaluationError(
+            f"--games {games} x {tables} table(s) is more than {MAX_GAMES:,} games; give --games of at most "
+            f"{MAX_GAMES // tables:,} (or fewer agents), and run larger evaluations in parts with other --seed values"
+        )
 
 
+#: The most games one tournament plays (its schedule is built before the first game).
+MAX_GAMES = 1_000_000
 #: Where the games of a tournament are played: a local process pool, or Ray tasks.
 BACKENDS = ("process", "ray")
 
@@ -355,6 +370,7 @@ def run_tournament(
         raise EvaluationError("--address is the Ray cluster of --backend ray; add --backend ray or leave it out")
     specs, labels = parse_specs(agent_specs)
     config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
+    _AGENTS.clear()  # a checkpoint replaced since the last tournament is loaded again
     for spec in dict.fromkeys(specs):
         _agent_for(spec, 0, config)
     workers = max(1, int(workers or os.cpu_count() or 1))
@@ -388,12 +404,17 @@ def run_tournament(
         else:
             chunk = max(1, min(32, len(tasks) // (workers * 8)))
             chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
-            with process_pool(min(workers, len(chunks))) as pool:
+            pool = process_pool(min(workers, len(chunks)))
+            try:
                 futures = [pool.submit(_play_chunk, c, specs, labels, config) for c in chunks]
                 for fut in as_completed(futures):
                     done = fut.result()
                     records += done
                     bar.update(len(done))
+            except BaseException:  # a failed game or Ctrl-C: stop now, not after every other game
+                stop_pool(pool)
+                raise
+            pool.shutdown()
     finally:
         bar.close()
     result.records = sorted(records, key=lambda r: r.index)
