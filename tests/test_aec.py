@@ -7,7 +7,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import umbrella_env
-from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError
+from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -292,4 +292,15 @@ def test_reset_takes_no_options_but_a_dict_and_human_mode_prints_the_first_table
 def test_parallel_step_before_reset_asks_for_a_reset() -> None:
     env = umbrella_env.parallel_env(num_players=2)
     with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step({"player_0": 0})
+
+
+def test_parallel_step_after_the_game_says_it_is_over() -> None:
+    """PettingZoo's conversion returned 4 empty dicts here, which a 5-tuple unpack cannot take."""
+    env = umbrella_env.parallel_env(num_players=2)
+    _, infos = env.reset(seed=0)
+    with pytest.warns(UserWarning, match="not legal"):
+        env.step({infos["player_0"]["active_agent"]: 967})  # illegal: the game ends
+    assert env.agents == []
+    with pytest.raises(GameOverError, match="the game is over"):
         env.step({"player_0": 0})

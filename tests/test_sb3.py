@@ -81,3 +81,16 @@ def test_maskable_ppo_smoke_on_the_vector_env_and_the_single_env(tmp_path) -> No
         "MlpPolicy", gym.make("umbrella_env/Solo-v0"), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu"
     )
     single_model.learn(128)
+
+
+def test_sb3_vec_env_renders_and_refuses_another_autoreset_mode() -> None:
+    from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
+
+    env = UmbrellaSB3VecEnv(num_envs=2, render_mode="ansi")  # render() used to reach SB3's per-env call
+    env.reset()
+    text = env.render()
+    assert "env 0" in text and "env 1" in text and "solo" in text
+    with pytest.raises(ValueError, match="made with render_mode='ansi'"):
+        env.render("rgb_array")
+    with pytest.raises(ValueError, match="autoreset_mode: an SB3 VecEnv always resets"):
+        UmbrellaSB3VecEnv(num_envs=2, autoreset_mode="next_step")  # was "got multiple values for keyword"

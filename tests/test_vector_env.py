@@ -198,3 +198,36 @@ def test_vector_env_steps_all_games_in_one_core_call(monkeypatch: pytest.MonkeyP
     obs, info = env.reset(seed=0)
     env.step(random_actions(info["action_mask"], np.random.default_rng(0)))
     assert calls == [64]
+
+
+def test_reset_mask_resets_only_the_masked_sub_envs_as_sync_does() -> None:
+    """options={"reset_mask": ...} used to be ignored: every sub-env was reset, drawing from
+    its seed stream."""
+    runs = {}
+    for mode in ("sync", "vector_entry_point"):
+        v = gym.make_vec("umbrella_env/Solo-v0", num_envs=3, vectorization_mode=mode)
+        obs, info = v.reset(seed=4)
+        obs, *_ = v.step(np.array([np.flatnonzero(m)[0] for m in info["action_mask"]]))
+        mask = np.array([True, False, True])
+        after, _ = v.reset(options={"reset_mask": mask})
+        assert np.array_equal(after[1], obs[1]) and not np.array_equal(after[0], obs[0])
+        again, _ = v.reset(seed=[9, None, None], options={"reset_mask": np.array([False, True, False])})
+        runs[mode] = (after, again)
+        v.close()
+    assert all(np.array_equal(a, b) for a, b in zip(runs["sync"], runs["vector_entry_point"]))
+    env = UmbrellaSoloVectorEnv(num_envs=2)
+    with pytest.raises(RuntimeError, match="call reset\\(\\) first"):
+        env.reset(options={"reset_mask": np.array([True, False])})
+    env.reset(seed=0)
+    for bad, message in (
+        ([True, False], "must be a bool NumPy array of shape \\(2,\\)"),
+        (np.array([1, 0]), "must be a bool NumPy array"),
+        (np.array([False, False]), "at least one sub-env"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            env.reset(options={"reset_mask": bad})
+
+
+def test_a_step_limit_is_refused_with_the_argument_named() -> None:
+    with pytest.raises(ValueError, match="max_episode_steps=5: the native vector env limits episodes in whole turns"):
+        gym.make_vec("umbrella_env/Solo-v0", num_envs=2, vectorization_mode="vector_entry_point", max_episode_steps=5)

@@ -26,10 +26,21 @@ def _mp_context() -> Any:
     return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
 
 
+class _Pool(ProcessPoolExecutor):
+    """A process pool whose ``with`` block, left by an exception (a failed job, Ctrl-C),
+    stops it at once (:func:`stop_pool`) instead of waiting for every pending job."""
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
+        if exc_type is not None:
+            stop_pool(self)
+            return False
+        return super().__exit__(exc_type, exc, tb)
+
+
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` single-threaded processes that is safe to start after torch
-    (its workers ignore Ctrl-C: the parent stops them with :func:`stop_pool`)."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker)
+    (its workers ignore Ctrl-C: the parent stops them, see :class:`_Pool`)."""
+    return _Pool(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker)
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:

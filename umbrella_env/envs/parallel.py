@@ -23,7 +23,7 @@ from typing import Any
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
-from umbrella_env.core.errors import ActionError
+from umbrella_env.core.errors import ActionError, GameOverError
 from umbrella_env.envs.aec import env
 
 
@@ -39,16 +39,17 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
     def step(self, actions: Any) -> Any:
         if getattr(self, "agents", None) is None:
             raise RuntimeError("call reset() before step()")
-        if self.agents:
-            if not isinstance(actions, Mapping):
-                raise ActionError(f"actions must be a dict of agent -> action, got {type(actions).__name__}")
-            mover = self.aec_env.agent_selection
-            if mover not in actions:
-                raise ActionError(
-                    f"actions has no action for {mover!r}, the agent to move "
-                    f"(the agent with a non-empty action_mask, named by infos[agent]['active_agent']; "
-                    f"got actions for {sorted(map(str, actions))})"
-                )
+        if not self.agents:  # PettingZoo's wrapper would return 4 dicts, not the 5 of a step
+            raise GameOverError("the game is over (every agent is done): call reset() to start a new one")
+        if not isinstance(actions, Mapping):
+            raise ActionError(f"actions must be a dict of agent -> action, got {type(actions).__name__}")
+        mover = self.aec_env.agent_selection
+        if mover not in actions:
+            raise ActionError(
+                f"actions has no action for {mover!r}, the agent to move "
+                f"(the agent with a non-empty action_mask, named by infos[agent]['active_agent']; "
+                f"got actions for {sorted(map(str, actions))})"
+            )
         return super().step(actions)
 
 

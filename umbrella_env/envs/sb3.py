@@ -159,12 +159,20 @@ class BatchVecEnv(VecEnv):
 
 
 class UmbrellaSB3VecEnv(BatchVecEnv):
-    """SB3 view of :class:`~umbrella_env.envs.vector.UmbrellaSoloVectorEnv` (same kwargs).
+    """SB3 view of :class:`~umbrella_env.envs.vector.UmbrellaSoloVectorEnv` (same kwargs,
+    except ``autoreset_mode``: an SB3 VecEnv resets a finished game in the step that ends it,
+    its last observation in ``infos[i]["terminal_observation"]``).
 
-    ``infos[i]["score"]`` holds the final score of a game that ended in the step.
+    ``infos[i]["score"]`` holds the final score of a game that ended in the step;
+    ``render()`` (``render_mode="ansi"``) returns the text of every game.
     """
 
     def __init__(self, num_envs: int = 8, **kwargs: Any) -> None:
+        if "autoreset_mode" in kwargs:
+            raise ValueError(
+                "autoreset_mode: an SB3 VecEnv always resets a finished game in the step that ends it "
+                "(same_step); leave it out"
+            )
         self.venv = UmbrellaSoloVectorEnv(num_envs=num_envs, autoreset_mode="same_step", **kwargs)
         self.render_mode = self.venv.render_mode
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
@@ -183,6 +191,13 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     def action_masks(self) -> np.ndarray:
         """[num_envs, 968] bool legal actions."""
         return self.venv.action_masks()
+
+    def render(self, mode: str | None = None) -> Any:
+        """The vector env's rendering (``render_mode="ansi"``: the text of every game); SB3's
+        default would call a per-env ``render`` the batched env does not have."""
+        if mode is not None and mode != self.render_mode:
+            raise ValueError(f"render(mode={mode!r}): this env was made with render_mode={self.render_mode!r}")
+        return self.venv.render()
 
     def _attribute_owner(self) -> Any:
         return self.venv

@@ -83,7 +83,10 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if max_episode_steps is not None:
-            raise ValueError("use max_turns (whole turns) to limit the episode length")
+            raise ValueError(
+                f"max_episode_steps={max_episode_steps!r}: the native vector env limits episodes in whole turns, "
+                "not steps; give max_turns, or vectorization_mode='sync' for Gymnasium's step limit"
+            )
         self.config = make_config(1, plate_level, max_turns, components)
         self.reward_mode = check_choice("reward_mode", reward_mode, SOLO_REWARD_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
@@ -114,23 +117,44 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         self, *, seed: int | list[int | None] | None = None, options: dict | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-env. ``seed``: None, an int (sub-env ``i`` gets ``seed + i``) or a
-        sequence of ``num_envs`` seeds (each None or a non-negative int)."""
+        sequence of ``num_envs`` seeds (each None or a non-negative int).  ``options=
+        {"reset_mask": mask}`` (bool ``[num_envs]``, at least one True; after a first full
+        reset) resets only the masked sub-envs, as in ``SyncVectorEnv``: the others keep their
+        games and generators, and the returned observations include theirs."""
         check_reset_options(options)
+        mask = self._reset_mask(options)
         seeds = seed_sequence(seed, self.num_envs, "env", allow_none=True)
         first = None
         if seeds is None:
             first = check_seed(seed)
             seeds = [None if first is None else first + i for i in range(self.num_envs)]
+        rows = np.arange(self.num_envs) if mask is None else np.flatnonzero(mask)
         super().reset(seed=first)
         if not self._generators:
             self._generators = [seeding.np_random(s)[0] for s in seeds]
         else:
             self._generators = [
-                seeding.np_random(s)[0] if s is not None else g for s, g in zip(seeds, self._generators)
+                seeding.np_random(s)[0] if s is not None and i in rows else g
+                for i, (s, g) in enumerate(zip(seeds, self._generators))
             ]
-        self._reset_games(np.arange(self.num_envs))
+        self._reset_games(rows)
         self._started = True
         return observe(self._state), self._info()
+
+    def _reset_mask(self, options: Any) -> np.ndarray | None:
+        """The ``reset_mask`` option checked (None without one)."""
+        if not options or "reset_mask" not in options:
+            return None
+        mask = options["reset_mask"]
+        if not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (self.num_envs,)):
+            raise ValueError(
+                f"options['reset_mask'] must be a bool NumPy array of shape ({self.num_envs},), got {mask!r}"
+            )
+        if not mask.any():
+            raise ValueError("options['reset_mask'] must select at least one sub-env (all False resets nothing)")
+        if not self._started:
+            raise RuntimeError("options['reset_mask'] resets some sub-envs of a started env: call reset() first")
+        return mask
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:

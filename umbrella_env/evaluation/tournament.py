@@ -78,7 +78,7 @@ from umbrella_env.match import (
     play_game,
     valid_choices,
 )
-from umbrella_env.parallel import Progress, process_pool, stop_pool
+from umbrella_env.parallel import Progress, process_pool
 from umbrella_env.ray_cluster import RayUnavailable
 
 __all__ = [
@@ -404,17 +404,13 @@ def run_tournament(
         else:
             chunk = max(1, min(32, len(tasks) // (workers * 8)))
             chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
-            pool = process_pool(min(workers, len(chunks)))
-            try:
+            # a failed game or Ctrl-C leaves the block at once (the pool is stopped, not drained)
+            with process_pool(min(workers, len(chunks))) as pool:
                 futures = [pool.submit(_play_chunk, c, specs, labels, config) for c in chunks]
                 for fut in as_completed(futures):
                     done = fut.result()
                     records += done
                     bar.update(len(done))
-            except BaseException:  # a failed game or Ctrl-C: stop now, not after every other game
-                stop_pool(pool)
-                raise
-            pool.shutdown()
     finally:
         bar.close()
     result.records = sorted(records, key=lambda r: r.index)

@@ -86,7 +86,7 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
-from umbrella_env.parallel import Progress, process_pool
+from umbrella_env.parallel import Progress, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import MAX_SEED, apply_preset, check_seed, given_options, overwrite_problem
 
@@ -1259,6 +1259,11 @@ class Trainer:
                     )
                     break
             bar.close()
+        except BaseException:  # Ctrl-C or a failure: the workers' jobs are abandoned, not awaited
+            if self.pool is not None:
+                stop_pool(self.pool)
+                self.pool = None
+            raise
         finally:
             if self.pool is not None:
                 self.pool.shutdown()
