@@ -904,7 +904,16 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     if args.overwrite:
         remove_run(out, RUN_FILES)
     out.mkdir(parents=True, exist_ok=True)
-    return Trainer(args, config, out, command_line(argv), resume, init_net, given).run()
+    trainer = Trainer(args, config, out, command_line(argv), resume, init_net, given)
+    try:
+        return trainer.run()
+    except KeyboardInterrupt:  # last.pt, optimizer.pt and history.json hold the last evaluation
+        print(
+            f"\ninterrupted in iteration {trainer.iteration + 1}: {out / 'last.pt'} holds the last evaluated network "
+            f"(continue with --resume {out / 'last.pt'})",
+            file=sys.stderr,
+        )
+        return 130
 
 
 @dataclass
