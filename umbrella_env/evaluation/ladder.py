@@ -9,18 +9,25 @@ counts half a win).
     python -m umbrella_env.evaluation.ladder --solo-games 100 --agents "search:simulations=100" --jobs 2
     python -m umbrella_env.evaluation.ladder --pair-games 100 --agents random greedy heuristic
 
-An agent is a :func:`agents.registry.make_agent` spec, optionally followed by
-``:key=value,key=value`` keyword arguments (numbers, ``true``, ``false`` and ``none`` are
-parsed), e.g. ``search:simulations=200`` or ``heuristic:look_ahead=false``.  Games are played by
-:func:`umbrella_env.match.play_out`, with the match runner's call convention and legality
-check.  Game ``g`` uses the deal ``seed * 100000 + g`` and resets every agent with a
-seed derived from ``g``, so results do not depend on ``--jobs``.
+An agent is a :func:`umbrella_env.match.build_agent` spec (``net:PATH.pt``,
+``rllib:FOLDER`` and ``package.module:factory`` included), optionally followed by
+``:key=value,key=value`` keyword arguments for its constructor (numbers, ``true``,
+``false`` and ``none`` are parsed), e.g. ``search:simulations=200``,
+``heuristic:look_ahead=false`` or ``net:runs/az/best.pt:max_considered=8``.  Before any
+game, every agent is built for each kind of game it will play (solo with
+``--solo-games``, 2 players with ``--pair-games``), so a spec that cannot be built, or a
+checkpoint made for another player count or plate level, is refused with exit status 2.
+Games are played by :func:`umbrella_env.match.play_out`, with the match runner's call
+convention and legality check.  Game ``g`` uses the deal ``seed * 100000 + g`` (a game
+key, below 2**64, which bounds ``--seed``) and resets every agent with a seed derived
+from ``g``, so results do not depend on ``--jobs``.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import statistics
 import sys
 import time
@@ -28,21 +35,44 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import make_agent
+from agents.registry import AGENT_NAMES, AZ_NAMES, make_agent
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
-from umbrella_env.match import DecisionTimes, play_out, win_credits
+from umbrella_env.match import (
+    SPEC_FACTORY,
+    AgentError,
+    AgentSpecError,
+    DecisionTimes,
+    build_agent,
+    check_agent_configuration,
+    is_checkpoint,
+    play_out,
+    win_credits,
+)
 from umbrella_env.parallel import process_pool
 
 _WORDS = {"true": True, "false": False, "none": None}
+#: One ``key=value`` option: an identifier, so a path holding ``=`` stays part of the name.
+_OPTION = re.compile(r"^[A-Za-z_]\w*=[^=]*$")
+#: Game ``g`` of a ladder run is dealt with the key ``seed * DEAL_STRIDE + g``.
+DEAL_STRIDE = 100_000
+#: Every game key is below this (:func:`umbrella_env.core.engine.check_keys`).
+KEY_LIMIT = 2**64
 
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
     """``"search:simulations=100,seconds=0.5"`` -> ("search", {"simulations": 100, "seconds": 0.5});
-    ``true``, ``false`` and ``none`` (any case) are True, False and None."""
-    name, _, rest = text.partition(":")
+    ``true``, ``false`` and ``none`` (any case) are True, False and None.
+
+    The options are what follows the *last* ``:`` when every item there is ``key=value``,
+    so a name holding a ``:`` of its own stays whole: ``"net:x.pt"`` -> ("net:x.pt", {}),
+    ``"net:x.pt:max_considered=8"`` -> ("net:x.pt", {"max_considered": 8})."""
+    name, sep, rest = text.rpartition(":")
+    items = [item for item in rest.split(",") if item]
+    if not sep or not all(_OPTION.match(item) for item in items):
+        return text, {}
     kwargs: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
+    for item in items:
         key, _, value = item.partition("=")
         if value.lower() in _WORDS:
             kwargs[key] = _WORDS[value.lower()]
@@ -58,9 +88,33 @@ def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
     return name, kwargs
 
 
-def build(text: str, seed: int | None = None) -> Any:
-    name, kwargs = parse_spec(text)
-    return make_agent(name, seed=seed, **kwargs)
+def build(text: str, config: GameConfig, seed: int | None = None) -> Any:
+    """The agent of the ladder spec ``text`` for a game of ``config``, or
+    :class:`umbrella_env.match.AgentSpecError`.
+
+    The name goes through :func:`umbrella_env.match.build_agent` (the shared spec rules and
+    the check of a checkpoint against the game).  ``build_agent`` takes no constructor
+    options, so with options the agent is then built again from the checked name with
+    them, and checked against the game again.
+    """
+    name, options = parse_spec(text)
+    head, _, rest = name.partition(":")
+    if rest and head.strip().lower() in AGENT_NAMES + AZ_NAMES:  # "search:simulations", not a factory
+        raise AgentSpecError(f"agent {text!r}: the options after {head + ':'!r} must be key=value items")
+    if options and SPEC_FACTORY.match(name) and not is_checkpoint(name):
+        raise AgentSpecError(f"agent {text!r}: a package.module:factory spec takes no :key=value options")
+    agent = build_agent(name, config, seed)
+    if not options:
+        return agent
+    try:
+        agent = make_agent(name, seed=seed, **options)
+    except (ValueError, TypeError, OSError) as exc:
+        raise AgentSpecError(f"agent {text!r}: {exc}") from None
+    try:
+        check_agent_configuration(agent, config, f"agent {text!r}")
+    except AgentError as exc:
+        raise AgentSpecError(str(exc)) from None
+    return agent
 
 
 def play(
@@ -101,10 +155,10 @@ class SoloResult:
 
 def _solo_chunk(spec: str, level: int, seed: int, games: Sequence[int]) -> SoloResult:
     config = GameConfig(num_players=1, plate_level=level)
-    agent = build(spec, seed)
+    agent = build(spec, config, seed)
     res = SoloResult(spec)
     for g in games:
-        game, times, counts = play(config, [agent], key=seed * 100_000 + g, seed=g)
+        game, times, counts = play(config, [agent], key=seed * DEAL_STRIDE + g, seed=g)
         res.scores.append(game.scores()[0])
         res.tokens.append(game.tokens(0))
         res.all_tokens.append(game.all_tokens_placed())
@@ -121,7 +175,7 @@ def _chunks(n: int, jobs: int) -> list[list[int]]:
 def solo_ladder(
     specs: Sequence[str], games: int, level: int = 1, seed: int = 0, jobs: int = 1, log: Any = None
 ) -> list[SoloResult]:
-    """Solo results of each agent over deals ``seed * 100000 + g``, g < ``games``."""
+    """Solo results of each agent over deals ``seed * DEAL_STRIDE + g``, g < ``games``."""
     results = []
     for spec in specs:
         if jobs > 1:
@@ -173,11 +227,11 @@ class PairResult:
 
 def _pair_chunk(spec_a: str, spec_b: str, level: int, seed: int, games: Sequence[int]) -> PairResult:
     config = GameConfig(num_players=2, plate_level=level)
-    a, b = build(spec_a, seed), build(spec_b, seed + 1)
+    a, b = build(spec_a, config, seed), build(spec_b, config, seed + 1)
     res = PairResult(spec_a, spec_b)
     for g in games:
         for seats in ((a, b), (b, a)):
-            game, times, counts = play(config, list(seats), key=seed * 100_000 + g, seed=g)
+            game, times, counts = play(config, list(seats), key=seed * DEAL_STRIDE + g, seed=g)
             i = seats.index(a)
             scores = game.scores()
             res.points += win_credits(game.ranks(), game.truncated)[i]
@@ -217,7 +271,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("--solo-games", args.solo_games, 0),
         ("--pair-games", args.pair_games, 0),
         ("--jobs", args.jobs, 1),
-        ("--seed", args.seed, 0),
     ):
         if value < low:
             ap.error(f"{flag} must be at least {low}, got {value}")
@@ -225,11 +278,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
     if not (args.solo_games or args.pair_games):
         ap.error("give --solo-games and/or --pair-games")
-    for spec in args.agents:  # every agent built once before any game: a bad one is bad input
-        try:
-            build(spec)
-        except (ValueError, TypeError) as exc:
-            ap.error(f"--agents {spec!r}: {exc}")
+    top_seed = (KEY_LIMIT - max(args.solo_games, args.pair_games)) // DEAL_STRIDE  # every deal key fits
+    if not 0 <= args.seed <= top_seed:
+        ap.error(
+            f"--seed must be in [0, {top_seed}] (game g is dealt with the key seed * {DEAL_STRIDE} + g, "
+            f"below 2**64), got {args.seed}"
+        )
+    if args.pair_games and len(args.agents) < 2:
+        ap.error(f"--pair-games needs at least 2 agents in --agents, got {len(args.agents)}")
+    players = ([1] if args.solo_games else []) + ([2] if args.pair_games else [])
+    for spec in args.agents:  # every agent built for each game it will play: a bad one is bad input
+        for p in players:
+            try:
+                build(spec, GameConfig(num_players=p, plate_level=args.level))
+            except (ValueError, TypeError) as exc:
+                ap.error(f"--agents {spec!r}: {str(exc).removeprefix(f'agent {spec!r}: ')}")
     if args.solo_games:
         print(f"solo, level {args.level}, {args.solo_games} seeded deals per agent", flush=True)
         solo_ladder(args.agents, args.solo_games, args.level, seed=args.seed, jobs=args.jobs, log=sys.stdout)

@@ -1,0 +1,110 @@
+"""The agent ladder (umbrella_env.evaluation.ladder): its specs and its bad input, refused
+with exit status 2 before any game."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from umbrella_env.core.config import GameConfig
+from umbrella_env.evaluation import ladder
+
+REPO = Path(__file__).resolve().parents[1]
+NET_2P = REPO / "agents" / "models" / "az-2p-net.pt"
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    with pytest.raises(SystemExit) as info:
+        ladder.main(argv)
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("net:runs/az/best.pt", ("net:runs/az/best.pt", {})),
+        ("net:runs/az/best.pt:max_considered=8", ("net:runs/az/best.pt", {"max_considered": 8})),
+        ("rllib:runs/rllib/best", ("rllib:runs/rllib/best", {})),
+        ("rllib:runs/lr=0.1/best", ("rllib:runs/lr=0.1/best", {})),  # a path with '=' is no option
+        ("package.module:factory", ("package.module:factory", {})),
+        ("search:simulations=100,seconds=0.5", ("search", {"simulations": 100, "seconds": 0.5})),
+        ("search", ("search", {})),
+    ],
+)
+def test_ladder_specs_keep_a_name_that_holds_a_colon(text: str, expected: tuple[str, dict]) -> None:
+    assert ladder.parse_spec(text) == expected
+
+
+def test_ladder_spec_options_that_are_not_key_value_are_refused(capsys) -> None:
+    _, err = _refused(["--solo-games", "1", "--agents", "search:simulations"], capsys)
+    assert "the options after 'search:' must be key=value items" in err
+
+
+@pytest.mark.train  # loads a torch network
+def test_ladder_plays_a_network_named_net_path(capsys) -> None:
+    assert ladder.main(["--pair-games", "1", "--agents", f"net:{NET_2P}", "greedy"]) == 0
+    out = capsys.readouterr().out
+    assert f"net:{NET_2P} vs greedy" in out and "over 2 games" in out
+
+
+@pytest.mark.train
+def test_ladder_net_path_takes_options_and_is_checked_against_the_game() -> None:
+    agent = ladder.build(f"net:{NET_2P}:max_considered=4", GameConfig(num_players=2, plate_level=1))
+    assert agent.meta["num_players"] == 2
+    with pytest.raises(ValueError, match="trained for num_players=2"):
+        ladder.build(f"net:{NET_2P}:max_considered=4", GameConfig(num_players=1, plate_level=1))
+
+
+@pytest.mark.train
+@pytest.mark.parametrize(
+    ("argv", "messages"),
+    [
+        (  # it used to fail in the first solo game with an AgentError traceback
+            ["--solo-games", "2", "--agents", "az-2p"],
+            ["--agents 'az-2p': checkpoint", "trained for num_players=2, but this game has num_players=1"],
+        ),
+        (  # it used to play greedy against random first
+            ["--pair-games", "1", "--level", "2", "--agents", "greedy", "random", "az-2p-net"],
+            ["--agents 'az-2p-net': checkpoint", "trained for plate_level=1, but this game has plate_level=2"],
+        ),
+        (  # fine for the pair games, not for the solo ones
+            ["--pair-games", "1", "--solo-games", "1", "--agents", "greedy", "az-2p-net"],
+            ["--agents 'az-2p-net': checkpoint", "trained for num_players=2, but this game has num_players=1"],
+        ),
+    ],
+)
+def test_ladder_refuses_a_model_made_for_another_game_before_any_game(
+    argv: list[str], messages: list[str], capsys
+) -> None:
+    out, err = _refused(argv, capsys)
+    assert all(m in err for m in messages), err
+    assert out == ""  # no game played, no header printed
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--solo-games", "2", "--agents", "random", "--seed", "99999999999999999"],
+            "--seed must be in [0, 184467440737095] (game g is dealt with the key seed * 100000 + g, below 2**64), "
+            "got 99999999999999999",
+        ),
+        (["--solo-games", "2", "--agents", "random", "--seed", "-1"], "--seed must be in [0, 184467440737095]"),
+        (["--pair-games", "1", "--agents", "random"], "--pair-games needs at least 2 agents in --agents, got 1"),
+    ],
+)
+def test_ladder_refuses_bad_options_before_any_game(argv: list[str], message: str, capsys) -> None:
+    out, err = _refused(argv, capsys)
+    assert message in err and out == ""
+
+
+def test_ladder_largest_seed_deals_every_game(capsys) -> None:
+    games = 3
+    top = (2**64 - games) // 100_000
+    assert ladder.main(["--solo-games", str(games), "--agents", "random", "--seed", str(top)]) == 0
+    assert f"games    {games}" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        ladder.main(["--solo-games", str(games), "--agents", "random", "--seed", str(top + 1)])
