@@ -39,9 +39,21 @@ def test_tune_keeps_a_change_only_when_it_gains_on_its_deals():
 
 @pytest.mark.parametrize(
     ("argv", "expected"),
-    [(["--games", "0"], "--games: must be > 0"), (["--start", "other"], "--start: invalid choice")],
+    [
+        (["--games", "0"], "--games: must be > 0"),
+        (["--start", "other"], "--start: invalid choice"),
+        (["--games", "1", "--rounds", "1", "--seed", "-5"], "--seed: must be an integer >= 0, got -5"),
+        (["--games", "1", "--rounds", "1", "--check-seed", "-5"], "--check-seed: must be an integer >= 0, got -5"),
+        (["--min-gain", "nan"], "--min-gain: must be a finite number >= 0, got nan"),
+        (["--min-gain=-inf"], "--min-gain: must be a finite number >= 0, got -inf"),
+        (["--min-gain", "-0.1"], "--min-gain: must be a finite number >= 0, got -0.1"),
+    ],
 )
-def test_cli_bad_input_exits_2_with_a_message(argv, expected, capsys):
+def test_cli_bad_input_exits_2_with_a_message(argv, expected, capsys, monkeypatch):
+    def no_search(*args, **kwargs):
+        raise AssertionError("the search ran before the options were checked")
+
+    monkeypatch.setattr(th, "tune", no_search)  # bad input is refused before any game
     with pytest.raises(SystemExit) as exc:
         th.main(argv)
     assert exc.value.code == 2

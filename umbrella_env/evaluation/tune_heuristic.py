@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import statistics
 import sys
 import time
@@ -145,20 +146,46 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    """A deal seed: game ``g`` is :func:`umbrella_env.match.play_game` with seed ``seed + g``,
+    which seeds NumPy's generator (no negative seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
+    return value
+
+
+def _gain(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):  # nan would keep nothing, -inf everything
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m umbrella_env.evaluation.tune_heuristic", description=(__doc__ or "").split("\n")[0]
     )
     ap.add_argument("--games", type=_positive_int, default=1000, help="deals per candidate (default 1000)")
-    ap.add_argument("--seed", type=int, default=20_000, help="first deal's seed (default 20000)")
+    ap.add_argument("--seed", type=_seed, default=20_000, help="first deal's seed, >= 0 (default 20000)")
     ap.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=1, help="plate level (default 1)")
     ap.add_argument(
         "--start", choices=sorted(STARTS), default="multiplayer", help="starting weights (default multiplayer)"
     )
     ap.add_argument("--rounds", type=_positive_int, default=3, help="most rounds over the weights (default 3)")
-    ap.add_argument("--min-gain", type=float, default=0.1, help="mean-score gain that keeps a change (default 0.1)")
+    ap.add_argument(
+        "--min-gain", type=_gain, default=0.1, help="mean-score gain that keeps a change, >= 0 (default 0.1)"
+    )
     ap.add_argument("--jobs", type=_positive_int, default=1, help="worker processes (default 1)")
-    ap.add_argument("--check-seed", type=int, default=None, help="also compare start and result on --games other deals")
+    ap.add_argument(
+        "--check-seed", type=_seed, default=None, help="also compare start and result on --games other deals (>= 0)"
+    )
     args = ap.parse_args(argv)
     start = STARTS[args.start]
     with process_pool(args.jobs) if args.jobs > 1 else nullcontext() as pool:
