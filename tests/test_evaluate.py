@@ -373,11 +373,26 @@ def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     argv = [sys.executable, "evaluate.py", "--no-progress", "--workers", "2", "--agents", "heuristic", "greedy",
             "--games", "3000", "--out", str(tmp_path / "r")]  # fmt: skip
-    proc = subprocess.Popen(argv, cwd=repo, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(5)  # the pool is playing
-    assert proc.poll() is None
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=30)  # the whole run takes minutes
-    assert proc.returncode == 130, err.decode()
-    assert b"interrupted" in err and b"Traceback" not in err
-    assert not (tmp_path / "r").exists()
+
+    def group_size(pgid: int) -> int:
+        """Processes of the run (parent, forkserver, workers): a process group is a session here."""
+        count = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            count += int(fields[2]) == pgid  # fields after the name: state, ppid, pgrp, ...
+        return count
+
+    for wanted in (2, 4):  # the pool's first process starting; the two workers playing
+        proc = subprocess.Popen(argv, cwd=repo, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while group_size(proc.pid) < wanted and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        assert proc.poll() is None and group_size(proc.pid) >= wanted
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)  # the whole run takes minutes
+        assert proc.returncode == 130, err.decode()
+        assert b"interrupted" in err and b"Traceback" not in err, err.decode()
+        assert not (tmp_path / "r").exists()

@@ -26,7 +26,7 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, 
     ("text", "expected"),
     [
         ("net:runs/az/best.pt", ("net:runs/az/best.pt", {})),
-        ("net:runs/az/best.pt:max_considered=8", ("net:runs/az/best.pt", {"max_considered": 8})),
+        ("net:runs/az/best.pt:deterministic=false", ("net:runs/az/best.pt", {"deterministic": False})),
         ("rllib:runs/rllib/best", ("rllib:runs/rllib/best", {})),
         ("rllib:runs/lr=0.1/best", ("rllib:runs/lr=0.1/best", {})),  # a path with '=' is no option
         ("package.module:factory", ("package.module:factory", {})),
@@ -52,10 +52,12 @@ def test_ladder_plays_a_network_named_net_path(capsys) -> None:
 
 @pytest.mark.train
 def test_ladder_net_path_takes_options_and_is_checked_against_the_game() -> None:
-    agent = ladder.build(f"net:{NET_2P}:max_considered=4", GameConfig(num_players=2, plate_level=1))
-    assert agent.meta["num_players"] == 2
+    config = GameConfig(num_players=2, plate_level=1)
+    assert ladder.build(f"net:{NET_2P}", config).deterministic is True
+    agent = ladder.build(f"net:{NET_2P}:deterministic=false", config)  # the option reaches the agent
+    assert agent.deterministic is False and agent.meta["num_players"] == 2
     with pytest.raises(ValueError, match="trained for num_players=2"):
-        ladder.build(f"net:{NET_2P}:max_considered=4", GameConfig(num_players=1, plate_level=1))
+        ladder.build(f"net:{NET_2P}:deterministic=false", GameConfig(num_players=1, plate_level=1))
 
 
 @pytest.mark.train

@@ -199,3 +199,26 @@ def test_ppo_resume_from_best_keeps_only_the_evaluations_before_it(tmp_path) -> 
     history = json.loads((tmp_path / "b" / "train_summary.json").read_text())["history"]
     kept = [h for h in first if h["timesteps"] <= best]
     assert history[: len(kept)] == kept and len(kept) < len(first)  # the later evaluations are another lineage
+
+
+def test_az_ctrl_c_names_the_checkpoint_to_resume_from_or_says_there_is_none(tmp_path, monkeypatch, capsys) -> None:
+    from umbrella_env.training import alphazero
+
+    calls = []
+
+    def selfplay(self):
+        calls.append(self.iteration)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(self)
+
+    original = alphazero.Trainer.selfplay
+    monkeypatch.setattr(alphazero.Trainer, "selfplay", selfplay)
+    argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "3"]
+    assert alphazero.main([*argv, "--pretrain-games", "0", "--out", str(tmp_path / "a")]) == 130
+    err = capsys.readouterr().err
+    assert f"interrupted after iteration 1: {tmp_path / 'a' / 'last.pt'} holds the network of iteration 1" in err
+    calls.clear()
+    no_eval = [*_without(argv, "--eval-every"), "--eval-every", "5"]  # nothing saved before the interrupt
+    assert alphazero.main([*no_eval, "--pretrain-games", "0", "--out", str(tmp_path / "b")]) == 130
+    assert "this run saved no checkpoint" in capsys.readouterr().err  # it used to name a last.pt that did not exist

@@ -231,3 +231,20 @@ def test_reset_mask_resets_only_the_masked_sub_envs_as_sync_does() -> None:
 def test_a_step_limit_is_refused_with_the_argument_named() -> None:
     with pytest.raises(ValueError, match="max_episode_steps=5: the native vector env limits episodes in whole turns"):
         gym.make_vec("umbrella_env/Solo-v0", num_envs=2, vectorization_mode="vector_entry_point", max_episode_steps=5)
+
+
+def test_reset_mask_keeps_the_observation_of_a_sub_env_an_illegal_action_ended() -> None:
+    runs = []
+    for mode in ("sync", "vector_entry_point"):
+        v = gym.make_vec("umbrella_env/Solo-v0", num_envs=2, vectorization_mode=mode, illegal_action="loss")
+        _, info = v.reset(seed=1)
+        legal = np.flatnonzero(info["action_mask"][1])[0]
+        illegal = np.flatnonzero(info["action_mask"][0] == 0)[0]
+        with pytest.warns(UserWarning):
+            obs, _, terminated, *_ = v.step(np.array([illegal, legal]))
+        assert terminated[0]
+        after, _ = v.reset(options={"reset_mask": np.array([False, True])})
+        assert np.array_equal(after[0], obs[0])  # the ended game's observation, as the step returned it
+        runs.append(after)
+        v.close()
+    assert np.array_equal(runs[0], runs[1])

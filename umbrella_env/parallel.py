@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -28,7 +29,30 @@ def _mp_context() -> Any:
 
 class _Pool(ProcessPoolExecutor):
     """A process pool whose ``with`` block, left by an exception (a failed job, Ctrl-C),
-    stops it at once (:func:`stop_pool`) instead of waiting for every pending job."""
+    stops it at once (:func:`stop_pool`) instead of waiting for every pending job.
+
+    Its processes (the forkserver, the workers) start from :meth:`submit` with SIGINT
+    blocked, so they inherit the block: a Ctrl-C while they start (before the workers
+    ignore it) reaches only the parent, not a child that would print a traceback.
+    """
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+            return super().submit(fn, *args, **kwargs)
+        # The mask is inherited by the processes started here; the handler defers the
+        # KeyboardInterrupt until they are registered (another thread may take the signal).
+        caught: list[int] = []
+        handler = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return super().submit(fn, *args, **kwargs)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            signal.signal(signal.SIGINT, handler)
+            if caught and callable(handler):  # Python's default handler raises KeyboardInterrupt
+                handler(signal.SIGINT, None)
+            elif caught and handler == signal.SIG_DFL:
+                raise KeyboardInterrupt
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
         if exc_type is not None:
@@ -46,10 +70,12 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool at once: pending jobs cancelled, running ones abandoned (a failed game or
     Ctrl-C must not wait for the rest of the work, nor hang on a pool that will not drain)."""
-    running = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
-    pool.shutdown(wait=False, cancel_futures=True)
+    running = list((getattr(pool, "_processes", None) or {}).values())
     for process in running:  # the jobs already running are abandoned
         process.terminate()
+    for process in running:  # gone before the pool's queues are: a worker still starting
+        process.join(timeout=5)  # would fail to open them and print a traceback
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 class Progress:

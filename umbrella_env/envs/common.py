@@ -85,9 +85,10 @@ def check_flag(name: str, value: Any) -> bool:
 
 
 def check_reset_options(options: Any) -> None:
-    """``reset(options=...)``: None or a dict, whose entries the envs ignore (they take no
-    reset options; PettingZoo's ``api_test`` requires that unknown ones be accepted).  A
-    position is set with ``set_state``, not through the options."""
+    """``reset(options=...)``: None or a dict, whose entries the envs ignore (PettingZoo's
+    ``api_test`` requires that unknown ones be accepted), except the native vector env's
+    ``reset_mask``, as Gymnasium's vector envs read it.  A position is set with
+    ``set_state``, not through the options."""
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
 

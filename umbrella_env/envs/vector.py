@@ -139,7 +139,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             ]
         self._reset_games(rows)
         self._started = True
-        return observe(self._state), self._info()
+        return self._observe(E.scores(self._state)), self._info()
 
     def _reset_mask(self, options: Any) -> np.ndarray | None:
         """The ``reset_mask`` option checked (None without one)."""

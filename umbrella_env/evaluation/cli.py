@@ -108,9 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: the games played are not reported (no report written)", file=sys.stderr)
         return 130
+    summary = summarise(result)
     if args.overwrite:
         remove_run(out, REPORT_FILES)  # none of the previous report's files stays beside the new one
-    summary = summarise(result)
     report = write_report(result, out, summary, argv)
     if args.games != result.games_per_table:
         print(f"note: --games {args.games} rounded up to {result.games_per_table} per table (a multiple of --players)")

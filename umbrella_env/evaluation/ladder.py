@@ -13,7 +13,7 @@ An agent is a :func:`umbrella_env.match.build_agent` spec (``net:PATH.pt``,
 ``rllib:FOLDER`` and ``package.module:factory`` included), optionally followed by
 ``:key=value,key=value`` keyword arguments for its constructor (numbers, ``true``,
 ``false`` and ``none`` are parsed), e.g. ``search:simulations=200``,
-``heuristic:look_ahead=false`` or ``net:runs/az/best.pt:max_considered=8``.  Before any
+``heuristic:look_ahead=false`` or ``net:runs/az/best.pt:deterministic=false``.  Before any
 game, every agent is built for each kind of game it will play (solo with
 ``--solo-games``, 2 players with ``--pair-games``), so a spec that cannot be built, or a
 checkpoint made for another player count or plate level, is refused with exit status 2.
@@ -37,6 +37,7 @@ from typing import Any
 
 from agents.registry import AGENT_NAMES, AZ_NAMES, make_agent
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.engine import KEY_RANGE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.match import (
     SPEC_FACTORY,
@@ -57,7 +58,7 @@ _OPTION = re.compile(r"^[A-Za-z_]\w*=[^=]*$")
 #: Game ``g`` of a ladder run is dealt with the key ``seed * DEAL_STRIDE + g``.
 DEAL_STRIDE = 100_000
 #: Every game key is below this (:func:`umbrella_env.core.engine.check_keys`).
-KEY_LIMIT = 2**64
+KEY_LIMIT = KEY_RANGE[1]  # the engine's game keys are below 2**64
 
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
@@ -66,7 +67,7 @@ def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
 
     The options are what follows the *last* ``:`` when every item there is ``key=value``,
     so a name holding a ``:`` of its own stays whole: ``"net:x.pt"`` -> ("net:x.pt", {}),
-    ``"net:x.pt:max_considered=8"`` -> ("net:x.pt", {"max_considered": 8})."""
+    ``"net:x.pt:deterministic=false"`` -> ("net:x.pt", {"deterministic": False})."""
     name, sep, rest = text.rpartition(":")
     items = [item for item in rest.split(",") if item]
     if not sep or not all(_OPTION.match(item) for item in items):

@@ -190,14 +190,16 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     labels: list[str] = []
     for raw in specs:
         m = _SPEC_LABEL.match(raw)
-        if not m and _OPTIONS_LIKE.match(raw) and not Path(raw).exists():
+        labelled = bool(m) and not Path(raw).exists()
+        spec = m.group(2) if labelled else raw
+        if _OPTIONS_LIKE.match(spec) and not Path(spec).exists():
             raise EvaluationError(
                 f"agent {raw!r}: evaluate takes no agent options (name:key=value is the ladder's syntax); give an "
                 "agent name, a checkpoint or a factory module:function that builds the agent with its options"
             )
         if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
             raise EvaluationError(f"agent {raw!r}: the label before '=' may use only letters, digits, '_', '.' and '-'")
-        spec, label = (m.group(2), m.group(1)) if m and not Path(raw).exists() else (raw, _default_label(raw))
+        label = m.group(1) if labelled else _default_label(raw)
         out_specs.append(spec)
         labels.append(label)
     seen: Counter[str] = Counter()

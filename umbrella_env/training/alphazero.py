@@ -908,11 +908,13 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     try:
         return trainer.run()
     except KeyboardInterrupt:  # last.pt, optimizer.pt and history.json hold the last evaluation
-        print(
-            f"\ninterrupted in iteration {trainer.iteration + 1}: {out / 'last.pt'} holds the last evaluated network "
-            f"(continue with --resume {out / 'last.pt'})",
-            file=sys.stderr,
+        saved = trainer.last_saved
+        where = (
+            f"{out / 'last.pt'} holds the network of iteration {saved} (continue with --resume {out / 'last.pt'})"
+            if saved is not None
+            else f"this run saved no checkpoint in {out} yet (the first is written at the first evaluation)"
         )
+        print(f"\ninterrupted after iteration {trainer.iteration}: {where}", file=sys.stderr)
         return 130
 
 
@@ -978,6 +980,8 @@ class Trainer:
         self.history: list[dict[str, Any]] = []
         self.best = -np.inf
         self.seconds = 0.0
+        #: the iteration whose network this run last wrote to last.pt (None: none yet)
+        self.last_saved: int | None = None
         #: how the network was first made (a resumed run keeps its checkpoint's), and the resumes since
         self.origin: dict[str, Any] | None = None
         self.resumed: list[dict[str, Any]] = []
@@ -1058,6 +1062,12 @@ class Trainer:
         save_network(
             self.net, self.out / name, plate_level=self.config.plate_level, extra={**self._meta(), **(extra or {})}
         )
+
+    def _save_last(self) -> None:
+        """``last.pt`` and the optimizer state, the pair a resume reads."""
+        self._save("last.pt")
+        self._save_optimizer()
+        self.last_saved = self.iteration
 
     def _save_optimizer(self) -> None:
         write_atomically(self.out / "optimizer.pt", lambda tmp: torch.save(self.opt.state_dict(), tmp))
@@ -1219,8 +1229,7 @@ class Trainer:
                 if a.pretrain_games:
                     self.pretrain()
                 self.evaluate()  # the starting point of the learning curve
-                self._save("last.pt")
-                self._save_optimizer()  # fresh: no self-play step yet
+                self._save_last()  # fresh optimizer: no self-play step yet
                 self.write_history()
             bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games")
             bar.update(self.iteration * a.games)
@@ -1259,8 +1268,7 @@ class Trainer:
                 out_of_time = a.time_limit is not None and time.perf_counter() - start > 60 * a.time_limit
                 if self.iteration % a.eval_every == 0 or self.iteration == a.iterations or out_of_time:
                     self.evaluate()
-                    self._save("last.pt")
-                    self._save_optimizer()
+                    self._save_last()
                     self.write_history()
                 if out_of_time:
                     print(
