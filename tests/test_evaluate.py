@@ -342,6 +342,7 @@ def test_cli_refuses_a_folder_holding_a_report_unless_told_to_replace_it(tmp_pat
     assert summary["games"] == 1
 
 
+@pytest.mark.train  # the networks need torch
 def test_a_tournament_reloads_a_checkpoint_replaced_since_the_last_one(tmp_path):
     import shutil
     from pathlib import Path

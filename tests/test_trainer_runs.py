@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
-from tests.test_alphazero import TINY, _without
+torch = pytest.importorskip("torch", reason="the trainers need the train extra")
+
+from tests.test_alphazero import TINY, _without  # noqa: E402
 
 pytestmark = pytest.mark.train
 
