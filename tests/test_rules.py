@@ -23,6 +23,7 @@ import random
 
 import pytest
 
+from tests.test_engine import BLOCKY
 from umbrella_env.core.actions import (
     ADJACENT_PAIRS,
     NUM_ACTIONS,
@@ -32,7 +33,7 @@ from umbrella_env.core.actions import (
     swap_stage_action,
     swap_zone_action,
 )
-from umbrella_env.core.components import COLOURS, components_from_dict, default_components, rotate_cells
+from umbrella_env.core.components import COLOURS, default_components, rotate_cells
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError, GameOverError, IllegalActionError
 
@@ -203,14 +204,14 @@ def validates(slot: int, spaces: list[int]) -> list[int]:
     return sorted(A(f"validate slot{slot} space{s}") for s in spaces)
 
 
-def complete_figures(d: dict, p: int) -> list[int]:
+def complete_figures(d: dict, p: int, cs=CS) -> list[int]:
     """Slots of player p whose visible figure is complete (independent of the engines)."""
     cells = "".join(d["stages"][p])
     out = []
     for k, st in enumerate(d["slots"][p]):
         if st:
             face = 0 if st[-1]["face"] == "white" else 1
-            figure = rotate_cells(CS.face_cells(st[-1]["tile"], face), k)
+            figure = rotate_cells(cs.face_cells(st[-1]["tile"], face), k)
             if len({cells[x] for x in figure}) == 1:
                 out.append(k)
     return out
@@ -280,41 +281,16 @@ def test_setup_layouts_are_drawn_at_random(engine, num_players):
         assert len(set(deals)) > len(CS.layouts)
 
 
-# Layouts on which a dealt tile often shows a complete figure (the printed layouts A-D admit
-# none at setup, so a deal on them never needs the redraw of decision 9).
-BLOCKY = components_from_dict(
-    {
-        "layouts": {
-            "Q": ["BBGG", "BBGG", "RRYY", "RRYY"],
-            "S": ["BBBB", "GGGG", "RRRR", "YYYY"],
-            "T": ["BGRB", "GYYR", "RYYG", "BGRB"],
-            "U": ["YYRR", "YYRR", "GGBB", "GGBB"],
-        }
-    }
-)
-
-
-def _complete_tops(d: dict, p: int, cs) -> list[int]:
-    cells = "".join(d["stages"][p])
-    out = []
-    for k, st in enumerate(d["slots"][p]):
-        if st:
-            figure = rotate_cells(cs.face_cells(st[-1]["tile"], 0 if st[-1]["face"] == "white" else 1), k)
-            if len({cells[x] for x in figure}) == 1:
-                out.append(k)
-    return out
-
-
 @pytest.mark.parametrize("num_players", [1, 2])
 def test_setup_redraw_leaves_no_complete_figure(engine, num_players):
     """docs/rules.md §3.3, decision 9: a player whose setup shows a complete figure redraws,
-    on every engine (with layouts where complete setups are common)."""
+    on every engine (with test_engine's layouts, where complete setups are common)."""
     cfg = GameConfig(num_players=num_players, components=BLOCKY)
     per = 3 if num_players == 1 else 2
     for seed in range(150):
         d = engine.dump(engine.new(cfg, seed))
         for p in range(num_players):
-            assert _complete_tops(d, p, BLOCKY) == [], (seed, p)
+            assert complete_figures(d, p, BLOCKY) == [], (seed, p)
             assert [len(s) for s in d["slots"][p]] == [per, per, 0, 0]
         tiles = [e["tile"] for b in d["slots"] for s in b for e in s]
         assert len(set(tiles)) == len(tiles)
