@@ -239,9 +239,7 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
     }
     state = {k: v.detach().to(torch.float16) for k, v in net.state_dict().items()}
     path = Path(path)
-    tmp = path.with_suffix(".pt.tmp")
-    torch.save({"meta": meta, "state_dict": state}, tmp)
-    tmp.replace(path)
+    write_atomically(path, lambda tmp: torch.save({"meta": meta, "state_dict": state}, tmp))
     text = json.dumps(meta, indent=2) + "\n"
     write_atomically(metadata_path(path), lambda t: t.write_text(text, encoding="utf-8"))
 

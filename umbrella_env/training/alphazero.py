@@ -746,12 +746,7 @@ _MINIMUM = (
 
 
 #: Options only the pretraining of a new run uses (--pretrain-games >= 1, no --resume).
-_PRETRAIN_ONLY = (
-    ("--teacher", "teacher"),
-    ("--teacher-sims", "teacher_sims"),
-    ("--pretrain-epochs", "pretrain_epochs"),
-    ("--pretrain-learning-rate", "pretrain_learning_rate"),
-)
+_PRETRAIN_ONLY = ("teacher", "teacher_sims", "pretrain_epochs", "pretrain_learning_rate")
 #: The files of a run in its folder (``--overwrite`` removes them; a new run refuses a
 #: folder that holds them).
 RUN_FILES = (
@@ -798,22 +793,21 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
         raise ValueError(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
     if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
         raise ValueError(f"--time-limit must be a positive number of minutes, got {args.time_limit}")
-    ignored = []
-    if args.resume is not None or not args.pretrain_games:
-        why = "a resumed run does not pretrain" if args.resume is not None else "they need --pretrain-games >= 1"
-        ignored = [flag for flag, attr in _PRETRAIN_ONLY if attr in given]
-        if args.resume is not None and "pretrain_games" in given and args.pretrain_games:  # 0 is harmless
-            ignored.insert(0, "--pretrain-games")
-    elif "teacher_sims" in given and args.teacher == "heuristic":
-        ignored, why = ["--teacher-sims"], "the heuristic teacher does not search"
-    if not ignored and args.players == 1 and {"margin_weight", "eval_search_sims"} & set(given):
-        ignored = [f for f, a in (("--margin-weight", "margin_weight"), ("--eval-search-sims", "eval_search_sims"))
-                   if a in given]  # fmt: skip
-        why = "solo values are scores, and the solo evaluation with search uses --simulations"
-    if not ignored and "eval_search_sims" in given and not args.eval_search_games:
-        ignored, why = ["--eval-search-sims"], "they need --eval-search-games >= 1"
-    if ignored:
-        raise ValueError(f"{', '.join(ignored)}: not used by this run ({why}); leave them out")
+    resumed = args.resume is not None
+    for applies, dests, why in (  # (the run ignores them, options, why): the first that applies and is given
+        (resumed, ("pretrain_games",) * bool(args.pretrain_games) + _PRETRAIN_ONLY, "a resumed run does not pretrain"),
+        (not args.pretrain_games, _PRETRAIN_ONLY, "they need --pretrain-games >= 1"),
+        (args.teacher == "heuristic", ("teacher_sims",), "the heuristic teacher does not search"),
+        (
+            args.players == 1,
+            ("margin_weight", "eval_search_sims"),
+            "solo values are scores, and the solo evaluation with search uses --simulations",
+        ),
+        (not args.eval_search_games, ("eval_search_sims",), "they need --eval-search-games >= 1"),
+    ):
+        ignored = [f"--{dest.replace('_', '-')}" for dest in dests if applies and dest in given]
+        if ignored:
+            raise ValueError(f"{', '.join(ignored)}: not used by this run ({why}); leave them out")
 
 
 def check_architecture(

@@ -238,9 +238,7 @@ def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, se
 def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
     """The model and its sidecar, each written to a temporary file and renamed (an
     interrupted save leaves the previous checkpoint whole)."""
-    tmp = path.with_name(path.stem + ".tmp.zip")  # SB3 keeps a name ending in .zip as given
-    model.save(tmp)
-    os.replace(tmp, path)
+    write_atomically(path, model.save)  # SB3 adds ".zip" only to a name without a suffix
     meta = {
         "num_players": config.num_players,
         "plate_level": config.plate_level,
