@@ -9,6 +9,7 @@ import pytest
 
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import ladder
+from umbrella_env.match import AgentSpecError
 
 REPO = Path(__file__).resolve().parents[1]
 NET_2P = REPO / "agents" / "models" / "az-2p-net.pt"
@@ -41,6 +42,23 @@ def test_ladder_specs_keep_a_name_that_holds_a_colon(text: str, expected: tuple[
 def test_ladder_spec_options_that_are_not_key_value_are_refused(capsys) -> None:
     _, err = _refused(["--solo-games", "1", "--agents", "search:simulations"], capsys)
     assert "the options after 'search:' must be key=value items" in err
+
+
+def test_ladder_builds_an_agent_with_options_once(monkeypatch) -> None:
+    from umbrella_env import match
+
+    built = []
+    original = match.make_agent
+    monkeypatch.setattr(match, "make_agent", lambda *a, **k: built.append(k) or original(*a, **k))
+    config = GameConfig(num_players=1, plate_level=1)
+    agent = ladder.build("search:simulations=7", config, seed=3)
+    assert agent.simulations == 7 and built == [{"seed": 3, "simulations": 7}]  # it used to build it twice
+    with pytest.raises(AgentSpecError, match="simulations must be"):
+        ladder.build("search:simulations=0", config)
+    with pytest.raises(AgentSpecError, match="seed cannot be an option"):
+        ladder.build("greedy:seed=4", config)
+    with pytest.raises(AgentSpecError, match="a package.module:factory spec takes no options"):
+        ladder.build("agents.registry:make_agent:name=greedy", config)
 
 
 @pytest.mark.train  # loads a torch network

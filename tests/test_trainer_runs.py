@@ -139,6 +139,35 @@ def test_ppo_interrupted_keeps_last_zip_and_a_summary_that_says_so(tmp_path, mon
     assert "interrupted at" in capsys.readouterr().out
 
 
+def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkeypatch, capsys) -> None:
+    from umbrella_env.training import ppo
+
+    def stop(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo.TrainCallback, "evaluate", stop)
+    out = tmp_path / "run"
+    assert ppo.main([*PPO, "--out", str(out)]) == 130  # the final evaluation used to end in a traceback
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["interrupted"] is True and summary["final_metric"] is None
+    assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] >= 128
+    assert "interrupted at" in capsys.readouterr().out
+
+
+def test_ppo_interrupted_while_cloning_the_teacher_ends_in_one_line(tmp_path, monkeypatch, capsys) -> None:
+    from umbrella_env.training import ppo
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo, "pretrain", stop)  # after the teacher's games, in the cloning itself
+    out = tmp_path / "run"
+    teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
+    assert ppo.main([*PPO, *teacher, "--out", str(out)]) == 130  # it used to end in a traceback
+    assert "interrupted while cloning heuristic (--pretrain): no checkpoint was written" in capsys.readouterr().out
+    assert not out.exists()  # the folder the run made, still empty, is removed
+
+
 def test_ppo_resume_and_cache_refuse_unreadable_files(tmp_path, capsys) -> None:
     from umbrella_env.training import ppo
 

@@ -124,22 +124,35 @@ def valid_choices() -> str:
     )
 
 
-def build_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
+def build_agent(
+    spec: str,
+    config: GameConfig,
+    seed: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    label: str | None = None,
+) -> Any:
     """A new agent from its spec string for a game of ``config``, or :class:`AgentSpecError`.
 
     Checkpoints are checked against the game's player count and plate level; a factory's
-    result must have callable ``act`` and ``reset``.
+    result must have callable ``act`` and ``reset``.  ``options`` are constructor keyword
+    arguments of a registry agent or checkpoint (e.g. ``{"simulations": 100}``); a
+    ``package.module:factory`` spec takes none.  ``label`` names the agent in the errors
+    (default: ``spec``; e.g. the ladder's ``search:simulations=0``, options included).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"agent spec must be a non-empty string, got {spec!r}; {valid_choices()}")
+    options = dict(options or {})
+    label = spec if label is None else label
     if SPEC_FACTORY.match(spec) and not is_checkpoint(spec):
+        if options:
+            raise AgentSpecError(f"agent {label!r}: a package.module:factory spec takes no options")
         module_name, attr = spec.split(":")
         try:
             factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
-            raise AgentSpecError(f"agent {spec!r}: cannot import {attr} from {module_name}: {exc}") from None
+            raise AgentSpecError(f"agent {label!r}: cannot import {attr} from {module_name}: {exc}") from None
         if not callable(factory):
-            raise AgentSpecError(f"agent {spec!r}: {attr} is a {type(factory).__name__}, not an agent factory")
+            raise AgentSpecError(f"agent {label!r}: {attr} is a {type(factory).__name__}, not an agent factory")
         try:
             takes_seed = "seed" in inspect.signature(factory).parameters
         except (TypeError, ValueError):
@@ -147,26 +160,29 @@ def build_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
         try:
             agent = factory(seed=seed) if takes_seed else factory()
         except Exception as exc:  # any failure of a user factory is reported, never a traceback
-            raise AgentSpecError(f"agent {spec!r}: the factory raised {exc!r}") from None
+            raise AgentSpecError(f"agent {label!r}: the factory raised {exc!r}") from None
     else:
         name = spec.strip().lower()
         if not is_checkpoint(spec) and name not in AGENT_NAMES and name not in AZ_NAMES:
-            raise AgentSpecError(f"unknown agent {spec!r}; {valid_choices()}")
+            raise AgentSpecError(f"unknown agent {label!r}; {valid_choices()}")
         kwargs: dict[str, Any] = {}
         if is_checkpoint(spec) or name in AZ_NAMES:  # trained for one configuration
             kwargs = {"num_players": config.num_players, "plate_level": config.plate_level}
+        fixed = sorted({"seed", *kwargs} & set(options))
+        if fixed:
+            raise AgentSpecError(f"agent {label!r}: {', '.join(fixed)} cannot be an option (the game sets it)")
         try:
-            agent = make_agent(spec, seed=seed, **kwargs)
+            agent = make_agent(spec, seed=seed, **kwargs, **options)
         except (ValueError, TypeError, OSError) as exc:
-            raise AgentSpecError(f"agent {spec!r}: {exc}" if repr(spec) not in str(exc) else str(exc)) from None
+            raise AgentSpecError(f"agent {label!r}: {exc}" if repr(spec) not in str(exc) else str(exc)) from None
     for method in ("act", "reset"):
         if not callable(getattr(agent, method, None)):
             raise AgentSpecError(
-                f"agent {spec!r} is a {type(agent).__name__} with no {method}() method: not an agent "
+                f"agent {label!r} is a {type(agent).__name__} with no {method}() method: not an agent "
                 "(an agent has act(observation, action_mask, game) and reset(seed); see agents/base.py)"
             )
     try:  # e.g. a factory that loads a model made for another game
-        check_agent_configuration(agent, config, f"agent {spec!r}")
+        check_agent_configuration(agent, config, f"agent {label!r}")
     except AgentError as exc:
         raise AgentSpecError(str(exc)) from None
     return agent

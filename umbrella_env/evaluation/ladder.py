@@ -35,18 +35,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.registry import AGENT_NAMES, AZ_NAMES, make_agent
+from agents.registry import AGENT_NAMES, AZ_NAMES
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import KEY_RANGE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.match import (
-    SPEC_FACTORY,
-    AgentError,
     AgentSpecError,
     DecisionTimes,
     build_agent,
-    check_agent_configuration,
-    is_checkpoint,
     play_out,
     win_credits,
 )
@@ -93,29 +89,14 @@ def build(text: str, config: GameConfig, seed: int | None = None) -> Any:
     """The agent of the ladder spec ``text`` for a game of ``config``, or
     :class:`umbrella_env.match.AgentSpecError`.
 
-    The name goes through :func:`umbrella_env.match.build_agent` (the shared spec rules and
-    the check of a checkpoint against the game).  ``build_agent`` takes no constructor
-    options, so with options the agent is then built again from the checked name with
-    them, and checked against the game again.
+    The name and options go through :func:`umbrella_env.match.build_agent` (the shared spec
+    rules and the check of a checkpoint against the game).
     """
     name, options = parse_spec(text)
     head, _, rest = name.partition(":")
     if rest and head.strip().lower() in AGENT_NAMES + AZ_NAMES:  # "search:simulations", not a factory
         raise AgentSpecError(f"agent {text!r}: the options after {head + ':'!r} must be key=value items")
-    if options and SPEC_FACTORY.match(name) and not is_checkpoint(name):
-        raise AgentSpecError(f"agent {text!r}: a package.module:factory spec takes no :key=value options")
-    agent = build_agent(name, config, seed)
-    if not options:
-        return agent
-    try:
-        agent = make_agent(name, seed=seed, **options)
-    except (ValueError, TypeError, OSError) as exc:
-        raise AgentSpecError(f"agent {text!r}: {exc}") from None
-    try:
-        check_agent_configuration(agent, config, f"agent {text!r}")
-    except AgentError as exc:
-        raise AgentSpecError(str(exc)) from None
-    return agent
+    return build_agent(name, config, seed, options, label=text)
 
 
 def play(

@@ -792,6 +792,9 @@ def _train(
             pretrain_history = clone_teacher(model, args, config)
         except ValueError as exc:  # a cache made for another run
             parser.error(str(exc))
+        except KeyboardInterrupt:  # nothing is trained yet: nothing to save
+            print(f"\ninterrupted while cloning {args.pretrain} (--pretrain): no checkpoint was written", flush=True)
+            return 130
     callback = TrainCallback(args, config, pool, out, resumed_best(args, config, out))
     progress = not args.no_progress
     if progress:
@@ -806,17 +809,18 @@ def _train(
         flush=True,
     )
     t0 = time.perf_counter()
-    interrupted = False
+    interrupted, final, elapsed = False, None, None
     try:
         model.learn(
             int(args.timesteps), callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None
         )
-    except KeyboardInterrupt:  # Ctrl-C: keep what was trained, say so in the summary
+        elapsed = time.perf_counter() - t0
+        final = callback.evaluate()
+    except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
         interrupted = True
         print(f"\ninterrupted at {int(model.num_timesteps):,} steps: saving last.zip and the summary", flush=True)
-    elapsed = max(time.perf_counter() - t0, 1e-9)
+    elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
-    final = None if interrupted else callback.evaluate()
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
     summary = {
         "players": config.num_players,
