@@ -66,6 +66,23 @@ def test_max_frames_caps_the_gif_and_frame_ms_sets_its_timing(pil_image, tmp_pat
         assert im.info["duration"] == 120
 
 
+def test_frame_ms_is_what_the_gif_shows_or_refused(
+    pil_image, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A GIF keeps a frame's time in hundredths of a second, in 16 bits: 700000 ms was
+    Pillow's OverflowError after the game was played, 125 ms became 120 ms in the file."""
+    for ms in ("700000", "125"):
+        with pytest.raises(SystemExit) as exc:
+            demo.main(["--gif", str(tmp_path / "x.gif"), "--frame-ms", ms, *SHORT])
+        assert exc.value.code == 2
+        assert "--frame-ms: expected a multiple of 10 from 20 to 655350" in capsys.readouterr().err
+    assert not (tmp_path / "x.gif").exists()
+    out = tmp_path / "slow.gif"
+    assert demo.main(["--gif", str(out), "--frame-ms", "655350", *SHORT]) == 0  # 65535 hundredths
+    with pil_image.open(out) as im:
+        assert im.info["duration"] == 655350
+
+
 def test_png_frames_are_the_gif_frames(pil_image, tmp_path: Path) -> None:
     folder = tmp_path / "new" / "frames"
     assert demo.main(["--frames", str(folder), "--max-frames", "4", *SHORT]) == 0
@@ -146,7 +163,7 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--games", "0"], "--games: expected an int >= 1"),
         (["--turns", "3"], "--turns: only with a picture option"),
         (["--max-frames", "0", "--gif", str(tmp / "x.gif")], "--max-frames: expected an int >= 1"),
-        (["--frame-ms", "5", "--gif", str(tmp / "x.gif")], "--frame-ms: expected an int >= 20"),
+        (["--frame-ms", "5", "--gif", str(tmp / "x.gif")], "--frame-ms: expected a multiple of 10 from 20 to 655350"),
         (["--games", "4", "--svg", str(tmp / "x.svg")], "leave out --games"),
         (["--players", "5", "--svg", str(tmp / "x.svg")], "num_players"),
         (["--level", "0", "--gif", str(tmp / "x.gif")], "plate_level"),

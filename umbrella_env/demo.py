@@ -20,7 +20,8 @@ With a picture option it plays one seeded game instead (``--players``, ``--level
 * ``--svg FILE.svg``: the last position as SVG (:mod:`umbrella_env.core.svg`);
 * ``--turns K``: stop once K whole turns are played (default: play to the end of the game);
 * ``--max-frames N``: at most N frames (default 200, the first ones); ``--frame-ms``: the
-  time each GIF frame shows (default 300 ms).
+  time each GIF frame shows (default 300 ms; a multiple of 10, 20 to 655350: a GIF counts
+  hundredths of a second).
 
 GIF and PNG frames need Pillow (``pip install -c constraints.txt -e ".[eval]"``).  A uniformly
 random 2-player game takes several hundred decisions; ``--policy greedy`` games are shorter
@@ -55,6 +56,9 @@ from umbrella_env.paths import output_dir_problem, output_file_problem
 #: Defaults of the picture options.
 MAX_FRAMES = 200
 FRAME_MS = 300
+#: A GIF stores a frame's time in hundredths of a second, in 16 bits: --frame-ms is a
+#: multiple of 10 up to this (browsers show frames under 20 ms at 100 ms, hence the floor).
+FRAME_MS_RANGE = (20, 655_350)
 #: The last GIF frame (the end of the game, or where it was stopped) shows at least this long.
 LAST_FRAME_MS = 2000
 #: The names of the PNG frames in the --frames folder.
@@ -237,7 +241,12 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     at_least("--games", args.games, 1)
     at_least("--turns", args.turns, 0)
     at_least("--max-frames", args.max_frames, 1)
-    at_least("--frame-ms", args.frame_ms, 20)
+    lo, hi = FRAME_MS_RANGE
+    if args.frame_ms is not None and not (lo <= args.frame_ms <= hi and args.frame_ms % 10 == 0):
+        parser.error(
+            f"--frame-ms: expected a multiple of 10 from {lo} to {hi} (a GIF keeps a frame's time in "
+            f"hundredths of a second), got {args.frame_ms}"
+        )
     drawing = args.gif is not None or args.frames is not None or args.svg is not None
     if drawing and args.games is not None:
         parser.error("--games: the summary of a batch; --gif, --frames and --svg draw one game (leave out --games)")
@@ -277,7 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     pictures.add_argument("--svg", metavar="FILE.svg", help="write the last position as SVG")
     pictures.add_argument("--turns", type=int, help="stop after this many whole turns (default: the end)")
     pictures.add_argument("--max-frames", type=int, help=f"at most this many frames (default {MAX_FRAMES})")
-    pictures.add_argument("--frame-ms", type=int, help=f"milliseconds per GIF frame (default {FRAME_MS})")
+    pictures.add_argument(
+        "--frame-ms",
+        type=int,
+        help=f"milliseconds per GIF frame, a multiple of 10 from {FRAME_MS_RANGE[0]} to {FRAME_MS_RANGE[1]} "
+        f"(default {FRAME_MS})",
+    )
     args = parser.parse_args(argv)
     _check_args(parser, args)
     try:
