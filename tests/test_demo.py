@@ -162,6 +162,10 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--seed", "-1", "--gif", str(tmp / "x.gif")], "--seed: expected an int >= 0"),
         (["--games", "0"], "--games: expected an int >= 1"),
         (["--turns", "3"], "--turns: only with a picture option"),
+        # the SVG is the last position, PNG frames have no time: these were silently ignored
+        (["--max-frames", "5", "--svg", str(tmp / "x.svg")], "--max-frames: only with --gif or --frames"),
+        (["--frame-ms", "100", "--svg", str(tmp / "x.svg")], "--frame-ms: only with --gif"),
+        (["--frame-ms", "100", "--frames", str(tmp / "new")], "--frame-ms: only with --gif"),
         (["--max-frames", "0", "--gif", str(tmp / "x.gif")], "--max-frames: expected an int >= 1"),
         (["--frame-ms", "5", "--gif", str(tmp / "x.gif")], "--frame-ms: expected a multiple of 10 from 20 to 655350"),
         (["--games", "4", "--svg", str(tmp / "x.svg")], "leave out --games"),

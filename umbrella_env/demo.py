@@ -19,9 +19,9 @@ With a picture option it plays one seeded game instead (``--players``, ``--level
   a folder that already holds frames is refused);
 * ``--svg FILE.svg``: the last position as SVG (:mod:`umbrella_env.core.svg`);
 * ``--turns K``: stop once K whole turns are played (default: play to the end of the game);
-* ``--max-frames N``: at most N frames (default 200, the first ones); ``--frame-ms``: the
-  time each GIF frame shows (default 300 ms; a multiple of 10, 20 to 655350: a GIF counts
-  hundredths of a second).
+* ``--max-frames N`` (with ``--gif`` or ``--frames``): at most N frames (default 200, the
+  first ones); ``--frame-ms`` (with ``--gif``): the time each GIF frame shows (default
+  300 ms; a multiple of 10, 20 to 655350: a GIF counts hundredths of a second).
 
 GIF and PNG frames need Pillow (``pip install -c constraints.txt -e ".[eval]"``).  A uniformly
 random 2-player game takes several hundred decisions; ``--policy greedy`` games are shorter
@@ -250,14 +250,14 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     drawing = args.gif is not None or args.frames is not None or args.svg is not None
     if drawing and args.games is not None:
         parser.error("--games: the summary of a batch; --gif, --frames and --svg draw one game (leave out --games)")
-    if not drawing:
-        for option, value in (
-            ("--turns", args.turns),
-            ("--max-frames", args.max_frames),
-            ("--frame-ms", args.frame_ms),
-        ):
-            if value is not None:
-                parser.error(f"{option}: only with a picture option (--gif, --frames or --svg)")
+    # An option the pictures asked for would ignore is refused, not dropped.
+    for option, value, used, needs in (
+        ("--turns", args.turns, drawing, "a picture option (--gif, --frames or --svg)"),
+        ("--max-frames", args.max_frames, args.gif is not None or args.frames is not None, "--gif or --frames"),
+        ("--frame-ms", args.frame_ms, args.gif is not None, "--gif"),
+    ):
+        if value is not None and not used:
+            parser.error(f"{option}: only with {needs}")
     if args.gif is not None:
         _check_file(parser, "--gif", args.gif, ".gif")
     if args.svg is not None:
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     pictures.add_argument("--frames", metavar="DIR", help="write the frames as PNG files into DIR")
     pictures.add_argument("--svg", metavar="FILE.svg", help="write the last position as SVG")
     pictures.add_argument("--turns", type=int, help="stop after this many whole turns (default: the end)")
-    pictures.add_argument("--max-frames", type=int, help=f"at most this many frames (default {MAX_FRAMES})")
+    pictures.add_argument("--max-frames", type=int, help=f"at most this many GIF or PNG frames (default {MAX_FRAMES})")
     pictures.add_argument(
         "--frame-ms",
         type=int,
