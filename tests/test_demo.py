@@ -160,7 +160,9 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         *([(["--svg", "/proc/x.svg"], "'/proc' is not writable")] if Path("/proc/self").is_dir() else []),
         (["--seed", "-1"], "--seed: expected an int >= 0, got -1"),
         (["--seed", "-1", "--gif", str(tmp / "x.gif")], "--seed: expected an int >= 0"),
-        (["--games", "0"], "--games: expected an int >= 1"),
+        (["--games", "0"], "--games: expected an int from 1 to 100,000, got 0"),
+        # NumPy's MemoryError (or the out-of-memory killer), about 43 kB per greedy game
+        (["--games", "1000000000"], "--games: expected an int from 1 to 100,000, got 1000000000"),
         (["--turns", "3"], "--turns: only with a picture option"),
         # the SVG is the last position, PNG frames have no time: these were silently ignored
         (["--max-frames", "5", "--svg", str(tmp / "x.svg")], "--max-frames: only with --gif or --frames"),
@@ -169,8 +171,13 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--max-frames", "0", "--gif", str(tmp / "x.gif")], "--max-frames: expected an int >= 1"),
         (["--frame-ms", "5", "--gif", str(tmp / "x.gif")], "--frame-ms: expected a multiple of 10 from 20 to 655350"),
         (["--games", "4", "--svg", str(tmp / "x.svg")], "leave out --games"),
-        (["--players", "5", "--svg", str(tmp / "x.svg")], "num_players"),
-        (["--level", "0", "--gif", str(tmp / "x.gif")], "plate_level"),
+        # the option's name, not the core's (num_players, plate_level)
+        (
+            ["--players", "5", "--svg", str(tmp / "x.svg")],
+            "argument --players: invalid choice: 5 (choose from 1, 2, 3, 4)",
+        ),
+        (["--level", "0", "--gif", str(tmp / "x.gif")], "argument --level: invalid choice: 0 (choose from 1, 2, 3, 4)"),
+        (["--players", "0"], "argument --players: invalid choice: 0"),
     ]
 
 
