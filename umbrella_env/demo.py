@@ -24,8 +24,11 @@ With a picture option it plays one seeded game instead (``--players``, ``--level
   300 ms; a multiple of 10, 20 to 655350: a GIF counts hundredths of a second).
 
 GIF and PNG frames need Pillow (``pip install -c constraints.txt -e ".[eval]"``).  A uniformly
-random 2-player game takes several hundred decisions; ``--policy greedy`` games are shorter
-and score more.  The README's picture, ``docs/images/game.svg``, is made by
+random 2-player game takes several hundred decisions (886 on average in the 256 games of
+seed 0); ``--policy greedy`` games are far shorter (126 there), and score more in solo (5.55
+on average against 0.61) but not at 2 players (8.05 and 8.14 against 8.24 and 8.48).
+
+The README's picture, ``docs/images/game.svg``, is made by
 
     python -m umbrella_env.demo --svg docs/images/game.svg --players 2 --level 1 --seed 6 --policy greedy --turns 40
 
