@@ -200,9 +200,20 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
             marks=pytest.mark.train,
         ),
         ("umbrella_env.tools.bench_core", ["--seconds", "nan"], "--seconds must be a finite number > 0, got nan"),
-        ("umbrella_env.tools.bench_core", ["--batches", "0"], "--batches must be at least 1 each"),
+        ("umbrella_env.tools.bench_core", ["--batches", "0"], "--batches must be from 1 to 1,000,000 each"),
+        # NumPy's MemoryError, after the reference engine's timing
+        (
+            "umbrella_env.tools.bench_core",
+            ["--batches", "4096", "1000000000"],
+            "--batches must be from 1 to 1,000,000 each, got [4096, 1000000000]",
+        ),
         ("umbrella_env.tools.bench_single", ["--repeat", "0"], "--repeat must be at least 1, got 0"),
-        ("umbrella_env.tools.bench_envs", ["--num-envs", "0"], "--num-envs must be at least 1, got 0"),
+        ("umbrella_env.tools.bench_envs", ["--num-envs", "0"], "--num-envs must be from 1 to 100,000, got 0"),
+        (
+            "umbrella_env.tools.bench_envs",
+            ["--num-envs", "1000000000"],
+            "--num-envs must be from 1 to 100,000, got 1000000000",
+        ),
     ],
 )
 def test_check_and_benchmark_tools_refuse_bad_options(module: str, argv: list[str], message: str, capsys) -> None:
