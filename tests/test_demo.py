@@ -127,6 +127,20 @@ def test_summary_of_a_seeded_batch(capsys: pytest.CaptureFixture[str]) -> None:
     assert "merit bands:" in out
 
 
+def test_a_truncated_game_is_a_draw_in_the_win_shares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in evaluation (umbrella_env.match.win_credits); the leader of a truncated game was
+    credited with a win.  Every game here is cut at 6 turns."""
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.match import win_credits
+
+    monkeypatch.setattr(demo, "GameConfig", lambda **kw: GameConfig(max_turns=6, **kw))
+    out = demo.run(3, 1, 8, 1, "random")
+    assert "ended by the rules: 0   truncated at 6 turns: 8" in out
+    assert win_credits([0, 1, 2], truncated=True) == [1 / 3] * 3
+    seats = [line for line in out.splitlines() if line.startswith("  seat ")]
+    assert len(seats) == 3 and all(line.endswith("win share  33.3%") for line in seats), seats
+
+
 def test_the_demo_imports_nothing_from_the_tools() -> None:
     """Its greedy policy comes from the environment library (umbrella_env.core.playout)."""
     tree = ast.parse(Path(demo.__file__).read_text(encoding="utf-8"))

@@ -4,7 +4,8 @@
 
 plays a batch of seeded games side by side and prints the final position of the first one
 and summary statistics: how games ended, their length, scores per seat, win shares per
-seat, and the engine's speed.
+seat (a shared victory split, a truncated game a draw, as in evaluation), and the engine's
+speed.
 ``--policy greedy`` prefers slides that complete a figure (otherwise random).
 
 With a picture option it plays one seeded game instead (``--players``, ``--level``,
@@ -110,13 +111,15 @@ def run(players: int, level: int, games: int, seed: int, policy: str) -> str:
         f"min {turns.min()}, max {turns.max()}",
         f"  decisions: {steps:,} in {elapsed:.2f} s ({steps / elapsed:,.0f} steps/s)",
     ]
+    # The project's one definition of a win (umbrella_env.match.win_credits, a layer above):
+    # a shared victory is split, a truncated game is a draw.
+    winners = (ranks == 0).sum(axis=1)
+    credits = np.where(state.truncated[:, None], 1.0 / players, np.where(ranks == 0, 1.0 / winners[:, None], 0.0))
     for seat in range(players):
         s = scores[:, seat]
         line = f"  seat {seat}: score mean {s.mean():6.2f} (sd {s.std():5.2f}, min {s.min()}, max {s.max()})"
         if players > 1:
-            winners = (ranks == 0).sum(axis=1)
-            share = np.where(ranks[:, seat] == 0, 1.0 / winners, 0.0).mean()
-            line += f", win share {share:6.1%}"
+            line += f", win share {credits[:, seat].mean():6.1%}"
         out.append(line)
     if players == 1:
         bands = [(15, "try again"), (19, "a start"), (24, "not bad"), (27, "well played"), (31, "impressive")]
