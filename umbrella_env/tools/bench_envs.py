@@ -2,7 +2,7 @@
 
 In one run, with the same random-legal-move loop for every env:
 
-* the AEC env (2 players) vs ``pettingzoo.classic.connect_four_v3`` (needs pygame:
+* the AEC env (2 and 4 players) vs ``pettingzoo.classic.connect_four_v3`` (needs pygame:
   ``pip install -e ".[bench]"``): ``agent_iter`` / ``last`` / a uniformly random action
   from the observation's mask / ``step``;
 * the Gymnasium solo env (``gymnasium.make``): a random action from ``info["action_mask"]``;
