@@ -83,6 +83,18 @@ def test_mean_interval_and_win_credits():
     assert math.isnan(ev.mean_interval([7])[1])
     assert ev.win_credits([0, 1, 0]) == [0.5, 0.0, 0.5]
     assert ev.win_credits([1, 0, 2, 3]) == [0.0, 1.0, 0.0, 0.0]
+    assert ev.win_credits([1, 0, 2, 3], truncated=True) == [0.25] * 4 and ev.win_credits([0]) == [0.0]
+
+
+def test_win_credits_of_a_batch_are_those_of_each_game():
+    from umbrella_env.core import facts
+
+    rng = np.random.default_rng(0)
+    for players in (1, 2, 3, 4):
+        scores, personal = rng.integers(0, 4, (500, players)), rng.integers(0, 3, (500, players))
+        ranks, truncated = facts.ranks(scores, personal), rng.random(500) < 0.2
+        batch = facts.win_credits(ranks, truncated)  # the demo's form
+        assert batch.tolist() == [ev.win_credits(r, t) for r, t in zip(ranks.tolist(), truncated.tolist())]
 
 
 def test_merit_bands_follow_the_rulebook():

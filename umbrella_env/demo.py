@@ -47,7 +47,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.core import batch_io
+from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import UmbrellaError
@@ -111,10 +111,7 @@ def run(players: int, level: int, games: int, seed: int, policy: str) -> str:
         f"min {turns.min()}, max {turns.max()}",
         f"  decisions: {steps:,} in {elapsed:.2f} s ({steps / elapsed:,.0f} steps/s)",
     ]
-    # The project's one definition of a win (umbrella_env.match.win_credits, a layer above):
-    # a shared victory is split, a truncated game is a draw.
-    winners = (ranks == 0).sum(axis=1)
-    credits = np.where(state.truncated[:, None], 1.0 / players, np.where(ranks == 0, 1.0 / winners[:, None], 0.0))
+    credits = facts.win_credits(ranks, state.truncated)  # a shared victory split, a truncated game a draw
     for seat in range(players):
         s = scores[:, seat]
         line = f"  seat {seat}: score mean {s.mean():6.2f} (sd {s.std():5.2f}, min {s.min()}, max {s.max()})"

@@ -45,6 +45,7 @@ import numpy as np
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
 from agents.registry import AZ_NAMES, NET_PREFIX
+from umbrella_env.core import facts
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.core.single import SingleGame
@@ -221,11 +222,7 @@ def outcome_ranks(ranks: Sequence[int], truncated: bool = False) -> tuple[int, .
 def win_credits(ranks: Sequence[int], truncated: bool = False) -> list[float]:
     """Per seat: ``1/k`` for each of the ``k`` seats of rank 0 of :func:`outcome_ranks`,
     else 0 (a truncated game is a draw: ``1/P`` each).  Solo games have no winner: ``[0.0]``."""
-    if len(ranks) == 1:
-        return [0.0]
-    ranks = outcome_ranks(ranks, truncated)
-    k = sum(1 for r in ranks if r == 0)
-    return [1.0 / k if r == 0 else 0.0 for r in ranks]
+    return [float(c) for c in facts.win_credits(list(ranks), bool(truncated))]
 
 
 # --------------------------------------------------------------------------- one game

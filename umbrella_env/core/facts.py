@@ -32,6 +32,7 @@ fact (docs/rules.md)                   used by
 :func:`score`, :func:`personal_points` ``tables.score`` (``engine.scores``, ``SingleGame.score``),
 (§5.2, §8.4)                           ``serialize`` (the dict's ``scores``), agents
 :func:`ranks` (§5.3)                   ``engine.ranks``, ``SingleGame.ranks``
+:func:`win_credits` (§5.3, §5.4)       ``match.win_credits`` (evaluation, training), demo
 setup constants (§3, §8.1)             ``engine.reset``, ``single_deal.deal``
 =====================================  ==========================================================
 
@@ -277,6 +278,18 @@ def ranks(scores: Any, personal: Any) -> np.ndarray:
     tie_won = (s[..., None, :] == s[..., :, None]) & (n[..., None, :] < n[..., :, None])
     better = higher | tie_won
     return better.sum(axis=-1)
+
+
+def win_credits(ranks: Any, truncated: Any = False) -> np.ndarray:
+    """Win credits of the seats along the last axis of ``ranks`` ([..., P]; ``truncated``
+    [...]): ``1/k`` for each of the ``k`` seats of rank 0 (a shared victory is split), else
+    0; a truncated game (decision 12) is a draw, ``1/P`` each; a solo game has no winner (0).
+    What a result counts as wherever wins are counted (evaluation, training, the demo)."""
+    r = np.asarray(ranks)
+    if r.shape[-1] == 1:
+        return np.zeros(r.shape)
+    first = (r == 0) | np.asarray(truncated, dtype=bool)[..., None]
+    return first / first.sum(axis=-1, keepdims=True)
 
 
 # --------------------------------------------------------------------------- setup (§3, §8.1)
