@@ -514,7 +514,7 @@ def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, comm
     [
         (["--simulations", "0"], "--simulations must be at least 1, got 0"),
         (["--buffer", "100", "--batch-size", "256"], "--buffer (100) must be at least --batch-size (256)"),
-        (["--players", "5"], "--players must be 1, 2, 3 or 4, got 5"),
+        (["--players", "5"], "--players must be 1 (solo), 2, 3 or 4, got 5"),
         (["--margin-weight", "2"], "--margin-weight must be in [0, 1], got 2.0"),
         (["--teacher", "search", "--teacher-sims", "0"], "--teacher-sims must be at least 1, got 0"),
         (["--teacher", "random"], "argument --teacher: invalid choice: 'random'"),

@@ -179,7 +179,18 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
             marks=pytest.mark.train,
         ),
         pytest.param(
-            "umbrella_env.training.bench", ["--level", "9"], "plate_level must be 1, 2, 3 or 4", marks=pytest.mark.train
+            "umbrella_env.training.bench",
+            ["--level", "9"],
+            "--level (plate level) must be 1, 2, 3 or 4, got 9",
+            marks=pytest.mark.train,
+        ),
+        *(  # PPO named the core's num_players / plate_level, not its options
+            pytest.param(module, argv, message, marks=pytest.mark.train)
+            for module in ("umbrella_env.training.ppo", "umbrella_env.training.bench_alphazero")
+            for argv, message in (
+                (["--players", "5"], "--players must be 1 (solo), 2, 3 or 4, got 5"),
+                (["--level", "0"], "--level (plate level) must be 1, 2, 3 or 4, got 0"),
+            )
         ),
         pytest.param(
             "umbrella_env.training.bench",

@@ -88,7 +88,14 @@ from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
-from umbrella_env.training.options import MAX_SEED, apply_preset, check_seed, given_options, overwrite_problem
+from umbrella_env.training.options import (
+    MAX_SEED,
+    apply_preset,
+    check_game,
+    check_seed,
+    given_options,
+    overwrite_problem,
+)
 
 PROG = "python -m umbrella_env.training.alphazero"
 #: Self-play turn limit: a well-played 2-player game lasts about 30 turns; an early network
@@ -758,10 +765,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
     check_seed(args.seed)
-    if not 1 <= args.players <= 4:
-        raise ValueError(f"--players must be 1, 2, 3 or 4, got {args.players}")
-    if not 1 <= args.level <= 4:
-        raise ValueError(f"--level must be 1, 2, 3 or 4, got {args.level}")
+    check_game(args.players, args.level)
     for flag, attr, low in _MINIMUM:
         if getattr(args, attr) < low:
             raise ValueError(f"{flag} must be at least {low}, got {getattr(args, attr)}")

@@ -34,6 +34,7 @@ from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import process_pool
 from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
+from umbrella_env.training.options import check_game
 
 
 def _ready(_: int) -> int:
@@ -69,9 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="games played one at a time as the peer (default 2; 0 skips the peer)",
     )
     args = p.parse_args(argv)
+    try:
+        check_game(args.players, args.level)
+    except ValueError as exc:
+        p.error(str(exc))
     for flag, value, low in (
-        ("--players", args.players, 1),
-        ("--level", args.level, 1),
         ("--games", args.games, 1),
         ("--simulations", args.simulations, 1),
         ("--workers", args.workers, 1),
@@ -83,8 +86,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.error(f"{flag} must be at least {low}, got {value}")
     if not 0 <= args.rollout_weight <= 1:
         p.error(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
-    if args.players > 4 or args.level > 4:
-        p.error(f"--players and --level must be at most 4, got {args.players} and {args.level}")
     torch.set_num_threads(1)
     name = {1: "az-solo", 2: "az-2p"}.get(args.players)
     path = args.checkpoint or (

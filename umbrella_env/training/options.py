@@ -42,6 +42,14 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 MAX_SEED = 2**32 - 1
 
 
+def check_game(players: int, level: int) -> None:
+    """Refuse (ValueError) a ``--players`` or ``--level`` the game does not have, naming the option."""
+    if not 1 <= players <= 4:
+        raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {players}")
+    if not 1 <= level <= 4:
+        raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {level}")
+
+
 def check_seed(seed: int) -> None:
     """Refuse (ValueError) a ``--seed`` outside ``[0, MAX_SEED]``."""
     if not 0 <= seed <= MAX_SEED:

@@ -72,7 +72,14 @@ from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, build_agent, play_game
 from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
-from umbrella_env.training.options import MAX_SEED, apply_preset, check_seed, given_options, overwrite_problem
+from umbrella_env.training.options import (
+    MAX_SEED,
+    apply_preset,
+    check_game,
+    check_seed,
+    given_options,
+    overwrite_problem,
+)
 
 
 # --------------------------------------------------------------------------- opponents
@@ -638,6 +645,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
     check_seed(args.seed)
+    check_game(args.players, args.level)
     for flag, attr in _POSITIVE:
         if not getattr(args, attr) >= 1:  # NaN fails too
             raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
@@ -704,8 +712,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, given = parse_options(parser, sys.argv[1:] if argv is None else list(argv))
     try:
-        config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         check_options(args, given)
+        config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         # Unknown agents, and checkpoints made for another game, are refused here, before any work.
         if args.pretrain is not None:
             build_agent(args.pretrain, config)
