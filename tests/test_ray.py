@@ -186,6 +186,52 @@ def test_the_illegal_action_count_would_see_an_unmasked_policy(tmp_path: Path, m
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["illegal_actions"] > 0
 
 
+def _raise_keyboard_interrupt(*args: Any, **kwargs: Any) -> Any:
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_cloning_ends_in_one_line_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ctrl-C in the teacher games
+    monkeypatch.setattr("umbrella_env.training.imitation.collect", _raise_keyboard_interrupt)
+    out = tmp_path / "run"
+    clone = ["--pretrain", "heuristic", "--pretrain-games", "3", "--workers", "1"]
+    try:
+        status = train([*SMOKE, *VS_RANDOM, *clone, "--players", "2", "--num-env-runners", "0", "--out", str(out)])
+    except KeyboardInterrupt:
+        status = None  # it used to leave the command as a traceback
+    assert status == 130
+    err = capsys.readouterr().err
+    assert "interrupted: nothing was written" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_ctrl_c_in_training_then_in_the_final_evaluation_keeps_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ray.rllib.algorithms.ppo import PPO
+
+    real_train, calls = PPO.train, []
+
+    def train_once(self: Any) -> Any:  # Ctrl-C in the second iteration
+        calls.append(1)
+        return real_train(self) if len(calls) == 1 else _raise_keyboard_interrupt()
+
+    monkeypatch.setattr(PPO, "train", train_once)
+    monkeypatch.setattr("umbrella_env.rllib_train.evaluate", _raise_keyboard_interrupt)  # a second Ctrl-C
+    out = tmp_path / "run"
+    try:
+        status = train([*SMOKE, *VS_RANDOM, "--players", "2", "--num-env-runners", "0", "--out", str(out)])
+    except KeyboardInterrupt:
+        status = None  # the second Ctrl-C used to leave as a traceback, without summary.json
+    assert status == 130
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["interrupted"] is True and summary["iterations"] == 1 and summary["final_eval"] is None
+    assert (out / "last" / "umbrella.json").is_file() and not (out / "best").exists()
+    assert "stopped: " in capsys.readouterr().out
+
+
 # --------------------------------------------------------------------------- checkpoints as agents
 def test_an_rllib_checkpoint_plays_legal_games_as_an_agent(run_2p: Path, tmp_path: Path) -> None:
     config = GameConfig(num_players=2)

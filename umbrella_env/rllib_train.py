@@ -31,6 +31,10 @@
 * **Output** in ``--out``: ``last/`` and ``best/`` (RLlib checkpoints + ``umbrella.json``,
   playable by ``evaluate.py --agents rllib:OUT/best``), ``progress.jsonl`` (one line per
   iteration and per evaluation), ``summary.json``.
+* **Ctrl-C** in the training loop or an evaluation: a last evaluation (a second Ctrl-C
+  skips it), then ``summary.json`` marked ``interrupted``, exit status 130.  Before the
+  training loop (Ray starting, the build, the cloning): one line, exit status 130, nothing
+  written.
 
 Bad input exits with status 2 and a message, before Ray starts or anything is written.
 """
@@ -458,6 +462,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _train(args, config, out, cpus, ray)
     except RayUnavailable as exc:
         return _fail(str(exc))
+    except KeyboardInterrupt:  # starting Ray, building the algorithm, cloning the teacher: nothing trained yet
+        kept = [n for n in RUN_FILES if (out / n).exists() and not _empty(out / n)]
+        print(f"\n{PROG}: interrupted: " + (f"{out} holds {', '.join(kept)}" if kept else "nothing was written"),
+              file=sys.stderr)  # fmt: skip
+        return 130
     except TrainingFailed as exc:
         if exc.__cause__ is not None:  # not an env runner's error: where it came from matters
             traceback.print_exception(exc.__cause__, file=sys.stderr)
@@ -587,13 +596,19 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                 log.flush()
         if interrupted:
             print(f"interrupted at {steps:,} env steps: a last evaluation and the summary follow "
-                  "(interrupt again to leave without them)", flush=True)  # fmt: skip
+                  "(interrupt again to skip the evaluation)", flush=True)  # fmt: skip
         elapsed = time.perf_counter() - t0
+        final: dict[str, Any] | None = None
         if last_eval is not None and last_eval["env_steps"] == steps:
             final = last_eval  # the last periodic evaluation was of this very policy
         else:
-            final = run_eval()
-            log.write(json.dumps(final) + "\n")
+            try:
+                final = run_eval()
+                log.write(json.dumps(final) + "\n")
+            except KeyboardInterrupt:  # the first Ctrl-C of the run, or a second one: keep what was trained
+                interrupted = True
+                print(f"interrupted in the final evaluation: {out / 'last'} holds the policy, the summary "
+                      "follows (without a final evaluation)", flush=True)  # fmt: skip
     finally:
         log.close()
         try:
@@ -621,12 +636,14 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     illegal_text = "no finished game reported illegal actions" if illegal is None else f"{illegal:.0f} illegal actions"
+    play = out / "best" if (out / "best").exists() else out / "last"  # no best/ when no evaluation finished
     print(
-        f"done: {steps:,} env steps in {elapsed:.0f} s ({steps / elapsed:,.0f} env steps/s), "
-        f"{illegal_text}; best: {out / 'best'} (evaluate.py --agents rllib:{out / 'best'} ...)",
+        f"{'stopped' if interrupted else 'done'}: {steps:,} env steps in {elapsed:.0f} s "
+        f"({steps / elapsed:,.0f} env steps/s), {illegal_text}; {play.name}: {play} "
+        f"(evaluate.py --agents rllib:{play} ...)",
         flush=True,
     )
-    return 0
+    return 130 if interrupted else 0
 
 
 def _empty(path: Path) -> bool:
