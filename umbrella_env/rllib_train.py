@@ -72,6 +72,8 @@ GAMMA = 0.99
 EVAL_SEED = 12345
 #: Options of 2-4 player runs only (refused in solo, which would ignore them).
 MULTIPLAYER_ONLY = {"eval_opponent", "shaping"}
+#: Options of the behaviour cloning only (refused without --pretrain, which would ignore them).
+PRETRAIN_ONLY = {"pretrain_games", "pretrain_epochs", "pretrain_lr", "pretrain_batch", "workers"}
 #: What a run writes in --out; a folder that holds any of them is refused.
 RUN_FILES = ("progress.jsonl", "summary.json", "best", "last")
 #: The largest --seed: RLlib seeds env runner ``w`` with ``seed + w``, and NumPy takes seeds below 2**32.
@@ -437,6 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             ignored = given_among(build_parser, argv, MULTIPLAYER_ONLY)
             if ignored:
                 raise ValueError(f"{', '.join(ignored)}: for 2-4 players; a solo run has no opponent and no score edge")
+        if args.pretrain is None:
+            ignored = given_among(build_parser, argv, PRETRAIN_ONLY)
+            if ignored:
+                raise ValueError(
+                    f"{', '.join(ignored)}: for the behaviour cloning, which needs --pretrain AGENT (the teacher); "
+                    "leave them out or add --pretrain"
+                )
     except (ValueError, RayUnavailable) as exc:
         return _fail(str(exc))
     out = args.out or Path("runs") / f"rllib-{args.players}p-l{args.level}-{time.strftime('%Y%m%d-%H%M%S')}"
