@@ -105,6 +105,25 @@ def test_an_illegal_action_is_counted_and_loses_the_game() -> None:
     assert solo.illegal_actions == 1
 
 
+@pytest.mark.parametrize(
+    ("env_class", "env_config", "message"),
+    [
+        # these were accepted: a NaN or negative weight trained on NaN or inverted rewards ...
+        (TurnBasedEnv, {"shaping": float("nan")}, "env config shaping must be a finite number >= 0, got nan"),
+        (TurnBasedEnv, {"shaping": -0.5}, "env config shaping must be a finite number >= 0, got -0.5"),
+        (TurnBasedEnv, {"shaping": None}, "env config shaping must be a finite number >= 0, got None"),
+        # ... a bare string was one opponent per character ("unknown agent 'g'") ...
+        (TurnBasedEnv, {"opponents": "greedy"}, "opponents must be a list of agent specs .* got 'greedy'"),
+        (TurnBasedEnv, "greedy", "env_config must be a dict"),
+        # ... and the solo env ignored a shaping weight
+        (MaskedSoloEnv, {"shaping": 0.5}, "takes neither opponents nor shaping"),
+    ],
+)
+def test_bad_env_config_values_are_refused_with_their_name(env_class: Any, env_config: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        env_class(env_config)
+
+
 def test_frozen_opponents_play_inside_the_step_and_only_the_learner_observes() -> None:
     env = TurnBasedEnv({"num_players": 3, "opponents": ["greedy"], "max_turns": 3000})
     rng = np.random.default_rng(2)

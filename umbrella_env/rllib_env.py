@@ -41,6 +41,7 @@ RLlib agent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -49,6 +50,7 @@ from gymnasium import spaces
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
+from agents.checks import check_real
 from agents.rllib_module import MASK_KEY, OBS_KEY
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
@@ -96,11 +98,22 @@ def runner_seed(seed: int | None, env_config: Any) -> int | None:
 
 
 def _options(env_config: Any) -> dict[str, Any]:
+    """The env config as a dict, its keys known and ``shaping`` and ``opponents`` checked
+    (the game settings are checked by :class:`GameConfig`), or a ``ValueError``."""
+    if env_config is not None and not isinstance(env_config, Mapping):
+        raise ValueError(f"env_config must be a dict (or RLlib's EnvContext) or None, got {env_config!r}")
     cfg = dict(env_config or {})
     known = {"num_players", "plate_level", "max_turns", "shaping", "opponents"}
     unknown = set(cfg) - known
     if unknown:
         raise ValueError(f"unknown env config key(s) {sorted(unknown)}; known: {sorted(known)}")
+    if "shaping" in cfg:  # a NaN or negative weight would train on NaN or inverted rewards
+        cfg["shaping"] = check_real("env config shaping", cfg["shaping"], minimum=0)
+    opponents = cfg.get("opponents")
+    if opponents is not None and (
+        not isinstance(opponents, (list, tuple)) or not all(isinstance(s, str) for s in opponents)
+    ):  # a bare string would be read as one agent per character
+        raise ValueError(f"env config opponents must be a list of agent specs (e.g. ['greedy']), got {opponents!r}")
     return cfg
 
 
@@ -109,7 +122,8 @@ class TurnBasedEnv(MultiAgentEnv):
 
     ``env_config``: ``num_players`` (2-4, default 2), ``plate_level`` (1-4, default 1),
     ``max_turns`` (default :data:`TRAIN_MAX_TURNS`), ``shaping`` (default 0.0),
-    ``opponents`` (agent specs; empty = every seat is an RLlib agent).
+    ``opponents`` (a list of agent specs; empty = every seat is an RLlib agent).  A bad value
+    is a ``ValueError`` naming it.
     """
 
     def __init__(self, env_config: Any = None) -> None:
@@ -221,12 +235,16 @@ class TurnBasedEnv(MultiAgentEnv):
 class MaskedSoloEnv(gym.Env):
     """The solo game for RLlib: :class:`~umbrella_env.envs.solo.UmbrellaSoloEnv` (dense
     reward: the change of the score, so a return is the final score) with the dict
-    observation.  ``env_config``: ``plate_level``, ``max_turns``."""
+    observation.  ``env_config``: ``plate_level``, ``max_turns`` (``shaping`` and
+    ``opponents`` are refused: there is no score edge and no opponent)."""
 
     def __init__(self, env_config: Any = None) -> None:
         cfg = _options(env_config)
-        if cfg.get("num_players", 1) != 1 or cfg.get("opponents"):
-            raise ValueError("MaskedSoloEnv is the solo game: num_players must be 1 and there are no opponents")
+        if cfg.get("num_players", 1) != 1 or cfg.get("opponents") or "shaping" in cfg:
+            raise ValueError(
+                "MaskedSoloEnv is the solo game: num_players must be 1, and it takes neither opponents nor shaping "
+                "(no opponent, no score edge)"
+            )
         self.env = UmbrellaSoloEnv(
             plate_level=cfg.get("plate_level", 1), max_turns=cfg.get("max_turns", TRAIN_MAX_TURNS)
         )
