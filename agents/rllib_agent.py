@@ -23,6 +23,8 @@ import numpy as np
 from agents.base import agent_generator
 from agents.checkpoint import check_configuration, check_metadata
 from agents.checks import check_flag
+from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.observation import OBS_SIZE
 
 #: The prefix of an RLlib checkpoint in an agent spec.
 PREFIX = "rllib:"
@@ -111,16 +113,25 @@ class RLlibAgent:
             self._rng = agent_generator(seed)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """float32 [B, A] masked logits of a batch of observations [B, OBS] and masks [B, A]."""
+        """float32 [B, A] masked logits of a batch of observations [B, OBS] and masks [B, A]
+        (a ``ValueError`` for other shapes, as :class:`agents.onnx_agent.OnnxAgent`)."""
         torch = self._torch
         from ray.rllib.core.columns import Columns
 
         from agents.rllib_module import MASK_KEY, OBS_KEY
 
-        obs = {
-            OBS_KEY: torch.as_tensor(np.asarray(observations, dtype=np.float32)),
-            MASK_KEY: torch.as_tensor(np.asarray(action_masks, dtype=np.float32)),
-        }
+        observations = np.asarray(observations, dtype=np.float32)
+        action_masks = np.asarray(action_masks, dtype=np.float32)
+        if (
+            observations.ndim != 2
+            or observations.shape[1] != OBS_SIZE
+            or action_masks.shape != (len(observations), NUM_ACTIONS)
+        ):  # torch would fail deep inside the network, or broadcast one mask over the batch
+            raise ValueError(
+                f"expected observations [n, {OBS_SIZE}] and action masks [n, {NUM_ACTIONS}], "
+                f"got {observations.shape} and {action_masks.shape}"
+            )
+        obs = {OBS_KEY: torch.as_tensor(observations), MASK_KEY: torch.as_tensor(action_masks)}
         with torch.no_grad():
             out = self.module.forward_inference({Columns.OBS: obs})
         return out[Columns.ACTION_DIST_INPUTS].numpy()

@@ -282,6 +282,21 @@ def test_an_rllib_checkpoint_of_another_configuration_is_refused(run_2p: Path, t
         make_agent(f"rllib:{tmp_path / 'other'}")
 
 
+def test_an_rllib_agent_refuses_inputs_of_the_wrong_shape(run_2p: Path) -> None:
+    agent = make_agent(f"rllib:{run_2p / 'best'}")
+    env = umbrella_env.env(num_players=2)
+    env.reset(seed=4)
+    seen = env.observe("player_0")
+    obs, mask = seen["observation"], seen["action_mask"]
+    expected = r"expected observations \[n, 899\] and action masks \[n, 968\]"
+    for bad_obs, bad_mask in [(obs[:10], mask), (obs, mask[:10]), (obs[None], mask[None])]:
+        with pytest.raises(ValueError, match=expected):  # these were torch errors from inside the network
+            agent.act(bad_obs, bad_mask)
+    with pytest.raises(ValueError, match=expected):  # one mask for two observations was broadcast silently
+        agent.act_batch(np.stack([obs, obs]), mask[None])
+    assert mask[agent.act(obs, mask)]
+
+
 # --------------------------------------------------------------------------- tournaments on Ray
 def test_the_ray_backend_gives_the_process_pool_report(run_2p: Path) -> None:
     agents = ["random", "greedy", f"rl=rllib:{run_2p / 'best'}"]
