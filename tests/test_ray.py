@@ -8,6 +8,7 @@ serves the whole module.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -16,9 +17,12 @@ from typing import Any
 import numpy as np
 import pytest
 import ray
+import torch
+from ray.rllib.core.rl_module.rl_module import RLModule
 
 import umbrella_env
 from agents import make_agent
+from agents.rllib_agent import module_path
 from agents.rllib_module import MASK_KEY, OBS_KEY, MaskedPPOModule
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import cli as evaluate_cli
@@ -307,6 +311,28 @@ def test_the_ray_backend_gives_the_process_pool_report(run_2p: Path) -> None:
     assert {k: v for k, v in summarise(on_ray).items() if k != timing} == {
         k: v for k, v in summarise(pool).items() if k != timing
     }
+
+
+def test_a_checkpoint_replaced_between_two_ray_tournaments_is_loaded_again(run_2p: Path, tmp_path: Path) -> None:
+    # The module's Ray serves both tournaments, so its workers are reused (as in a notebook):
+    # they used to keep the agents of the first tournament, and played the replaced checkpoint's old policy.
+    other = tmp_path / "other"
+    shutil.copytree(run_2p / "best", other)
+    where = module_path(other, "shared")
+    module = RLModule.from_checkpoint(where)
+    with torch.no_grad():
+        for p in module.pi.parameters():
+            p.neg_()  # another policy, the same configuration
+    module.save_to_path(where)
+    path = tmp_path / "current"
+    shutil.copytree(run_2p / "best", path)
+    agents = ["greedy", f"rl=rllib:{path}"]
+    first = run_tournament(agents, 2, 1, games=8, seed=3, backend="ray")
+    shutil.rmtree(path)
+    shutil.copytree(other, path)
+    pool = run_tournament(agents, 2, 1, games=8, seed=3, workers=1)
+    assert pool.records != first.records  # the replaced checkpoint plays otherwise
+    assert run_tournament(agents, 2, 1, games=8, seed=3, backend="ray").records == pool.records
 
 
 # --------------------------------------------------------------------------- failures

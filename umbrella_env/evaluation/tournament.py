@@ -88,6 +88,7 @@ __all__ = [
     "TournamentResult",
     "create_agent",
     "deal_key",
+    "forget_agents",
     "game_seed",
     "parse_specs",
     "plan_tables",
@@ -212,6 +213,12 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
 
 #: Agents of this process, by (spec, seat, players, level): built once, reset every game.
 _AGENTS: dict[tuple[str, int, int, int], Any] = {}
+
+
+def forget_agents() -> None:
+    """Drop the agents this process built (the next tournament builds its own: a checkpoint
+    replaced since is loaded again)."""
+    _AGENTS.clear()
 
 
 def _agent_for(spec: str, seat: int, config: GameConfig) -> Any:
@@ -372,7 +379,7 @@ def run_tournament(
         raise EvaluationError("--address is the Ray cluster of --backend ray; add --backend ray or leave it out")
     specs, labels = parse_specs(agent_specs)
     config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
-    _AGENTS.clear()  # a checkpoint replaced since the last tournament is loaded again
+    forget_agents()  # a checkpoint replaced since the last tournament is loaded again
     for spec in dict.fromkeys(specs):
         _agent_for(spec, 0, config)
     workers = max(1, int(workers or os.cpu_count() or 1))
@@ -396,7 +403,7 @@ def run_tournament(
     try:
         if backend == "ray":
             try:
-                records += play_on_ray(_play_chunk, tasks, specs, labels, config, address, bar.update)
+                records += play_on_ray(_play_chunk, tasks, specs, labels, config, address, bar.update, forget_agents)
             except RayUnavailable as exc:
                 raise EvaluationError(str(exc)) from None
         elif workers == 1:
