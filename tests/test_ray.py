@@ -25,6 +25,7 @@ from agents import make_agent
 from agents.rllib_agent import module_path
 from agents.rllib_module import MASK_KEY, OBS_KEY, MaskedPPOModule
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.errors import ActionError
 from umbrella_env.evaluation import cli as evaluate_cli
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
@@ -126,6 +127,17 @@ def test_an_illegal_action_is_counted_and_loses_the_game() -> None:
 def test_bad_env_config_values_are_refused_with_their_name(env_class: Any, env_config: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         env_class(env_config)
+
+
+def test_the_solo_env_refuses_an_action_that_is_not_an_integer_id() -> None:
+    env = MaskedSoloEnv({"plate_level": 1})
+    obs, _ = env.reset(seed=1)
+    legal = int(np.flatnonzero(obs[MASK_KEY])[0])
+    for bad in (legal + 0.7, True, "x"):  # the floats and bools were truncated to an id; "x" failed in int()
+        with pytest.raises(ActionError, match="action must be an integer id"):
+            env.step(bad)
+    obs, _, _, _, info = env.step(np.int64(legal))  # RLlib's actions, on the unchanged game
+    assert env.illegal_actions == 0 and info["score"] == env.game_summary()[1]
 
 
 def test_frozen_opponents_play_inside_the_step_and_only_the_learner_observes() -> None:

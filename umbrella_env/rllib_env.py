@@ -57,6 +57,7 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
+    ILLEGAL_KEY,
     EnvGame,
     check_reset_options,
     check_seed,
@@ -252,7 +253,6 @@ class MaskedSoloEnv(gym.Env):
         self.config = self.env.config
         self.observation_space = observation_space()
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
-        self._legal = np.zeros(A.NUM_ACTIONS, bool)
         self._score = 0.0
         self.illegal_actions = 0
         self.episode_illegal_actions = 0
@@ -261,18 +261,16 @@ class MaskedSoloEnv(gym.Env):
         obs, info = self.env.reset(seed=runner_seed(seed, self._env_config), options=options)
         self.episode_illegal_actions = 0
         self._score = float(info["score"])
-        self._legal = info["action_mask"].astype(bool)
-        return masked_observation(obs, self._legal), {}
+        return masked_observation(obs, info["action_mask"]), {}
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
-        a = int(np.asarray(action).item()) if np.ndim(action) == 0 else action
-        if isinstance(a, int) and 0 <= a < A.NUM_ACTIONS and not self._legal[a]:
+        # The solo env judges the action as it is given (a float or a bool is refused, not truncated).
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if info.get(ILLEGAL_KEY):
             self.illegal_actions += 1
             self.episode_illegal_actions += 1
-        obs, reward, terminated, truncated, info = self.env.step(a)
-        self._legal = info["action_mask"].astype(bool)
         self._score = float(info["score"])
-        return masked_observation(obs, self._legal), reward, terminated, truncated, {"score": info["score"]}
+        return masked_observation(obs, info["action_mask"]), reward, terminated, truncated, {"score": info["score"]}
 
     def game_summary(self) -> tuple[int, float]:
         """(turns, score) of the current game."""
