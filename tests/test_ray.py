@@ -388,6 +388,17 @@ def test_a_failing_env_stops_the_run_with_its_cause(
     assert out.is_dir() and not any(out.iterdir())
 
 
+def test_a_failing_evaluation_opponent_stops_the_run_with_its_cause(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    argv = [*SMOKE, "--iterations", "1", "--players", "2", "--num-env-runners", "0", "--out", str(out)]
+    assert train([*argv, "--eval-opponent", "tests.test_ray:failing_agent"]) == 1  # it was an AgentError traceback
+    err = capsys.readouterr().err
+    assert "training failed: the evaluation at" in err and "RuntimeError('the opponent broke')" in err
+    assert "Traceback" not in err and (out / "last" / "umbrella.json").is_file()
+
+
 def test_a_folder_with_a_previous_run_is_refused(run_2p: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert train([*SMOKE, "--out", str(run_2p)]) == 2  # it would have replaced best/ and progress.jsonl
     assert "holds a previous run" in capsys.readouterr().err

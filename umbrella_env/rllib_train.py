@@ -59,7 +59,7 @@ import numpy as np
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
-from umbrella_env.match import AgentSpecError, absolute_spec, build_agent, play_game
+from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_game
 from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
 from umbrella_env.training.options import given_among
@@ -526,7 +526,10 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                         opponents=args.opponents or [])  # fmt: skip
         save_checkpoint(algo, out / "last", meta)
         agent = RLlibAgent(out / "last", num_players=config.num_players, plate_level=config.plate_level)
-        results = [evaluate(agent, config, opp, args.eval_games) for opp in opponents]
+        try:
+            results = [evaluate(agent, config, opp, args.eval_games) for opp in opponents]
+        except AgentError as exc:  # an evaluation opponent that raises, as an env runner's opponent does
+            raise TrainingFailed(f"the evaluation at {steps:,} env steps failed: {exc}") from None
         first = results[0]
         metric = first.mean_score if config.solo else first.win_rate + 1e-3 * first.mean_score
         improved = metric > best
