@@ -619,8 +619,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                 log.write(json.dumps(final) + "\n")
             except KeyboardInterrupt:  # the first Ctrl-C of the run, or a second one: keep what was trained
                 interrupted = True
-                print(f"interrupted in the final evaluation: {out / 'last'} holds the policy, the summary "
-                      "follows (without a final evaluation)", flush=True)  # fmt: skip
+                print("interrupted in the final evaluation: the summary follows, without it", flush=True)
     finally:
         log.close()
         try:
