@@ -426,6 +426,59 @@ def _without(argv: list[str], *flags: str) -> list[str]:
     return out
 
 
+def test_policy_gradient_run_is_reproducible_and_trains(tmp_path: Path) -> None:
+    from umbrella_env.training import alphazero
+
+    pg = _without(TINY, "--players", "--games", "--buffer", "--train-steps")
+    pg += ["--players", "1", "--selfplay", "policy-gradient", "--games", "6", "--pg-epochs", "2"]
+    for run in ("a", "b"):
+        assert alphazero.main(pg + ["--out", str(tmp_path / run)]) == 0
+    start = _without(pg, "--iterations", "--pg-epochs", "--selfplay") + ["--iterations", "0"]
+    assert alphazero.main(start + ["--out", str(tmp_path / "start")]) == 0  # the same teacher fit, no self-play
+    a, meta = load_network(tmp_path / "a" / "last.pt", num_players=1, plate_level=1)
+    b, _ = load_network(tmp_path / "b" / "last.pt", num_players=1, plate_level=1)
+    before, _ = load_network(tmp_path / "start" / "last.pt", num_players=1, plate_level=1)
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(x, y), name
+    assert not all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), before.state_dict().values()))
+    assert meta["selfplay"] == "policy-gradient" and meta["pg"] == {"temperature": 0.3, "epochs": 2, "clip": 0.2}
+    assert (meta["iteration"], meta["selfplay_games"]) == (1, 6)
+    history = json.loads((tmp_path / "a" / "history.json").read_text())["history"]
+    assert [h["iteration"] for h in history] == [0, 1] and all("net_score" in h for h in history)
+
+
+def test_policy_gradient_step_favours_the_action_of_the_higher_score() -> None:
+    """Half the games played action 0 and scored 30, half action 1 and scored 20, from one
+    position: the step raises action 0's probability (a sign error would lower it)."""
+    from umbrella_env.training.alphazero import Decisions, pg_update
+
+    game = SingleGame.new(GameConfig(num_players=1), 7)
+    legal = np.asarray(game.legal_actions()[:2], dtype=np.int64)
+    obs = game.observe().astype(np.float32)
+    n = 64
+    data = Decisions(
+        obs=np.repeat(obs[None], n, axis=0),
+        heur=None,
+        legal=np.repeat(legal[None], n, axis=0),
+        chosen=np.arange(n) % 2,
+        score=np.where(np.arange(n) % 2 == 0, 30.0, 20.0).astype(np.float32),
+    )
+    torch.manual_seed(0)
+    net = AZNet(1, (32,))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+
+    def p0() -> float:
+        logits, _ = net.predict(obs[None])
+        z = logits[0, legal]
+        return float(np.exp(z[0]) / np.exp(z).sum())
+
+    first = p0()
+    losses = pg_update(
+        net, opt, data, temperature=1.0, epochs=4, batch=16, clip=0.2, value_weight=1.0, rng=np.random.default_rng(0)
+    )
+    assert p0() > first + 0.05 and np.isfinite(losses["policy_loss"]) and losses["entropy"] > 0
+
+
 def test_resume_refuses_iterations_already_done(tmp_path: Path, capsys) -> None:
     """``--resume`` with ``--iterations`` at or below the checkpoint's iteration would train
     nothing and write nothing: refused, naming the option and the valid range."""
@@ -524,6 +577,12 @@ def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, comm
         (["--bogus"], "unrecognized arguments: --bogus"),
         (["--iterations", "-1"], "--iterations must be at least 0, got -1"),
         (["--iterations", "0", "--pretrain-games", "0"], "--iterations 0 trains no self-play: give --pretrain-games"),
+        (["--selfplay", "policy-gradient"], "--selfplay policy-gradient trains on the final score of solo games"),
+        (["--selfplay", "policy-gradient", "--players", "1", "--pg-temperature", "0"], "--pg-temperature must be a"),
+        (["--selfplay", "policy-gradient", "--players", "1", "--pg-clip", "1"], "--pg-clip must be in (0, 1), got 1"),
+        (["--selfplay", "policy-gradient", "--players", "1", "--pg-epochs", "0"], "--pg-epochs must be at least 1"),
+        (["--selfplay", "policy-gradient", "--players", "1", "--buffer", "9"], "--buffer: not used by this run"),
+        (["--pg-epochs", "2"], "--pg-epochs: not used by this run (they need --selfplay policy-gradient)"),
     ],
 )
 def test_bad_options_are_refused(argv: list[str], message: str, tmp_path: Path, capsys) -> None:

@@ -33,6 +33,18 @@ CHECKPOINT`` starts a new run from a checkpoint's weights (the shipped ``az-2p-n
 stops there: the teacher's games are fitted (or the ``--init`` weights taken), evaluated and
 saved, with no self-play (the two stages of the shipped solo network amount to such runs).
 
+``--selfplay policy-gradient`` (solo only) replaces the search in step 1 and the replay
+buffer in steps 2-3 by a policy-gradient step on the final score: the network alone plays
+``--games`` games, sampling each decision from its policy at temperature
+``--pg-temperature``; every decision with a choice then gets the advantage of its game's
+final score over the value network's prediction (normalized over the iteration), and
+``--pg-epochs`` passes of clipped-ratio minibatch steps (PPO's surrogate, ratio clipped to
+1 +- ``--pg-clip``; plus ``--value-weight`` x the squared error of the value, the score /
+40) follow (:func:`pg_chunk`, :func:`pg_update`).  It optimizes the network alone, where the
+Gumbel self-play optimizes what the search teaches it (docs/alphazero.md, "Policy-gradient
+fine-tuning").  The search options still go to the checkpoint's sidecar: they are the search
+the network is played with (``--eval-search-games``, the agent with search).
+
 Every ``--eval-every`` iterations the network alone plays ``--eval-games`` games against
 ``heuristic`` and ``--eval-search-games`` against ``search`` (``--eval-search-sims``
 simulations per decision) through :func:`umbrella_env.match.play_game`, seats rotated, on
@@ -69,6 +81,7 @@ from agents.az.agent import AZAgent
 from agents.az.net import (
     DEFAULT_HIDDEN,
     DEFAULT_SLIDE_HIDDEN,
+    SOLO_SCALE,
     AZNet,
     HeuristicInputs,
     load_network,
@@ -106,6 +119,9 @@ SELFPLAY_MAX_TURNS = 100
 TEACHERS = ("heuristic", "search", "search-common")
 #: Base seed of the evaluation deals (training deals come from --seed's SeedSequence).
 EVAL_SEED = 990_000
+#: ``--selfplay``: the Gumbel search's games (module doc), or the network alone's games and a
+#: policy-gradient step on the final score (solo).
+SELFPLAY_MODES = ("gumbel", "policy-gradient")
 
 
 # --------------------------------------------------------------------------- samples
@@ -303,6 +319,179 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         "rollout_s": stats["rollout_s"],
         "inputs_s": stats["inputs_s"],
     }
+
+
+# --------------------------------------------------------------------------- policy gradient
+@dataclass
+class Decisions:
+    """The decisions with a choice of the network's own games (``--selfplay policy-gradient``):
+    observations, heuristic inputs (or None), the legal action ids padded with -1 [N, L],
+    the index of the action played among them, and the final score of the decision's game."""
+
+    obs: np.ndarray
+    heur: np.ndarray | None
+    legal: np.ndarray
+    chosen: np.ndarray
+    score: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.obs)
+
+    @classmethod
+    def concat(cls, parts: Sequence[Decisions]) -> Decisions:
+        width = max(p.legal.shape[1] for p in parts)
+        legal = np.concatenate(
+            [np.pad(p.legal, ((0, 0), (0, width - p.legal.shape[1])), constant_values=-1) for p in parts]
+        )
+        heur = None if parts[0].heur is None else np.concatenate([p.heur for p in parts])
+        return cls(
+            np.concatenate([p.obs for p in parts]),
+            heur,
+            legal,
+            np.concatenate([p.chosen for p in parts]),
+            np.concatenate([p.score for p in parts]),
+        )
+
+
+def pg_chunk(job: dict[str, Any]) -> dict[str, Any]:
+    """Solo games of ``job["seeds"]`` played all at once by the network alone, each decision
+    with a choice sampled from softmax(logits / ``temperature``) over the legal actions with
+    the game's own generator (one forward pass per step for all the games in flight)."""
+    torch.set_num_threads(job.get("threads", 1))
+    config: GameConfig = job["config"]
+    net = _build_net(job)
+    inputs = HeuristicInputs() if net.heuristic_inputs else None
+    temperature = float(job["temperature"])
+    t_start = time.perf_counter()
+    rngs = [np.random.default_rng(s) for s in job["seeds"]]
+    games = [SingleGame.new(config, draw_key(rng)) for rng in rngs]
+    #: per game, its decisions with a choice: (observation, heuristic inputs, legal ids, index played)
+    records: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]] = [[] for _ in games]
+    no_inputs = np.zeros(0, dtype=np.float32)
+    forced = 0
+    network = inputs_s = 0.0
+    while True:
+        todo: list[tuple[int, np.ndarray]] = []
+        for i, g in enumerate(games):
+            while not g.done:
+                ids = g.legal_actions()
+                if len(ids) > 1:
+                    todo.append((i, np.asarray(ids, dtype=np.int64)))
+                    break
+                g.step(ids[0])
+                forced += 1
+        if not todo:
+            break
+        obs = np.stack([games[i].observe() for i, _ in todo]).astype(np.float32)
+        t0 = time.perf_counter()
+        heur = None if inputs is None else np.stack([inputs(games[i], legal) for i, legal in todo])
+        t1 = time.perf_counter()
+        logits, _ = net.predict(obs, heur)
+        network += time.perf_counter() - t1
+        inputs_s += t1 - t0
+        for j, (i, legal) in enumerate(todo):
+            z = logits[j, legal].astype(np.float64) / temperature
+            p = np.exp(z - z.max())
+            k = int(rngs[i].choice(len(legal), p=p / p.sum()))
+            records[i].append((obs[j], no_inputs if heur is None else heur[j], legal, k))
+            games[i].step(int(legal[k]))
+    rows = [(r, float(g.score(0))) for rec, g in zip(records, games) for r in rec]
+    width = max((len(r[2]) for r, _ in rows), default=1)
+    legal_ids = np.full((len(rows), width), -1, dtype=np.int64)
+    for n, (r, _) in enumerate(rows):
+        legal_ids[n, : len(r[2])] = r[2]
+    data = Decisions(
+        obs=np.array([r[0] for r, _ in rows], dtype=np.float32).reshape(-1, OBS_SIZE),
+        heur=None if inputs is None else np.array([r[1] for r, _ in rows], dtype=np.float32).reshape(-1, NUM_ACTIONS),
+        legal=legal_ids,
+        chosen=np.array([r[3] for r, _ in rows], dtype=np.int64),
+        score=np.array([sc for _, sc in rows], dtype=np.float32),
+    )
+    elapsed = time.perf_counter() - t_start
+    return {
+        "samples": data,
+        "games": len(games),
+        "decisions": len(rows),
+        "forced": forced,
+        "scores": [g.scores() for g in games],
+        "seconds": elapsed,
+        "network_s": network,
+        "engine_s": elapsed - network - inputs_s,
+        "simulations": 0,
+        "leaves": 0,
+        "rollout_s": 0.0,
+        "inputs_s": inputs_s,
+    }
+
+
+def pg_update(
+    net: AZNet,
+    opt: torch.optim.Optimizer,
+    data: Decisions,
+    *,
+    temperature: float,
+    epochs: int,
+    batch: int,
+    clip: float,
+    value_weight: float,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """``epochs`` shuffled passes of clipped-ratio policy-gradient steps over the decisions of
+    one iteration (module doc); the sampling policy is the network before the first step.
+    Returns the mean policy and value losses and the policy's mean entropy."""
+    n = len(data)
+    valid = torch.as_tensor(data.legal >= 0)
+    legal = torch.as_tensor(np.maximum(data.legal, 0))
+    chosen = torch.as_tensor(data.chosen)
+    target = torch.as_tensor(data.score / SOLO_SCALE)
+    heur_all = None if data.heur is None else torch.as_tensor(data.heur.astype(np.float32))
+    parts = []
+    for lo in range(0, n, 2048):  # the parameter-free features once per decision, in chunks
+        h = None if heur_all is None else heur_all[lo : lo + 2048]
+        parts.append(net.encode(torch.as_tensor(data.obs[lo : lo + 2048].astype(np.float32)), h))
+    x_all = torch.cat([q[0] for q in parts])
+    s_all = torch.cat([q[1] for q in parts])
+
+    def forward(idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        logits, values = net.heads(x_all[idx], s_all[idx], None if heur_all is None else heur_all[idx])
+        z = torch.gather(logits, 1, legal[idx]) / temperature
+        logp = torch.log_softmax(z.masked_fill(~valid[idx], -1e9), dim=1)
+        return logp.gather(1, chosen[idx, None])[:, 0], values[:, 0], logp
+
+    net.eval()
+    with torch.no_grad():
+        old, baseline = [], []
+        for lo in range(0, n, 2048):
+            lp, v, _ = forward(torch.arange(lo, min(lo + 2048, n)))
+            old.append(lp)
+            baseline.append(v)
+        old_logp = torch.cat(old)
+        adv = target - torch.cat(baseline)
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8) if n > 1 else adv * 0.0
+    net.train()
+    tot_p = tot_v = tot_h = 0.0
+    steps = 0
+    for _ in range(epochs):
+        order = torch.as_tensor(rng.permutation(n))
+        for lo in range(0, n, batch):
+            idx = order[lo : lo + batch]
+            lp, v, logp = forward(idx)
+            ratio = torch.exp(lp - old_logp[idx])
+            a = adv[idx]
+            policy_loss = -torch.min(ratio * a, torch.clamp(ratio, 1 - clip, 1 + clip) * a).mean()
+            value_loss = ((v - target[idx]) ** 2).mean()
+            opt.zero_grad()
+            (policy_loss + value_weight * value_loss).backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            entropy = -(logp.exp() * logp.masked_fill(~valid[idx], 0.0)).sum(dim=1).mean()
+            tot_p += float(policy_loss.detach())
+            tot_v += float(value_loss.detach())
+            tot_h += float(entropy.detach())
+            steps += 1
+    net.eval()
+    steps = max(steps, 1)
+    return {"policy_loss": tot_p / steps, "value_loss": tot_v / steps, "entropy": tot_h / steps}
 
 
 # --------------------------------------------------------------------------- teacher games
@@ -562,6 +751,28 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="self-play + training iterations (default 40; 0: only the teacher games or --init, evaluated and saved)",
     )
     p.add_argument("--games", type=int, default=64, help="self-play games per iteration (default 64)")
+    p.add_argument(
+        "--selfplay",
+        choices=SELFPLAY_MODES,
+        default="gumbel",
+        help="gumbel: games of the Gumbel search, fitted from the replay buffer (default); policy-gradient "
+        "(solo): games of the network alone and a policy-gradient step on the final score (module doc)",
+    )
+    p.add_argument(
+        "--pg-temperature",
+        type=float,
+        default=0.3,
+        help="policy-gradient: the games sample softmax(logits / T) (default 0.3)",
+    )
+    p.add_argument(
+        "--pg-epochs", type=int, default=3, help="policy-gradient: passes over an iteration's decisions (default 3)"
+    )
+    p.add_argument(
+        "--pg-clip",
+        type=float,
+        default=0.2,
+        help="policy-gradient: the probability ratio is clipped to 1 +- this (default 0.2)",
+    )
     p.add_argument("--simulations", type=int, default=16, help="search simulations per decision (default 16)")
     p.add_argument("--max-considered", type=int, default=16, help="root actions considered (default 16)")
     p.add_argument(
@@ -749,7 +960,12 @@ _MINIMUM = (
     ("--slide-hidden", "slide_hidden", 1),
     ("--teacher-sims", "teacher_sims", 1),
     ("--rollout-turns", "rollout_turns", 1),
+    ("--pg-epochs", "pg_epochs", 1),
 )
+#: Options only the policy-gradient self-play uses, and those only the Gumbel self-play uses
+#: (the search options stay valid: they are the search the network is played with).
+_PG_ONLY = ("pg_temperature", "pg_epochs", "pg_clip")
+_GUMBEL_ONLY = ("buffer", "train_steps")
 
 
 #: Options only the pretraining of a new run uses (--pretrain-games >= 1, no --resume).
@@ -774,7 +990,12 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             "--iterations 0 trains no self-play: give --pretrain-games (at least 1) or --init, "
             "or --iterations of at least 1"
         )
-    if args.buffer < args.batch_size:
+    if args.selfplay == "policy-gradient" and args.players != 1:
+        raise ValueError(
+            f"--selfplay policy-gradient trains on the final score of solo games: give --players 1 "
+            f"(got {args.players}; at 2-4 players the Gumbel self-play is the trainer)"
+        )
+    if args.selfplay == "gumbel" and args.buffer < args.batch_size:
         raise ValueError(
             f"--buffer ({args.buffer}) must be at least --batch-size ({args.batch_size}): "
             "the replay buffer must hold one minibatch"
@@ -786,6 +1007,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
         ("--pretrain-learning-rate", args.pretrain_learning_rate),
         ("--value-weight", args.value_weight),
         ("--c-scale", args.c_scale),
+        ("--pg-temperature", args.pg_temperature),
     ):
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"{flag} must be a finite number > 0, got {value}")
@@ -795,6 +1017,8 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
         raise ValueError(f"--margin-weight must be in [0, 1], got {args.margin_weight}")
     if not 0 <= args.rollout_weight <= 1:
         raise ValueError(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
+    if not 0 < args.pg_clip < 1:
+        raise ValueError(f"--pg-clip must be in (0, 1), got {args.pg_clip}")
     if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
         raise ValueError(f"--time-limit must be a positive number of minutes, got {args.time_limit}")
     resumed = args.resume is not None
@@ -808,6 +1032,8 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             "solo values are scores, and the solo evaluation with search uses --simulations",
         ),
         (not args.eval_search_games, ("eval_search_sims",), "they need --eval-search-games >= 1"),
+        (args.selfplay == "gumbel", _PG_ONLY, "they need --selfplay policy-gradient"),
+        (args.selfplay == "policy-gradient", _GUMBEL_ONLY, "the policy-gradient self-play keeps no replay buffer"),
     ):
         ignored = [f"--{dest.replace('_', '-')}" for dest in dests if applies and dest in given]
         if ignored:
@@ -1014,6 +1240,8 @@ class Trainer:
         except ImportError:
             pass
         self.pool = process_pool(args.workers) if args.workers > 1 else None
+        #: the decisions of the iteration's policy-gradient games, until its update
+        self.decisions: Decisions | None = None
 
     # ------------------------------------------------------------------- helpers
     def _map(self, fn: Any, jobs: list[dict[str, Any]]) -> list[Any]:
@@ -1038,6 +1266,12 @@ class Trainer:
             "rollout_weight": a.rollout_weight,
             "rollout_turns": a.rollout_turns,
             "margin_weight": a.margin_weight,
+            "selfplay": a.selfplay,
+            **(
+                {"pg": {"temperature": a.pg_temperature, "epochs": a.pg_epochs, "clip": a.pg_clip}}
+                if a.selfplay == "policy-gradient"
+                else {}
+            ),
             **self._origin(),
             "resumed": self.resumed,
         }
@@ -1126,6 +1360,25 @@ class Trainer:
         a = self.args
         weights = {k: v.detach().numpy().copy() for k, v in self.net.state_dict().items()}
         seeds = np.random.SeedSequence(a.seed, spawn_key=(3, self.iteration)).generate_state(a.games, np.uint64)
+        if a.selfplay == "policy-gradient":
+            jobs = [
+                {
+                    "config": self.config,
+                    "hidden": tuple(a.hidden),
+                    "slide_hidden": a.slide_hidden,
+                    "heuristic_inputs": a.heuristic_inputs,
+                    "weights": weights,
+                    "seeds": part,
+                    "temperature": a.pg_temperature,
+                }
+                for part in self._chunks(seeds.tolist())
+            ]
+            results = self._map(pg_chunk, jobs)
+            self.decisions = Decisions.concat([r["samples"] for r in results])
+            self.games_played += sum(r["games"] for r in results)
+            stats = {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
+            stats["mean_score"] = float(np.mean([sc[0] for r in results for sc in r["scores"]]))
+            return stats
         jobs = [
             {
                 "config": self.config,
@@ -1236,7 +1489,23 @@ class Trainer:
                 sp = self.selfplay()
                 t1 = time.perf_counter()
                 losses = None
-                if len(self.buffer) >= a.batch_size and a.train_steps:
+                if a.selfplay == "policy-gradient":
+                    assert self.decisions is not None  # the iteration's games, just played
+                    losses = pg_update(
+                        self.net,
+                        self.opt,
+                        self.decisions,
+                        temperature=a.pg_temperature,
+                        epochs=a.pg_epochs,
+                        batch=a.batch_size,
+                        clip=a.pg_clip,
+                        value_weight=a.value_weight,
+                        rng=self.rng,
+                    )
+                    self.decisions = None
+                    self.log("selfplay/sampled_score", sp["mean_score"])
+                    self.log("loss/entropy", losses["entropy"])
+                elif len(self.buffer) >= a.batch_size and a.train_steps:
                     losses = train_steps(
                         self.net, self.opt, self.buffer, a.train_steps, a.batch_size, self.rng, a.value_weight
                     )
@@ -1258,8 +1527,13 @@ class Trainer:
                         if a.train_steps
                         else "no training (--train-steps 0)"
                     )
+                    played = (
+                        f"{sp['decisions']:,} sampled decisions (mean score {sp['mean_score']:.2f})"
+                        if a.selfplay == "policy-gradient"
+                        else f"{sp['decisions']:,} searched decisions"
+                    )
                     print(
-                        f"iteration {self.iteration}: {sp['games']} games, {sp['decisions']:,} searched decisions "
+                        f"iteration {self.iteration}: {sp['games']} games, {played} "
                         f"in {t1 - t0:.0f} s ({dps:.0f}/s), {trained}",
                         flush=True,
                     )
