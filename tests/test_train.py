@@ -361,3 +361,18 @@ def test_loading_a_policy_agent_leaves_process_settings_alone(tmp_path) -> None:
         assert game.legal_mask()[agent.act(game.observe(game.actor), game.legal_mask())]
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_best_checkpoint_metric_never_trades_win_rate_for_score() -> None:
+    """2-4 players: the win rate first, the mean score only between equal win rates (a win of
+    40 games is worth 0.0125, and the metric used to add 1e-3 x the score: a 13-point higher
+    mean score outweighed one more win)."""
+    from umbrella_env.training.options import selection_metric
+
+    more_wins, more_points = train.EvalResult(40, 0.5, 10.0), train.EvalResult(40, 0.4875, 23.0)
+    assert more_wins.metric(False) > more_points.metric(False)
+    assert train.EvalResult(40, 0.5, 11.0).metric(False) > more_wins.metric(False)  # the tie-break
+    assert more_points.metric(True) == 23.0  # solo: the mean score
+    for games in (1, 40, 10_000):  # the smallest step of a win rate (a win shared by 4 seats, or 3)
+        step = 1 / (12 * games)
+        assert selection_metric(0.25 + step, 0.0, games, False) > selection_metric(0.25, 999.0, games, False)

@@ -62,7 +62,7 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_game
 from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
-from umbrella_env.training.options import given_among
+from umbrella_env.training.options import given_among, selection_metric
 
 PROG = "python -m umbrella_env.rllib_train"
 #: The RLModule id: the shared policy of every seat (2-4 players), RLlib's default (solo).
@@ -531,7 +531,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         except AgentError as exc:  # an evaluation opponent that raises, as an env runner's opponent does
             raise TrainingFailed(f"the evaluation at {steps:,} env steps failed: {exc}") from None
         first = results[0]
-        metric = first.mean_score if config.solo else first.win_rate + 1e-3 * first.mean_score
+        metric = selection_metric(first.win_rate, first.mean_score, args.eval_games, config.solo)
         improved = metric > best
         if improved:
             best = metric

@@ -42,6 +42,20 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 MAX_SEED = 2**32 - 1
 
 
+#: Above any mean score a game can have (the tie-break of :func:`selection_metric` scales by it).
+_SCORE_BOUND = 1000.0
+
+
+def selection_metric(win_rate: float, mean_score: float, games: int, solo: bool) -> float:
+    """The number a trainer keeps its best checkpoint by: solo, the mean score; 2-4 players,
+    the win rate, ties broken by the mean score.  A win rate over ``games`` games is a
+    multiple of 1/(12 x games) (a shared win counts 1/k, k <= 4), so the mean score is
+    scaled to stay under one such step: it never outweighs a higher win rate."""
+    if solo:
+        return mean_score
+    return win_rate + mean_score / (_SCORE_BOUND * 12 * max(games, 1))
+
+
 def check_game(players: int, level: int) -> None:
     """Refuse (ValueError) a ``--players`` or ``--level`` the game does not have, naming the option."""
     if not 1 <= players <= 4:

@@ -79,6 +79,7 @@ from umbrella_env.training.options import (
     check_seed,
     given_options,
     overwrite_problem,
+    selection_metric,
 )
 
 
@@ -212,8 +213,9 @@ class EvalResult:
     mean_score: float
 
     def metric(self, solo: bool) -> float:
-        """Solo: mean score.  2-4 players: win rate, ties broken by the mean score."""
-        return self.mean_score if solo else self.win_rate + 1e-3 * self.mean_score
+        """Solo: mean score.  2-4 players: win rate, ties broken by the mean score
+        (:func:`~umbrella_env.training.options.selection_metric`)."""
+        return selection_metric(self.win_rate, self.mean_score, self.games, solo)
 
     def describe(self, solo: bool, opponent: str) -> str:
         if solo:
