@@ -6,11 +6,18 @@ An agent chooses one action for the seat that must decide in a game::
 
 * ``observation``: the core's egocentric observation of the deciding seat
   (``umbrella_env.core.observation``, float32 [899]);
-* ``action_mask``: bool or int8 [968], the legal actions;
+* ``action_mask``: [968], one entry per action id, each 0 or 1 (bool, int8, ...): the legal
+  actions; with a game, exactly ``game.legal_mask()``;
 * ``game``: a :class:`~umbrella_env.core.single.SingleGame` that the agent may read and
   clone but must not modify.  It holds hidden information (tiles under the tops of the
   stacks): agents must base decisions on public information only — search agents
   resample the hidden tiles (:func:`agents.common.determinize`) before simulating.
+
+The agents check these before they use them (:mod:`agents.checks`): a mask of another
+shape or with no legal action, a mask that is not the game's legal actions, a game that is
+not a ``SingleGame`` and, for the agents that read it, an observation of another shape or
+with a NaN are refused (``ValueError``; ``TypeError`` for the game), and a refused call
+changes nothing.
 
 Agents that do not need the game declare ``needs_game = False`` so callers can skip
 building it.  ``reset(seed)`` re-seeds an agent's randomness at the start of a game.
@@ -22,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from agents.checks import check_mask
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import check_seed
 
@@ -75,7 +83,4 @@ class RandomAgent(SeededAgent):
         super().__init__(seed, name)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("no legal action: the game is over or the mask is empty")
-        return int(self._rng.choice(legal))
+        return int(self._rng.choice(check_mask(action_mask)))

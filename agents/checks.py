@@ -1,9 +1,15 @@
-"""Checks of agent options: one place for the words of a refused value.
+"""Checks of agent options and of ``act``'s inputs: one place for the words of a refused value.
 
 Every agent constructor checks its options with these before it builds anything, so a bad
 value is refused with a :class:`ValueError` naming the option and its valid range, not
 met as a crash (or a silently weaker agent) in the middle of a game.  NumPy scalars are
 accepted like Python numbers; ``bool`` is not a number here.
+
+Every ``act`` checks its inputs the same way before it reads them (:func:`check_mask`,
+:func:`check_observation`, :func:`check_game_mask`; :func:`check_batch` for ``act_batch``):
+a mask of another shape, a mask that is not the game's, or an observation of another
+shape is a :class:`ValueError` saying what was expected, not a NumPy or torch traceback
+from inside the agent or an action chosen from the wrong mask.
 """
 
 from __future__ import annotations
@@ -13,6 +19,10 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+
+from umbrella_env.core import actions as A
+from umbrella_env.core.observation import OBS_SIZE
+from umbrella_env.core.single import SingleGame
 
 
 def check_int(name: str, value: Any, minimum: int = 1) -> int:
@@ -54,3 +64,90 @@ def check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+# --------------------------------------------------------------------------- act's inputs
+def _check_binary(mask: np.ndarray, what: str) -> None:
+    """A ``ValueError`` unless every entry of ``mask`` is 0 or 1 (bool: free; one vectorized
+    test otherwise)."""
+    if mask.dtype == np.bool_:
+        return
+    if mask.dtype.kind not in "iuf":
+        raise ValueError(f"{what} must hold 0 or 1 (False or True) per action id, got dtype {mask.dtype}")
+    bad = (mask != 0) & (mask != 1)
+    if bad.any():
+        raise ValueError(f"{what} entries must be 0 or 1 (False or True), got {mask[bad][0].item()!r}")
+
+
+def check_mask(action_mask: Any) -> np.ndarray:
+    """intp [k]: the legal action ids of ``action_mask``, one entry per action id
+    (shape ``(968,)``), each 0 or 1 (bool, int or float); another shape or entry, or no legal
+    action, is a ``ValueError``."""
+    mask = np.asarray(action_mask)
+    if mask.shape != (A.NUM_ACTIONS,):
+        raise ValueError(
+            f"action_mask must have shape ({A.NUM_ACTIONS},), one entry per action id, got shape {mask.shape}"
+        )
+    _check_binary(mask, "action_mask")
+    legal = np.flatnonzero(mask)
+    if legal.size == 0:
+        raise ValueError("no legal action: the game is over or the mask is empty")
+    return legal
+
+
+def check_game_mask(game: Any, legal: np.ndarray) -> None:
+    """A ``TypeError`` unless ``game`` is a :class:`SingleGame`, a ``ValueError`` unless the legal
+    ids ``legal`` (:func:`check_mask`) are exactly the legal actions of its decision."""
+    if not isinstance(game, SingleGame):
+        raise TypeError(f"game must be a SingleGame (umbrella_env.core.single), got {type(game).__name__}")
+    want = np.flatnonzero(game.legal_mask())
+    if not np.array_equal(legal, want):
+        extra, missing = np.setdiff1d(legal, want), np.setdiff1d(want, legal)
+        diff = [f"{what} {ids[:8].tolist()}" for what, ids in (("illegal", extra), ("missing", missing)) if ids.size]
+        raise ValueError(
+            f"action_mask is not the legal actions of the game (seat {game.actor}'s {A.PHASES[game.phase]} "
+            f"decision): {', '.join(diff)}; pass game.legal_mask()"
+        )
+
+
+def _floats(observations: Any) -> np.ndarray:
+    try:
+        return np.asarray(observations, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValueError(f"an observation must be an array of numbers, got {type(observations).__name__}") from None
+
+
+def check_observation(observation: Any) -> np.ndarray:
+    """``observation`` as float32 [899], or a ``ValueError`` for another shape or a NaN or
+    infinite value."""
+    obs = _floats(observation)
+    if obs.shape != (OBS_SIZE,):
+        raise ValueError(f"observation must have shape ({OBS_SIZE},), got shape {obs.shape}")
+    if not np.isfinite(obs).all():
+        raise ValueError("observation has a NaN or infinite value")
+    return obs
+
+
+def check_batch(observations: Any, action_masks: Any, *, require_legal: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """float32 observations [n, 899] and bool masks [n, 968] of a batch, or a ``ValueError``:
+    another shape, a mask entry other than 0 or 1, a NaN or infinite observation value, or
+    (``require_legal``) a mask with no legal action."""
+    obs = _floats(observations)
+    masks = np.asarray(action_masks)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or masks.shape != (len(obs), A.NUM_ACTIONS):
+        raise ValueError(
+            f"expected observations [n, {OBS_SIZE}] and action masks [n, {A.NUM_ACTIONS}], "
+            f"got {obs.shape} and {masks.shape}"
+        )
+    _check_binary(masks, "action masks")
+    finite = np.isfinite(obs).all(axis=1)
+    if not finite.all():
+        raise ValueError(f"observation {int(np.flatnonzero(~finite)[0])} has a NaN or infinite value")
+    masks = masks != 0
+    if require_legal:
+        empty = ~masks.any(axis=1)
+        if empty.any():
+            raise ValueError(
+                f"no legal action in mask {int(np.flatnonzero(empty)[0])}: the game is over or the mask is empty"
+            )
+    return obs, masks

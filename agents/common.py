@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.base import GAME_FROM_ENV
+from agents.checks import check_game_mask, check_mask
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
 from umbrella_env.core.single import SingleGame
@@ -86,18 +87,15 @@ def argmax_random(values: Sequence[float] | np.ndarray, rng: np.random.Generator
     return int(best[0]) if best.size == 1 else int(best[rng.integers(best.size)])
 
 
-def legal_ids(action_mask: np.ndarray) -> np.ndarray:
-    legal = np.flatnonzero(action_mask)
-    if legal.size == 0:
-        raise ValueError("no legal action: the game is over or the mask is empty")
-    return legal
-
-
 def game_and_legal(agent_name: str, action_mask: np.ndarray, game: SingleGame | None) -> np.ndarray:
-    """The legal ids for an agent that needs the game (raises if the caller gave none)."""
+    """The legal ids for an agent that needs the game: a ``ValueError`` if the caller gave
+    none, or a mask that is not a [968] mask (:func:`agents.checks.check_mask`) or not the
+    game's legal actions (:func:`agents.checks.check_game_mask`)."""
     if game is None:
         raise ValueError(f"{agent_name} needs the game (needs_game=True): {GAME_FROM_ENV}")
-    return legal_ids(action_mask)
+    legal = check_mask(action_mask)
+    check_game_mask(game, legal)
+    return legal
 
 
 def after(game: SingleGame, action: int) -> SingleGame:

@@ -27,9 +27,8 @@ import numpy as np
 
 from agents.base import SeededAgent
 from agents.checkpoint import check_configuration, check_metadata
-from agents.checks import check_flag, check_int
+from agents.checks import check_batch, check_flag, check_int, check_mask, check_observation
 from umbrella_env.core.actions import NUM_ACTIONS
-from umbrella_env.core.observation import OBS_SIZE
 
 #: ``metadata_props["format"]`` of the models written by :mod:`umbrella_env.export`.
 ONNX_FORMAT = "umbrella-env-policy-1"
@@ -66,18 +65,6 @@ def sample_masked(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     # The first action whose cumulative probability exceeds u: the cdf only rises at
     # actions of positive probability, so the pick is legal.
     return np.minimum((cdf <= u[:, None]).sum(axis=1), z.shape[1] - 1).astype(np.int64)
-
-
-def _inputs(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The graph's inputs (float32 observations, bool masks), or a ``ValueError`` on a wrong shape."""
-    obs = np.asarray(observations, dtype=np.float32)
-    masks = np.asarray(action_masks) != 0
-    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or masks.shape != (len(obs), NUM_ACTIONS):
-        raise ValueError(
-            f"expected observations [n, {OBS_SIZE}] and action masks [n, {NUM_ACTIONS}], "
-            f"got {obs.shape} and {masks.shape}"
-        )
-    return obs, masks
 
 
 class OnnxAgent(SeededAgent):
@@ -146,23 +133,24 @@ class OnnxAgent(SeededAgent):
 
     def evaluate(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits float32 [n, 968] and values float32 [n] of ``n`` observations."""
-        return self._run(*_inputs(observations, action_masks))
+        return self._run(*check_batch(observations, action_masks, require_legal=False))
 
     def _run(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         logits, values = self.session.run(list(OUTPUT_NAMES), {INPUT_NAMES[0]: obs, INPUT_NAMES[1]: masks})
         return logits, values
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+        obs = check_observation(observation)
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        mask[check_mask(action_mask)] = True
+        return int(self._actions(obs[None], mask[None])[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """Actions int64 [n] for ``n`` games at once."""
-        obs, masks = _inputs(observations, action_masks)
-        empty = ~masks.any(axis=1)
-        if empty.any():
-            raise ValueError(
-                f"no legal action in mask {int(np.flatnonzero(empty)[0])}: the game is over or the mask is empty"
-            )
+        """Actions int64 [n] for ``n`` games at once: observations [n, 899] and masks [n, 968],
+        each with a legal action."""
+        return self._actions(*check_batch(observations, action_masks))
+
+    def _actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         logits, _ = self._run(obs, masks)
         if self.deterministic:
             return np.argmax(logits, axis=1).astype(np.int64)

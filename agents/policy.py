@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
-from agents.checks import check_flag
+from agents.checks import check_batch, check_flag, check_mask, check_observation
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.envs.common import check_seed
@@ -111,14 +111,15 @@ class PolicyAgent:
             self.model.set_random_seed(int(check_seed(seed)) % 2**32)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
-        action, _ = self.model.predict(
-            observation, action_masks=np.asarray(action_mask, dtype=bool), deterministic=self.deterministic
-        )
+        obs = check_observation(observation)
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        mask[check_mask(action_mask)] = True
+        action, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
         return int(action)
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """Actions for many games at once (used by training against past snapshots)."""
-        actions, _ = self.model.predict(
-            observations, action_masks=np.asarray(action_masks, dtype=bool), deterministic=self.deterministic
-        )
+        """Actions int64 [n] for ``n`` games at once (used by training against past snapshots):
+        observations [n, 899] and masks [n, 968], each with a legal action."""
+        obs, masks = check_batch(observations, action_masks)
+        actions, _ = self.model.predict(obs, action_masks=masks, deterministic=self.deterministic)
         return np.asarray(actions, dtype=np.int64)

@@ -134,6 +134,81 @@ def test_agents_need_the_game_and_a_legal_action() -> None:
             agent.act(g.observe(g.actor), np.zeros(A.NUM_ACTIONS, bool), g)
 
 
+GAME_AGENTS = {
+    "greedy": lambda: GreedyAgent(seed=4),
+    "heuristic": lambda: HeuristicAgent(seed=4),
+    "search": lambda: SearchAgent(simulations=3, candidates=3, horizon=2, seed=4),
+    "az-2p-net": pytest.param(lambda: make_agent("az-2p-net", seed=4, deterministic=False), marks=pytest.mark.train),
+    "az-2p": pytest.param(lambda: make_agent("az-2p", seed=4, simulations=4), marks=pytest.mark.train),
+}
+
+
+@pytest.mark.parametrize("factory", list(GAME_AGENTS.values()), ids=list(GAME_AGENTS))
+def test_agents_refuse_a_mask_that_is_not_the_games_and_change_nothing(factory) -> None:
+    """A mask of another shape, with entries other than 0/1, or not the game's legal actions,
+    and a game that is not a SingleGame, are refused with words saying what was expected
+    (they were IndexErrors from inside the agent, an AttributeError, or an action chosen
+    from the wrong mask: the AlphaZero search ignored the mask), before the agent draws."""
+    g = next(g for g in collect_states(2, 1) if g.phase == A.PHASE_SLIDE and g.legal_mask().sum() > 2)
+    obs, mask = g.observe(g.actor), g.legal_mask()
+    legal = np.flatnonzero(mask)
+    illegal = mask.copy()
+    illegal[A.NUM_ACTIONS - 1] = True  # a cover: not legal at a slide
+    subset = mask.copy()
+    subset[legal[1:]] = False
+    half = mask.astype(np.float32) * 0.5
+    refused = [
+        (mask[:100], ValueError, r"action_mask must have shape \(968,\), one entry per action id, got shape \(100,\)"),
+        (mask[None], ValueError, r"must have shape \(968,\).*got shape \(1, 968\)"),
+        (np.append(mask, True), ValueError, r"got shape \(969,\)"),
+        (half, ValueError, r"action_mask entries must be 0 or 1 \(False or True\), got 0.5"),
+        (
+            illegal,
+            ValueError,
+            rf"not the legal actions of the game \(seat {g.actor}'s slide decision\): illegal \[967\];",
+        ),
+        (subset, ValueError, rf"missing \[{legal[1]}, "),
+    ]
+    agent = factory()
+    for bad, error, message in refused:
+        before = snapshot(g)
+        with pytest.raises(error, match=message):
+            agent.act(obs, bad, g)
+        assert snapshot(g) == before
+    with pytest.raises(TypeError, match="game must be a SingleGame .*got dict"):
+        agent.act(obs, mask, g.to_dict())
+    # int8 and 0/1 float masks are masks too; the refused calls drew nothing
+    assert agent.act(obs, mask.astype(np.int8), g) == factory().act(obs, mask.astype(np.float32), g)
+
+
+def test_random_agent_refuses_a_mask_of_another_shape() -> None:
+    mask = collect_states(2, 1)[0].legal_mask()
+    agent = RandomAgent(seed=0)
+    for bad in (mask[:100], mask[None], np.arange(3)):
+        with pytest.raises(ValueError, match=r"action_mask must have shape \(968,\)"):
+            agent.act(None, bad)  # a short mask chose from its own ids; a [1, 968] one was flattened
+    with pytest.raises(ValueError, match="entries must be 0 or 1"):
+        agent.act(None, mask * 2)
+
+
+@pytest.mark.train
+def test_a_network_agent_refuses_an_observation_of_another_shape() -> None:
+    """The network alone reads the observation: another shape or a NaN was a torch error
+    from inside the network."""
+    g = collect_states(2, 1)[0]
+    obs, mask = g.observe(g.actor), g.legal_mask()
+    agent = make_agent("az-2p-net", seed=0)
+    for bad, message in (
+        (obs[:10], r"observation must have shape \(899,\), got shape \(10,\)"),
+        (obs[None], r"got shape \(1, 899\)"),
+        (np.full_like(obs, np.nan), "observation has a NaN or infinite value"),
+        ("obs", "an observation must be an array of numbers, got str"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            agent.act(bad, mask, g)
+    assert mask[agent.act(obs, mask, g)]
+
+
 def test_the_game_for_an_agent_comes_from_the_env_as_its_error_says() -> None:
     import umbrella_env
 

@@ -436,6 +436,37 @@ def test_the_onnx_agent_plays_without_torch(exported, tmp_path) -> None:
     assert int(decisions) > 20 and loaded.strip() == "[]"
 
 
+@pytest.mark.train
+@pytest.mark.parametrize("which", ["zip", "onnx"])
+def test_trained_policy_agents_refuse_bad_observations_and_masks(exported, which: str) -> None:
+    """The PPO agent chose action 0 for an all-false mask (act and act_batch) and met other
+    shapes, and a NaN, as torch errors from inside the network; both agents now refuse them
+    with the same words."""
+    from agents import make_agent
+    from umbrella_env.core.single import SingleGame
+
+    agent = make_agent(exported[0] if which == "zip" else exported[1], seed=0)
+    game = SingleGame.new(GameConfig(num_players=2), key=3)
+    obs, mask = game.observe(), game.legal_mask()
+    empty = np.zeros(A.NUM_ACTIONS, dtype=bool)
+    for args, message in (
+        ((obs, empty), "no legal action: the game is over or the mask is empty"),
+        ((obs, mask[:100]), r"action_mask must have shape \(968,\), one entry per action id, got shape \(100,\)"),
+        ((obs, mask * 2), "action_mask entries must be 0 or 1"),
+        ((obs[:10], mask), r"observation must have shape \(899,\), got shape \(10,\)"),
+        ((np.stack([obs, obs]), mask), r"observation must have shape \(899,\), got shape \(2, 899\)"),
+        ((np.full_like(obs, np.nan), mask), "observation has a NaN or infinite value"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            agent.act(*args)
+    with pytest.raises(ValueError, match="no legal action in mask 1"):
+        agent.act_batch(np.stack([obs, obs]), np.stack([mask, empty]))
+    with pytest.raises(ValueError, match=r"expected observations \[n, 899\] and action masks \[n, 968\]"):
+        agent.act_batch(np.stack([obs, obs]), mask[None])
+    assert mask[agent.act(obs, mask.astype(np.int8))]
+    assert mask[agent.act_batch(obs[None], mask[None])].all()
+
+
 def test_a_missing_onnxruntime_names_the_install_command(tmp_path, monkeypatch) -> None:
     from agents import make_agent
 

@@ -23,8 +23,7 @@ from agents.az.net import AZNet, HeuristicInputs, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.base import GAME_FROM_ENV, agent_generator
 from agents.checkpoint import check_game_configuration
-from agents.checks import check_flag, check_int, check_real
-from agents.common import legal_ids
+from agents.checks import check_flag, check_game_mask, check_int, check_mask, check_observation, check_real
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.single import SingleGame
 
@@ -153,21 +152,23 @@ class AZAgent:
         check_game_configuration(self.meta, self.path, game.config)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
-        legal = legal_ids(action_mask)
+        legal = check_mask(action_mask)
         if game is not None:
+            check_game_mask(game, legal)
             self._check_game(game)
+        obs = None if self.use_search else check_observation(observation)  # the search reads the game alone
         if legal.size == 1:
             return int(legal[0])
         if game is None and self.needs_game:
             why = "searches" if self.use_search else "reads the heuristic's action values"
             raise ValueError(f"{self.name} {why} and needs the game (needs_game=True): {GAME_FROM_ENV}")
-        if not self.use_search:
-            return self._policy_action(observation, legal, game)
+        if obs is not None:
+            return self._policy_action(obs, legal, game)
         return self._search_action(game)
 
     def _policy_action(self, observation: np.ndarray, legal: np.ndarray, game: SingleGame | None) -> int:
         heur = None if self._inputs is None else self._inputs(game, legal)[None]
-        logits, _ = self.net.predict(np.asarray(observation, dtype=np.float32)[None], heur)
+        logits, _ = self.net.predict(observation[None], heur)
         z = logits[0, legal].astype(np.float64)
         if self.deterministic:
             return int(legal[int(np.argmax(z))])
