@@ -20,7 +20,10 @@ with a NaN are refused (``ValueError``; ``TypeError`` for the game), and a refus
 changes nothing.
 
 Agents that do not need the game declare ``needs_game = False`` so callers can skip
-building it.  ``reset(seed)`` re-seeds an agent's randomness at the start of a game.
+building it.  ``reset(seed)`` re-seeds an agent's randomness at the start of a game;
+``reset()`` (``seed=None``) keeps the generator the agent has, so an agent built with a seed
+stays reproducible.  Either way an agent's play depends only on its seed and the positions
+it is given.
 """
 
 from __future__ import annotations

@@ -288,6 +288,31 @@ def test_agents_refuse_a_seed_that_is_not_a_non_negative_int(name: str, seed: ob
         agent.reset(seed)
 
 
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("random", {}),
+        ("greedy", {}),
+        ("heuristic", {}),
+        ("search", {"simulations": 3, "candidates": 3, "horizon": 2}),
+        pytest.param("az-2p-net", {"deterministic": False}, marks=pytest.mark.train),
+        pytest.param("az-2p", {"simulations": 4}, marks=pytest.mark.train),
+    ],
+)
+def test_reset_without_a_seed_keeps_the_agents_generator(name: str, options: dict) -> None:
+    """``reset()`` keeps the generator of an agent built with a seed (the AlphaZero agents
+    drew a fresh one from the OS, so a seeded agent reset between games was not reproducible)."""
+    states = [g for g in collect_states(2, 1) if g.legal_mask().sum() > 1][:16]
+
+    def actions(reset: bool) -> list[int]:
+        agent = make_agent(name, seed=5, **options)
+        if reset:
+            agent.reset()
+        return [agent.act(g.observe(g.actor), g.legal_mask(), g.clone()) for g in states]
+
+    assert actions(reset=True) == actions(reset=False)
+
+
 def test_same_seed_same_search_decision() -> None:
     g = collect_states(1, 1)[3]
     a = [SearchAgent(simulations=6, seed=9).act(g.observe(0), g.legal_mask(), g) for _ in range(2)]

@@ -143,10 +143,12 @@ class AZAgent:
             heuristic_inputs=self.net.heuristic_inputs,
         )
         self._per_sim: float | None = None  # measured seconds per simulation (seconds budget)
-        self.reset(seed)
+        self._rng = agent_generator(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        self._rng = agent_generator(seed)
+        """Re-seed the agent's generator; ``None`` keeps it (as every agent does)."""
+        if seed is not None:
+            self._rng = agent_generator(seed)
 
     def _check_game(self, game: SingleGame) -> None:
         check_game_configuration(self.meta, self.path, game.config)
