@@ -17,8 +17,11 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping
+from numbers import Integral
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
@@ -52,12 +55,26 @@ def check_configuration(
     meta: Mapping[str, Any], path: str | Path, *, num_players: int | None = None, plate_level: int | None = None
 ) -> None:
     """A ``ValueError`` if the model was trained for other ``num_players`` / ``plate_level``
-    than the ones given (``None``: not checked)."""
+    than the ones given (``None``: not checked), or if one given is not a player count or a
+    plate level (:func:`check_configuration_options`)."""
+    check_configuration_options(num_players=num_players, plate_level=plate_level)
     for key, want in (("num_players", num_players), ("plate_level", plate_level)):
         if want is not None and meta[key] != want:
             raise ValueError(
                 f"checkpoint {str(path)!r} was trained for {key}={meta[key]}, but this game has {key}={want}"
             )
+
+
+def check_configuration_options(*, num_players: Any = None, plate_level: Any = None) -> None:
+    """A ``ValueError`` unless ``num_players`` and ``plate_level`` are ``None`` or ints
+    (NumPy's too, never a bool) in 1-4.  Compared with the model's metadata unchecked, a
+    string ``"2"`` would be refused in words that contradict themselves ("trained for
+    num_players=2, but this game has num_players=2") and ``True`` taken for 1."""
+    for key, value in (("num_players", num_players), ("plate_level", plate_level)):
+        if value is not None and (
+            isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or not 1 <= value <= 4
+        ):
+            raise ValueError(f"{key} must be None or an integer in 1-4, got {value!r}")
 
 
 def check_game_configuration(meta: Mapping[str, Any], path: str | Path, config: GameConfig) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
+from agents.checkpoint import check_configuration, check_configuration_options, read_sidecar, sidecar_path
 from agents.checks import check_batch, check_flag, check_mask, check_observation
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
@@ -85,6 +85,7 @@ class PolicyAgent:
         name: str | None = None,
     ) -> None:
         deterministic = check_flag("deterministic", deterministic)
+        check_configuration_options(num_players=num_players, plate_level=plate_level)
         self.path = Path(path)
         self.meta = read_metadata(self.path)
         check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)

@@ -361,6 +361,17 @@ def test_search_rejects_a_bad_common_numbers() -> None:
         ("search", {"candidates": "3"}, "candidates must be an integer >= 1, got '3'"),
         ("search", {"exploration": float("nan")}, "exploration must be a finite number >= 0.0, got nan"),
         ("search", {"potential": "x"}, "potential must be a finite number, got 'x'"),
+        # the configuration a model must have been trained for: "2" was refused as "trained for
+        # num_players=2, but this game has num_players=2"; True and 1.0 passed for 1
+        *(
+            pytest.param(spec, options, message, marks=pytest.mark.train)
+            for spec in ("az-2p", "net:agents/models/az-solo.pt")
+            for options, message in (
+                ({"num_players": "2"}, "num_players must be None or an integer in 1-4, got '2'"),
+                ({"num_players": True}, "num_players must be None or an integer in 1-4, got True"),
+                ({"plate_level": 1.0}, "plate_level must be None or an integer in 1-4, got 1.0"),
+            )
+        ),
     ],
 )
 def test_agent_options_are_refused_when_the_agent_is_built(spec: str, options: dict, message: str) -> None:

@@ -467,6 +467,21 @@ def test_trained_policy_agents_refuse_bad_observations_and_masks(exported, which
     assert mask[agent.act_batch(obs[None], mask[None])].all()
 
 
+@pytest.mark.train
+@pytest.mark.parametrize("which", ["zip", "onnx"])
+def test_trained_policy_agents_refuse_a_configuration_that_is_not_one(exported, which: str) -> None:
+    """``num_players="2"`` was refused as "trained for num_players=2, but this game has
+    num_players=2", and ``plate_level=True`` accepted for 1."""
+    from agents import make_agent
+
+    path = exported[0] if which == "zip" else exported[1]
+    with pytest.raises(ValueError, match="num_players must be None or an integer in 1-4, got '2'"):
+        make_agent(path, num_players="2")
+    with pytest.raises(ValueError, match="plate_level must be None or an integer in 1-4, got True"):
+        make_agent(path, plate_level=True)
+    assert make_agent(path, num_players=np.int64(2), plate_level=1).meta["num_players"] == 2
+
+
 def test_a_missing_onnxruntime_names_the_install_command(tmp_path, monkeypatch) -> None:
     from agents import make_agent
 
