@@ -1360,33 +1360,18 @@ class Trainer:
         a = self.args
         weights = {k: v.detach().numpy().copy() for k, v in self.net.state_dict().items()}
         seeds = np.random.SeedSequence(a.seed, spawn_key=(3, self.iteration)).generate_state(a.games, np.uint64)
-        if a.selfplay == "policy-gradient":
-            jobs = [
-                {
-                    "config": self.config,
-                    "hidden": tuple(a.hidden),
-                    "slide_hidden": a.slide_hidden,
-                    "heuristic_inputs": a.heuristic_inputs,
-                    "weights": weights,
-                    "seeds": part,
-                    "temperature": a.pg_temperature,
-                }
-                for part in self._chunks(seeds.tolist())
-            ]
-            results = self._map(pg_chunk, jobs)
-            self.decisions = Decisions.concat([r["samples"] for r in results])
-            self.games_played += sum(r["games"] for r in results)
-            stats = {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
-            stats["mean_score"] = float(np.mean([sc[0] for r in results for sc in r["scores"]]))
-            return stats
-        jobs = [
-            {
-                "config": self.config,
-                "hidden": tuple(a.hidden),
-                "slide_hidden": a.slide_hidden,
-                "heuristic_inputs": a.heuristic_inputs,
-                "weights": weights,
-                "seeds": part,
+        network = {
+            "config": self.config,
+            "hidden": tuple(a.hidden),
+            "slide_hidden": a.slide_hidden,
+            "heuristic_inputs": a.heuristic_inputs,
+            "weights": weights,
+        }
+        pg = a.selfplay == "policy-gradient"
+        play = (
+            {"temperature": a.pg_temperature}
+            if pg
+            else {
                 "simulations": a.simulations,
                 "max_considered": a.max_considered,
                 "c_scale": a.c_scale,
@@ -1394,12 +1379,18 @@ class Trainer:
                 "rollout_weight": a.rollout_weight,
                 "rollout_turns": a.rollout_turns,
             }
-            for part in self._chunks(seeds.tolist())
-        ]
-        results = self._map(selfplay_chunk, jobs)
-        self.buffer.add(Samples.concat([r["samples"] for r in results]))
+        )
+        jobs = [{**network, **play, "seeds": part} for part in self._chunks(seeds.tolist())]
+        results = self._map(pg_chunk if pg else selfplay_chunk, jobs)
+        if pg:  # on-policy: the next update uses these decisions once
+            self.decisions = Decisions.concat([r["samples"] for r in results])
+        else:
+            self.buffer.add(Samples.concat([r["samples"] for r in results]))
         self.games_played += sum(r["games"] for r in results)
-        return {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
+        stats = {k: sum(r[k] for r in results) for k in SELFPLAY_STATS}
+        if pg:
+            stats["mean_score"] = float(np.mean([sc[0] for r in results for sc in r["scores"]]))
+        return stats
 
     def evaluate(self) -> dict[str, Any]:
         a, cfg = self.args, self.config
