@@ -405,7 +405,23 @@ def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
             time.sleep(0.02)
         assert proc.poll() is None and group_size(proc.pid) >= wanted
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)  # the whole run takes minutes
+        try:
+            _, err = proc.communicate(timeout=60)  # the whole run takes minutes
+        except subprocess.TimeoutExpired:  # say where it hung, and leave no process behind
+            states = []
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                try:
+                    name, rest = stat.read_text().rsplit(")", 1)
+                except OSError:
+                    continue
+                fields = rest.split()
+                if int(fields[2]) == proc.pid:
+                    states.append(f"{stat.parent.name} {name.split('(', 1)[1]} {fields[0]}")
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+            pytest.fail(
+                f"no exit 60 s after Ctrl-C with {wanted} processes up; group: {states}; {err.decode()[-2000:]}"
+            )
         assert proc.returncode == 130, err.decode()
         assert b"interrupted" in err and b"Traceback" not in err, err.decode()
         assert not (tmp_path / "r").exists()
