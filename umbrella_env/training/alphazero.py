@@ -223,6 +223,19 @@ def _build_net(job: dict[str, Any]) -> AZNet:
     return net
 
 
+def play_forced(game: SingleGame) -> int:
+    """Play ``game``'s forced moves (a single legal action) until a decision with a choice or
+    the end; returns how many were played.  Self-play records and searches choices only."""
+    forced = 0
+    while not game.done:
+        legal = game.legal_actions()
+        if len(legal) > 1:
+            break
+        game.step(legal[0])
+        forced += 1
+    return forced
+
+
 #: The counters :func:`selfplay_chunk` returns, summed over workers by the trainer and the benchmark.
 SELFPLAY_STATS = (
     "games",
@@ -276,14 +289,8 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
     while live:
         t0 = time.perf_counter()
         for i in live:  # forced moves need no search
-            g = games[i]
-            while not g.done:
-                legal = g.legal_actions()
-                if len(legal) > 1:
-                    break
-                g.step(legal[0])
-                forced += 1
-            if g.done:
+            forced += play_forced(games[i])
+            if games[i].done:
                 finish(i)
         engine += time.perf_counter() - t0
         live = [i for i in live if not games[i].done]
@@ -373,13 +380,9 @@ def pg_chunk(job: dict[str, Any]) -> dict[str, Any]:
     while True:
         todo: list[tuple[int, np.ndarray]] = []
         for i, g in enumerate(games):
-            while not g.done:
-                ids = g.legal_actions()
-                if len(ids) > 1:
-                    todo.append((i, np.asarray(ids, dtype=np.int64)))
-                    break
-                g.step(ids[0])
-                forced += 1
+            forced += play_forced(g)
+            if not g.done:
+                todo.append((i, np.asarray(g.legal_actions(), dtype=np.int64)))
         if not todo:
             break
         obs = np.stack([games[i].observe() for i, _ in todo]).astype(np.float32)
@@ -445,12 +448,7 @@ def pg_update(
     chosen = torch.as_tensor(data.chosen)
     target = torch.as_tensor(data.score / SOLO_SCALE)
     heur_all = None if data.heur is None else torch.as_tensor(data.heur.astype(np.float32))
-    parts = []
-    for lo in range(0, n, 2048):  # the parameter-free features once per decision, in chunks
-        h = None if heur_all is None else heur_all[lo : lo + 2048]
-        parts.append(net.encode(torch.as_tensor(data.obs[lo : lo + 2048].astype(np.float32)), h))
-    x_all = torch.cat([q[0] for q in parts])
-    s_all = torch.cat([q[1] for q in parts])
+    x_all, s_all = encode_all(net, data.obs, data.heur)
 
     def forward(idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         logits, values = net.heads(x_all[idx], s_all[idx], None if heur_all is None else heur_all[idx])
@@ -574,6 +572,20 @@ def train_steps(
     return {"policy_loss": tot_p / max(steps, 1), "value_loss": tot_v / max(steps, 1)}
 
 
+def encode_all(
+    net: AZNet, obs: np.ndarray, heur: np.ndarray | None, dtype: torch.dtype = torch.float32
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The network's parameter-free input features (:meth:`AZNet.encode`: trunk input and
+    per-slide features) of every position, computed once, in chunks, stored as ``dtype``."""
+    codes, slides = [], []
+    for lo in range(0, len(obs), 1024):
+        h = None if heur is None else torch.as_tensor(heur[lo : lo + 1024].astype(np.float32))
+        x, per_slide, _ = net.encode(torch.as_tensor(obs[lo : lo + 1024].astype(np.float32)), h)
+        codes.append(x.to(dtype))
+        slides.append(per_slide.to(dtype))
+    return torch.cat(codes), torch.cat(slides)
+
+
 def fit_samples(
     net: AZNet,
     opt: torch.optim.Optimizer,
@@ -586,13 +598,7 @@ def fit_samples(
     """Pretraining: ``epochs`` shuffled passes over a fixed set of samples, the learning
     rate on a cosine from its value down to a tenth of it (then restored).  The network's
     parameter-free input features (:meth:`AZNet.encode`) are computed once per sample."""
-    codes, slides = [], []
-    for lo in range(0, len(data), 1024):
-        part = data[lo : lo + 1024]
-        x, per_slide, _ = net.encode(torch.as_tensor(part.obs.astype(np.float32)), _heur(part))
-        codes.append(x.to(torch.float16))
-        slides.append(per_slide.to(torch.float16))
-    x_all, s_all = torch.cat(codes), torch.cat(slides)
+    x_all, s_all = encode_all(net, data.obs, data.heur, torch.float16)
     h_all = None if data.heur is None else torch.as_tensor(data.heur)
     per_epoch = max(1, len(data) // batch)
     steps = max(1, epochs * per_epoch)
