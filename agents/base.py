@@ -32,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.checks import check_mask
+from agents.checks import check_mask, check_name
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import check_seed
 
@@ -65,7 +65,7 @@ class SeededAgent:
     needs_game = True
 
     def __init__(self, seed: int | None = None, name: str = "agent") -> None:
-        self.name = name
+        self.name = check_name(name)
         self._rng = agent_generator(seed)
 
     def reset(self, seed: int | None = None) -> None:

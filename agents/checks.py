@@ -59,6 +59,16 @@ def check_real(
     return float(value)
 
 
+def check_name(value: Any, *, optional: bool = False) -> Any:
+    """``value`` as an agent's display name: a non-empty string (None too when ``optional``:
+    the agent then names itself after its file)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"name must be a non-empty string{' or None' if optional else ''}, got {value!r}")
+    return value
+
+
 def check_flag(name: str, value: Any) -> bool:
     """``value`` as a bool; only True and False (or NumPy's) are accepted."""
     if not isinstance(value, (bool, np.bool_)):

@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.base import SeededAgent
 from agents.checkpoint import check_configuration, check_configuration_options, check_metadata
-from agents.checks import check_batch, check_flag, check_int, check_mask, check_observation
+from agents.checks import check_batch, check_flag, check_int, check_mask, check_name, check_observation
 from umbrella_env.core.actions import NUM_ACTIONS
 
 #: ``metadata_props["format"]`` of the models written by :mod:`umbrella_env.export`.
@@ -95,6 +95,7 @@ class OnnxAgent(SeededAgent):
         threads: int = 1,
     ) -> None:
         deterministic = check_flag("deterministic", deterministic)
+        name = check_name(name, optional=True)
         check_configuration_options(num_players=num_players, plate_level=plate_level)
         threads = check_int("threads", threads, minimum=0)  # 0: onnxruntime's own default
         self.path = Path(path)

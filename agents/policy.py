@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from agents.checkpoint import check_configuration, check_configuration_options, read_sidecar, sidecar_path
-from agents.checks import check_batch, check_flag, check_mask, check_observation
+from agents.checks import check_batch, check_flag, check_mask, check_name, check_observation
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.envs.common import check_seed
@@ -85,6 +85,7 @@ class PolicyAgent:
         name: str | None = None,
     ) -> None:
         deterministic = check_flag("deterministic", deterministic)
+        name = check_name(name, optional=True)
         check_configuration_options(num_players=num_players, plate_level=plate_level)
         self.path = Path(path)
         self.meta = read_metadata(self.path)

@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.base import agent_generator
 from agents.checkpoint import check_configuration, check_metadata
-from agents.checks import check_flag
+from agents.checks import check_flag, check_name
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
 
@@ -85,6 +85,7 @@ class RLlibAgent:
         name: str | None = None,
     ) -> None:
         deterministic = check_flag("deterministic", deterministic)
+        name = check_name(name, optional=True)
         text = str(path)
         self.path = Path(text[len(PREFIX) :] if text.startswith(PREFIX) else text)
         self.meta = read_metadata(self.path)

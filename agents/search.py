@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from agents.base import agent_generator
-from agents.checks import check_flag, check_int, check_real
+from agents.checks import check_flag, check_int, check_name, check_real
 from agents.common import argmax_random, determinize, figures, game_and_legal, slide_stages, stage_array
 from agents.heuristic import Evaluator, HeuristicAgent
 from umbrella_env.core import actions as A
@@ -87,6 +87,7 @@ class SearchAgent:
         exploration = check_real("exploration", exploration, minimum=0.0)
         potential = check_real("potential", potential)
         common_numbers = check_flag("common_numbers", common_numbers)
+        name = check_name(name)
         self.name = name
         self.simulations = simulations
         self.seconds = seconds

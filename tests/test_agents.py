@@ -379,6 +379,17 @@ def test_agent_options_are_refused_when_the_agent_is_built(spec: str, options: d
         make_agent(spec, **options)
 
 
+@pytest.mark.parametrize(
+    "name", [*AGENT_NAMES, *(pytest.param(n, marks=pytest.mark.train) for n in ("az-2p", "az-solo-net"))]
+)
+@pytest.mark.parametrize("bad", [5, "", "  ", b"x"])
+def test_agents_refuse_a_name_that_is_not_a_non_empty_string(name: str, bad: object) -> None:
+    # make_agent("random", name=5) used to build an agent whose name was the int 5
+    with pytest.raises(ValueError, match=re.escape("name must be a non-empty string") + ".*" + re.escape(repr(bad))):
+        make_agent(name, name=bad)
+    assert make_agent(name, name="mine").name == "mine"
+
+
 def test_agent_options_take_numpy_numbers_and_a_path_spec(tmp_path) -> None:
     from pathlib import Path
 

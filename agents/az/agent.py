@@ -23,7 +23,7 @@ from agents.az.net import AZNet, HeuristicInputs, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.base import GAME_FROM_ENV, agent_generator
 from agents.checkpoint import check_configuration_options, check_game_configuration
-from agents.checks import check_flag, check_game_mask, check_int, check_mask, check_observation, check_real
+from agents.checks import check_flag, check_game_mask, check_int, check_mask, check_name, check_observation, check_real
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.single import SingleGame
 
@@ -93,6 +93,7 @@ class AZAgent:
     ) -> None:
         search = check_flag("search", search)
         deterministic = check_flag("deterministic", deterministic)
+        name = check_name(name, optional=True)
         check_configuration_options(num_players=num_players, plate_level=plate_level)
         if not search:
             given = {
