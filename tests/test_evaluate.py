@@ -425,3 +425,26 @@ def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
         assert proc.returncode == 130, err.decode()
         assert b"interrupted" in err and b"Traceback" not in err, err.decode()
         assert not (tmp_path / "r").exists()
+
+
+class SuicideAgent(FirstLegalAgent):
+    """Kills its own process at its first decision: a worker that dies (SIGKILL, the
+    out-of-memory killer).  Only ever played in a worker process."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: object = None) -> int:
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+
+def test_a_worker_that_dies_is_one_line_and_exit_1(tmp_path, capsys):
+    # used to be a BrokenProcessPool traceback
+    argv = ["--agents", FIRST, "tests.test_evaluate:SuicideAgent", "--games", "8", "--workers", "2"]
+    code = ev.main([*argv, "--out", str(tmp_path / "r"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "Traceback" not in err and "BrokenProcessPool" not in err
+    assert "error: a worker process died in the middle of its job" in err
+    assert not (tmp_path / "r").exists()

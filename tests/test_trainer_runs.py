@@ -252,3 +252,27 @@ def test_az_ctrl_c_names_the_checkpoint_to_resume_from_or_says_there_is_none(tmp
     no_eval = [*_without(argv, "--eval-every"), "--eval-every", "5"]  # nothing saved before the interrupt
     assert alphazero.main([*no_eval, "--pretrain-games", "0", "--out", str(tmp_path / "b")]) == 130
     assert "this run saved no checkpoint" in capsys.readouterr().err  # it used to name a last.pt that did not exist
+
+
+def test_az_a_worker_that_dies_is_one_line_naming_the_checkpoint(tmp_path, monkeypatch, capsys) -> None:
+    # a worker killed mid-iteration (SIGKILL, out of memory) used to end in a BrokenProcessPool traceback
+    from concurrent.futures.process import BrokenProcessPool
+
+    from umbrella_env.training import alphazero
+
+    calls = []
+
+    def selfplay(self):
+        calls.append(self.iteration)
+        if len(calls) == 2:
+            raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+        return original(self)
+
+    original = alphazero.Trainer.selfplay
+    monkeypatch.setattr(alphazero.Trainer, "selfplay", selfplay)
+    argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "3"]
+    assert alphazero.main([*argv, "--pretrain-games", "0", "--out", str(tmp_path / "a")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "BrokenProcessPool" not in err
+    assert "error: a worker process died in the middle of its job" in err
+    assert f"{tmp_path / 'a' / 'last.pt'} holds the network of iteration 1" in err

@@ -8,7 +8,20 @@ import signal
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+
+class WorkerDied(RuntimeError):
+    """A worker process of a pool died in the middle of its job (killed by a signal, by the
+    out-of-memory killer, or a crash in native code): the work in flight is lost.  The
+    commands report it in one line instead of the pool's ``BrokenProcessPool`` traceback."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a worker process died in the middle of its job (killed by a signal or out of memory?); "
+            "the work in flight is lost (run again, with fewer --workers if memory is short)"
+        )
 
 
 def _init_worker() -> None:
@@ -57,6 +70,8 @@ class _Pool(ProcessPoolExecutor):
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
         if exc_type is not None:
             stop_pool(self)
+            if isinstance(exc, BrokenProcessPool):
+                raise WorkerDied() from None
             return False
         return super().__exit__(exc_type, exc, tb)
 
@@ -75,6 +90,9 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
         process.terminate()
     for process in running:  # gone before the pool's queues are: a worker still starting
         process.join(timeout=5)  # would fail to open them and print a traceback
+        if process.is_alive():  # SIGTERM not taken in 5 s: the pool's exit would wait for it forever
+            process.kill()
+            process.join(timeout=5)
     pool.shutdown(wait=False, cancel_futures=True)
 
 

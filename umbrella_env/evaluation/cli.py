@@ -21,6 +21,7 @@ from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_re
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
 from umbrella_env.match import AgentError
+from umbrella_env.parallel import WorkerDied
 from umbrella_env.paths import output_dir_problem, previous_run, remove_run
 
 PROG = "python evaluate.py"
@@ -102,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvaluationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except AgentError as exc:
+    except (AgentError, WorkerDied) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

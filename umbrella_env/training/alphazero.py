@@ -64,6 +64,7 @@ import os
 import sys
 import time
 from collections.abc import Collection, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,7 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
-from umbrella_env.parallel import Progress, process_pool, stop_pool
+from umbrella_env.parallel import Progress, WorkerDied, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import (
     MAX_SEED,
@@ -1137,13 +1138,16 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     trainer = Trainer(args, config, out, command_line(argv), resume, init_net, given)
     try:
         return trainer.run()
-    except KeyboardInterrupt:  # last.pt, optimizer.pt and history.json hold the last evaluation
+    except (KeyboardInterrupt, WorkerDied) as exc:  # last.pt, optimizer.pt and history.json hold the last evaluation
         saved = trainer.last_saved
         where = (
             f"{out / 'last.pt'} holds the network of iteration {saved} (continue with --resume {out / 'last.pt'})"
             if saved is not None
             else f"this run saved no checkpoint in {out} yet (the first is written at the first evaluation)"
         )
+        if isinstance(exc, WorkerDied):
+            print(f"\nerror: {exc}; {where}", file=sys.stderr)
+            return 1
         print(f"\ninterrupted after iteration {trainer.iteration}: {where}", file=sys.stderr)
         return 130
 
@@ -1545,10 +1549,12 @@ class Trainer:
                     )
                     break
             bar.close()
-        except BaseException:  # Ctrl-C or a failure: the workers' jobs are abandoned, not awaited
+        except BaseException as exc:  # Ctrl-C or a failure: the workers' jobs are abandoned, not awaited
             if self.pool is not None:
                 stop_pool(self.pool)
                 self.pool = None
+            if isinstance(exc, BrokenProcessPool):
+                raise WorkerDied() from None
             raise
         finally:
             if self.pool is not None:
