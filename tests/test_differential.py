@@ -37,3 +37,16 @@ def test_differential_detects_a_divergence(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(ReferenceGame, "to_dict", corrupted)
     with pytest.raises(differential.Mismatch, match="supply"):
         differential.run(2, 1, states=2_000, seed=1)
+
+
+def test_the_command_reports_a_mismatch_in_one_message_and_exits_1(monkeypatch, capsys) -> None:
+    # a mismatch used to end the command in a traceback
+    def diverging(num_players, plate_level, states, seed):
+        raise differential.Mismatch("states differ at supply")
+
+    monkeypatch.setattr(differential, "run", diverging)
+    assert differential.main(["--players", "2", "--levels", "3", "--states", "50", "--seed", "7"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "MISMATCH at 2 player(s), plate level 3 (--seed 7): states differ at supply" in err
+    assert "--players 2 --levels 3 --states 50 --seed 7" in err

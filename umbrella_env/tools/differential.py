@@ -331,7 +331,19 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for p in args.players:
         for level in args.levels:
-            stats = (run_single if args.single else run)(p, level, args.states, seed=args.seed)
+            try:
+                stats = (run_single if args.single else run)(p, level, args.states, seed=args.seed)
+            except Mismatch as exc:  # an engine bug: what differs, where, and how to replay it
+                print(
+                    f"MISMATCH at {p} player(s), plate level {level} (--seed {args.seed}): {exc}\n"
+                    f"replay: python -m umbrella_env.tools.differential --players {p} --levels {level} "
+                    f"--states {args.states} --seed {args.seed}{' --single' if args.single else ''}",
+                    file=sys.stderr,
+                )
+                return 1
+            except KeyboardInterrupt:
+                print(f"interrupted: {total} states checked, all equal so far", file=sys.stderr)
+                return 130
             total += stats.states
             print(stats.summary(), flush=True)
     print(f"all equal: {total} states in {time.perf_counter() - t0:.0f} s")
