@@ -146,6 +146,27 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
         assert message in capsys.readouterr().err  # the option is refused before Ray is looked for
 
 
+def test_rllib_bench_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys) -> None:
+    # Ctrl-C used to end the benchmark in a traceback; Ray itself is stood in for here
+    from contextlib import nullcontext
+
+    from umbrella_env import rllib_bench
+
+    def measure(args, runners, steps, iterations):
+        if runners == 2:
+            raise KeyboardInterrupt
+        return {"env_runners": runners}
+
+    monkeypatch.setattr(rllib_bench, "import_ray", lambda prog: None)
+    monkeypatch.setattr(rllib_bench, "ray_session", lambda address, what: nullcontext(None))
+    monkeypatch.setattr(rllib_bench, "cluster_cpus", lambda ray: 4)
+    monkeypatch.setattr(rllib_bench, "measure", measure)
+    assert rllib_bench.main(["--runners", "1", "2"]) == 130
+    out, err = capsys.readouterr()
+    assert '{"env_runners": 1}' in out
+    assert "Traceback" not in err and "interrupted: 1 of 2 measurement(s) done" in err
+
+
 @pytest.mark.parametrize(
     ("module", "argv", "message"),
     [

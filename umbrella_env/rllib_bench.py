@@ -143,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RayUnavailable as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the rows measured are printed above, as they came
+        print(f"\ninterrupted: {len(rows)} of {len(args.runners)} measurement(s) done", file=sys.stderr)
+        return 130
     base = rows[0]
     print(f"\n{'env runners':>11} | {'sampling env steps/s':>20} | {'x':>5} | {'CPU s / wall s':>14} | "
           f"{'training env steps/s':>20} | {'x':>5}")  # fmt: skip
