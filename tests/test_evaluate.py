@@ -384,7 +384,14 @@ def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[1]
-    argv = [sys.executable, "evaluate.py", "--no-progress", "--workers", "2", "--agents", "heuristic", "greedy",
+    # SIGINT at its default, as in a terminal's foreground job: a job that a non-interactive
+    # shell starts in the background (`pytest ... &`, a CI runner) inherits SIGINT ignored,
+    # and Python keeps it ignored, so the run used to play on (the "hang" seen in CI).
+    start = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv[0] = 'evaluate.py'; runpy.run_path('evaluate.py', run_name='__main__')"
+    )
+    argv = [sys.executable, "-c", start, "--no-progress", "--workers", "2", "--agents", "heuristic", "greedy",
             "--games", "3000", "--out", str(tmp_path / "r")]  # fmt: skip
 
     def group_size(pgid: int) -> int:
@@ -399,7 +406,8 @@ def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
         return count
 
     for wanted in (2, 4):  # the pool's first process starting; the two workers playing
-        proc = subprocess.Popen(argv, cwd=repo, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(argv, cwd=repo, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # fmt: skip
         deadline = time.monotonic() + 120
         while group_size(proc.pid) < wanted and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.02)
@@ -416,11 +424,19 @@ def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
                     continue
                 fields = rest.split()
                 if int(fields[2]) == proc.pid:
-                    states.append(f"{stat.parent.name} {name.split('(', 1)[1]} {fields[0]}")
+                    status = (stat.parent / "status").read_text().splitlines()
+                    sig = " ".join(
+                        line.replace("\t", "")
+                        for line in status
+                        if line.startswith(("SigPnd", "SigBlk", "SigIgn", "SigCgt"))
+                    )
+                    states.append(f"{stat.parent.name} {name.split('(', 1)[1]} {fields[0]} {sig}")
+            os.kill(proc.pid, signal.SIGABRT)  # PYTHONFAULTHANDLER: the parent prints every thread's stack
+            time.sleep(2)
             os.killpg(proc.pid, signal.SIGKILL)
             _, err = proc.communicate()
             pytest.fail(
-                f"no exit 60 s after Ctrl-C with {wanted} processes up; group: {states}; {err.decode()[-2000:]}"
+                f"no exit 60 s after Ctrl-C with {wanted} processes up; group: {states}; {err.decode()[-6000:]}"
             )
         assert proc.returncode == 130, err.decode()
         assert b"interrupted" in err and b"Traceback" not in err, err.decode()
