@@ -231,19 +231,28 @@ def test_ppo_resume_from_best_keeps_only_the_evaluations_before_it(tmp_path) -> 
     assert history[: len(kept)] == kept and len(kept) < len(first)  # the later evaluations are another lineage
 
 
-def test_az_ctrl_c_names_the_checkpoint_to_resume_from_or_says_there_is_none(tmp_path, monkeypatch, capsys) -> None:
+def _fail_the_second_selfplay(monkeypatch, exc: BaseException) -> list[int]:
+    """The alphazero trainer's second self-play step raises ``exc``; returns the list of the
+    iterations that started one (clear it to fail the second step of another run)."""
     from umbrella_env.training import alphazero
 
-    calls = []
+    calls: list[int] = []
+    original = alphazero.Trainer.selfplay
 
     def selfplay(self):
         calls.append(self.iteration)
         if len(calls) == 2:
-            raise KeyboardInterrupt
+            raise exc
         return original(self)
 
-    original = alphazero.Trainer.selfplay
     monkeypatch.setattr(alphazero.Trainer, "selfplay", selfplay)
+    return calls
+
+
+def test_az_ctrl_c_names_the_checkpoint_to_resume_from_or_says_there_is_none(tmp_path, monkeypatch, capsys) -> None:
+    from umbrella_env.training import alphazero
+
+    calls = _fail_the_second_selfplay(monkeypatch, KeyboardInterrupt())
     argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "3"]
     assert alphazero.main([*argv, "--pretrain-games", "0", "--out", str(tmp_path / "a")]) == 130
     err = capsys.readouterr().err
@@ -260,16 +269,7 @@ def test_az_a_worker_that_dies_is_one_line_naming_the_checkpoint(tmp_path, monke
 
     from umbrella_env.training import alphazero
 
-    calls = []
-
-    def selfplay(self):
-        calls.append(self.iteration)
-        if len(calls) == 2:
-            raise BrokenProcessPool("A process in the process pool was terminated abruptly")
-        return original(self)
-
-    original = alphazero.Trainer.selfplay
-    monkeypatch.setattr(alphazero.Trainer, "selfplay", selfplay)
+    _fail_the_second_selfplay(monkeypatch, BrokenProcessPool("A process in the process pool was terminated abruptly"))
     argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "3"]
     assert alphazero.main([*argv, "--pretrain-games", "0", "--out", str(tmp_path / "a")]) == 1
     err = capsys.readouterr().err
