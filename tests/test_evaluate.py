@@ -394,43 +394,43 @@ def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
     argv = [sys.executable, "-c", start, "--no-progress", "--workers", "2", "--agents", "heuristic", "greedy",
             "--games", "3000", "--out", str(tmp_path / "r")]  # fmt: skip
 
-    def group_size(pgid: int) -> int:
-        """Processes of the run (parent, forkserver, workers): a process group is a session here."""
-        count = 0
+    def group(pgid: int) -> list[tuple[Path, str, str]]:
+        """Processes of the run (parent, forkserver, workers; a process group is a session
+        here): their /proc folder, name and state."""
+        members = []
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
+                name, rest = stat.read_text().rsplit(")", 1)
             except OSError:
                 continue
-            count += int(fields[2]) == pgid  # fields after the name: state, ppid, pgrp, ...
-        return count
+            fields = rest.split()  # after the name: state, ppid, pgrp, ...
+            if int(fields[2]) == pgid:
+                members.append((stat.parent, name.split("(", 1)[1], fields[0]))
+        return members
 
     for wanted in (2, 4):  # the pool's first process starting; the two workers playing
         proc = subprocess.Popen(argv, cwd=repo, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # fmt: skip
         deadline = time.monotonic() + 120
-        while group_size(proc.pid) < wanted and time.monotonic() < deadline and proc.poll() is None:
+        while len(group(proc.pid)) < wanted and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.02)
-        assert proc.poll() is None and group_size(proc.pid) >= wanted
+        assert proc.poll() is None and len(group(proc.pid)) >= wanted
         os.killpg(proc.pid, signal.SIGINT)
         try:
             _, err = proc.communicate(timeout=60)  # the whole run takes minutes
         except subprocess.TimeoutExpired:  # say where it hung, and leave no process behind
             states = []
-            for stat in Path("/proc").glob("[0-9]*/stat"):
+            for folder, name, state in group(proc.pid):
                 try:
-                    name, rest = stat.read_text().rsplit(")", 1)
-                except OSError:
+                    status = (folder / "status").read_text().splitlines()
+                except OSError:  # gone since
                     continue
-                fields = rest.split()
-                if int(fields[2]) == proc.pid:
-                    status = (stat.parent / "status").read_text().splitlines()
-                    sig = " ".join(
-                        line.replace("\t", "")
-                        for line in status
-                        if line.startswith(("SigPnd", "SigBlk", "SigIgn", "SigCgt"))
-                    )
-                    states.append(f"{stat.parent.name} {name.split('(', 1)[1]} {fields[0]} {sig}")
+                sig = " ".join(
+                    line.replace("\t", "")
+                    for line in status
+                    if line.startswith(("SigPnd", "SigBlk", "SigIgn", "SigCgt"))
+                )
+                states.append(f"{folder.name} {name} {state} {sig}")
             os.kill(proc.pid, signal.SIGABRT)  # PYTHONFAULTHANDLER: the parent prints every thread's stack
             time.sleep(2)
             os.killpg(proc.pid, signal.SIGKILL)
