@@ -168,6 +168,27 @@ def test_rllib_bench_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys) -> Non
 
 
 @pytest.mark.parametrize(
+    ("module", "where", "argv"),
+    [
+        ("umbrella_env.evaluation.ladder", "pair_match", ["--pair-games", "1"]),
+        ("umbrella_env.evaluation.tune_heuristic", "tune", ["--games", "1"]),
+        ("umbrella_env.training.bench_alphazero", "selfplay_chunk", ["--games", "1", "--peer-games", "0"]),
+    ],
+)
+def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, argv: list[str], monkeypatch, capsys):
+    # the ladder, the heuristic tuner and the self-play benchmark used to end Ctrl-C in a traceback
+    mod = importlib.import_module(module)
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mod, where, stop)
+    assert mod.main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["interrupted: the work in flight is lost (what was printed above stands)"]
+
+
+@pytest.mark.parametrize(
     ("module", "argv", "message"),
     [
         ("umbrella_env.tools.differential", ["--states", "-5"], "--states must be at least 1, got -5"),

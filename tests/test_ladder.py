@@ -10,6 +10,7 @@ import pytest
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import ladder
 from umbrella_env.match import AgentSpecError
+from umbrella_env.parallel import WorkerDied
 
 REPO = Path(__file__).resolve().parents[1]
 NET_2P = REPO / "agents" / "models" / "az-2p-net.pt"
@@ -128,3 +129,13 @@ def test_ladder_largest_seed_deals_every_game(capsys) -> None:
     assert f"games    {games}" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         ladder.main(["--solo-games", str(games), "--agents", "random", "--seed", str(top + 1)])
+
+
+@pytest.mark.parametrize("games", [["--pair-games", "2"], ["--solo-games", "4"]])
+def test_ladder_a_worker_that_dies_is_one_line_and_exit_1(games: list[str], capsys) -> None:
+    # the worker kills itself at its first decision; the pool used to end in a BrokenProcessPool traceback
+    code = ladder.main(["--agents", "random", "tests.test_evaluate:SuicideAgent", *games, "--jobs", "2"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "Traceback" not in err and "BrokenProcessPool" not in err
+    assert err.strip().splitlines() == [f"error: {WorkerDied()}"]

@@ -276,3 +276,19 @@ def test_az_a_worker_that_dies_is_one_line_naming_the_checkpoint(tmp_path, monke
     assert "Traceback" not in err and "BrokenProcessPool" not in err
     assert "error: a worker process died in the middle of its job" in err
     assert f"{tmp_path / 'a' / 'last.pt'} holds the network of iteration 1" in err
+
+
+def test_ppo_a_teacher_worker_that_dies_is_one_line_and_exit_1(tmp_path, monkeypatch, capsys) -> None:
+    from umbrella_env.parallel import WorkerDied
+    from umbrella_env.training import ppo
+
+    def die(*args, **kwargs):
+        raise WorkerDied()  # what the pool's with block raises for a BrokenProcessPool
+
+    monkeypatch.setattr(ppo, "pretrain", die)
+    out = tmp_path / "run"
+    teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
+    assert ppo.main([*PPO, *teacher, "--out", str(out)]) == 1  # it used to end in a traceback
+    err = capsys.readouterr().err
+    assert "error: a worker process died in the middle of its job" in err and "no checkpoint was written" in err
+    assert not out.exists()

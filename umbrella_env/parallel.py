@@ -1,5 +1,5 @@
-"""Process pools and progress bars shared by the long-running commands (evaluate, the
-teacher games of train --pretrain, the agent ladder)."""
+"""Process pools, progress bars and the exit on a dead worker or Ctrl-C, shared by the
+long-running commands (evaluate, the teacher games of train --pretrain, the agent ladder)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from functools import wraps
 from typing import Any
 
 
@@ -22,6 +24,28 @@ class WorkerDied(RuntimeError):
             "a worker process died in the middle of its job (killed by a signal or out of memory?); "
             "the work in flight is lost (run again, with fewer --workers if memory is short)"
         )
+
+
+def command_exits(main: Callable[..., int]) -> Callable[..., int]:
+    """Decorate a command's ``main`` that runs a process pool: a worker that dies
+    (:class:`WorkerDied`) ends it with one ``error:`` line on stderr and exit status 1, Ctrl-C
+    with one ``interrupted`` line and 130, never a traceback (the pool's ``with`` block has
+    already stopped the workers).  What the command printed before stands."""
+
+    @wraps(main)
+    def run(*args: Any, **kwargs: Any) -> int:
+        try:
+            return main(*args, **kwargs)
+        except WorkerDied as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return 1
+        except KeyboardInterrupt:
+            print(
+                "\ninterrupted: the work in flight is lost (what was printed above stands)", file=sys.stderr, flush=True
+            )
+            return 130
+
+    return run
 
 
 def _init_worker() -> None:

@@ -46,7 +46,7 @@ from umbrella_env.match import (
     play_out,
     win_credits,
 )
-from umbrella_env.parallel import process_pool
+from umbrella_env.parallel import command_exits, process_pool
 
 _WORDS = {"true": True, "false": False, "none": None}
 #: One ``key=value`` option: an identifier, so a path holding ``=`` stays part of the name.
@@ -240,6 +240,7 @@ def pair_match(spec_a: str, spec_b: str, games: int, level: int = 1, seed: int =
     return res
 
 
+@command_exits
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--agents", nargs="+", default=["random", "greedy", "heuristic"])

@@ -41,7 +41,7 @@ from typing import TextIO
 from agents.heuristic import MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, HeuristicAgent, HeuristicWeights
 from umbrella_env.core.config import GameConfig
 from umbrella_env.match import play_game
-from umbrella_env.parallel import process_pool
+from umbrella_env.parallel import command_exits, process_pool
 
 #: The weights tried, in order (``gift`` and ``personal_*`` play no part in solo).
 PARAMETERS = (
@@ -168,6 +168,7 @@ def _gain(text: str) -> float:
     return value
 
 
+@command_exits
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m umbrella_env.evaluation.tune_heuristic", description=(__doc__ or "").split("\n")[0]

@@ -32,7 +32,7 @@ import torch
 from agents.az.agent import SHIPPED_MODELS, shipped_path
 from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
 from umbrella_env.core.config import GameConfig
-from umbrella_env.parallel import process_pool
+from umbrella_env.parallel import command_exits, process_pool
 from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
 from umbrella_env.training.options import check_game
 
@@ -42,6 +42,7 @@ def _ready(_: int) -> int:
     return os.getpid()
 
 
+@command_exits
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m umbrella_env.training.bench_alphazero",

@@ -70,6 +70,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, build_agent, play_game
+from umbrella_env.parallel import WorkerDied
 from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
@@ -805,6 +806,9 @@ def _train(
         except KeyboardInterrupt:  # nothing is trained yet: nothing to save
             print(f"\ninterrupted while cloning {args.pretrain} (--pretrain): no checkpoint was written", flush=True)
             return 130
+        except WorkerDied as exc:  # a teacher-game worker died: nothing is trained yet either
+            print(f"error: {exc}; no checkpoint was written", file=sys.stderr, flush=True)
+            return 1
     callback = TrainCallback(args, config, pool, out, resumed_best(args, config, out))
     progress = not args.no_progress
     if progress:
