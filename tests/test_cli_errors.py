@@ -172,7 +172,12 @@ def test_rllib_bench_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys) -> Non
     [
         ("umbrella_env.evaluation.ladder", "pair_match", ["--pair-games", "1"]),
         ("umbrella_env.evaluation.tune_heuristic", "tune", ["--games", "1"]),
-        ("umbrella_env.training.bench_alphazero", "selfplay_chunk", ["--games", "1", "--peer-games", "0"]),
+        pytest.param(
+            "umbrella_env.training.bench_alphazero",
+            "selfplay_chunk",
+            ["--games", "1", "--peer-games", "0"],
+            marks=pytest.mark.train,  # imports torch
+        ),
     ],
 )
 def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, argv: list[str], monkeypatch, capsys):
