@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trainers need the train extra")
 
 from tests.test_alphazero import TINY, _without  # noqa: E402
+from umbrella_env.parallel import WorkerDied  # noqa: E402
 
 pytestmark = pytest.mark.train
 
@@ -154,17 +155,37 @@ def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkey
     assert "interrupted at" in capsys.readouterr().out
 
 
-def test_ppo_interrupted_while_cloning_the_teacher_ends_in_one_line(tmp_path, monkeypatch, capsys) -> None:
+@pytest.mark.parametrize(
+    ("failure", "code", "stream", "messages"),
+    [
+        (
+            KeyboardInterrupt,
+            130,
+            "out",
+            ["interrupted while cloning heuristic (--pretrain): no checkpoint was written"],
+        ),
+        (  # WorkerDied: what the pool's with block raises for a BrokenProcessPool
+            WorkerDied,
+            1,
+            "err",
+            ["error: a worker process died in the middle of its job", "no checkpoint was written"],
+        ),
+    ],
+)
+def test_ppo_stopped_while_cloning_the_teacher_ends_in_one_line(
+    failure, code, stream, messages, tmp_path, monkeypatch, capsys
+) -> None:
     from umbrella_env.training import ppo
 
     def stop(*args, **kwargs):
-        raise KeyboardInterrupt
+        raise failure()
 
     monkeypatch.setattr(ppo, "pretrain", stop)  # after the teacher's games, in the cloning itself
     out = tmp_path / "run"
     teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
-    assert ppo.main([*PPO, *teacher, "--out", str(out)]) == 130  # it used to end in a traceback
-    assert "interrupted while cloning heuristic (--pretrain): no checkpoint was written" in capsys.readouterr().out
+    assert ppo.main([*PPO, *teacher, "--out", str(out)]) == code  # it used to end in a traceback
+    text = getattr(capsys.readouterr(), stream)
+    assert all(m in text for m in messages)
     assert not out.exists()  # the folder the run made, still empty, is removed
 
 
@@ -276,19 +297,3 @@ def test_az_a_worker_that_dies_is_one_line_naming_the_checkpoint(tmp_path, monke
     assert "Traceback" not in err and "BrokenProcessPool" not in err
     assert "error: a worker process died in the middle of its job" in err
     assert f"{tmp_path / 'a' / 'last.pt'} holds the network of iteration 1" in err
-
-
-def test_ppo_a_teacher_worker_that_dies_is_one_line_and_exit_1(tmp_path, monkeypatch, capsys) -> None:
-    from umbrella_env.parallel import WorkerDied
-    from umbrella_env.training import ppo
-
-    def die(*args, **kwargs):
-        raise WorkerDied()  # what the pool's with block raises for a BrokenProcessPool
-
-    monkeypatch.setattr(ppo, "pretrain", die)
-    out = tmp_path / "run"
-    teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
-    assert ppo.main([*PPO, *teacher, "--out", str(out)]) == 1  # it used to end in a traceback
-    err = capsys.readouterr().err
-    assert "error: a worker process died in the middle of its job" in err and "no checkpoint was written" in err
-    assert not out.exists()
