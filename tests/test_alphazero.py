@@ -244,6 +244,11 @@ def test_slide_lookahead_equals_a_direct_count(num_players: int, level: int) -> 
         assert np.allclose(summary[:4] * 4, best1.max(axis=0)) and np.allclose(summary[4:8] * 4, best2.max(axis=0))
         checked_complete |= bool(per_slide[:, 4].any())
     assert checked_complete  # some position has a slide that completes a figure (the check can tell)
+    # one batched call gives every position the features of its own call (no mixing across the batch)
+    singles = [look(torch.as_tensor(g.observe(g.actor))[None]) for g in games]
+    batch = look(torch.as_tensor(np.stack([g.observe(g.actor) for g in games])))
+    assert torch.equal(batch[0], torch.cat([p for p, _ in singles]))
+    assert torch.equal(batch[1], torch.cat([s for _, s in singles]))
 
 
 def test_fallback_logits_use_the_slide_with_the_same_effect() -> None:
