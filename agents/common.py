@@ -244,12 +244,15 @@ def slide_stages2(stages: np.ndarray) -> np.ndarray:
 
 
 def zones_after_slides(zones: np.ndarray, stage: np.ndarray, solo: bool) -> np.ndarray:
-    """int64 [64, 16]: own-zone counts (side*4+colour) after each slide.  2-4 players: the
+    """[..., 64, 16] (``zones``' dtype): own-zone counts (side*4+colour) after each slide, of
+    own-zone counts ``zones`` [..., 16] and int stages ``stage`` [..., 16].  2-4 players: the
     ejected umbrella lands in the zone opposite the entry; solo: it is discarded."""
-    out = np.tile(zones, (NUM_SLIDES, 1))
-    out[SLIDE_IDS, SLIDE_SOURCE] -= 1
+    out = np.repeat(zones[..., None, :], NUM_SLIDES, axis=-2)
+    out[..., SLIDE_IDS, SLIDE_SOURCE] -= 1
     if not solo:
-        out[SLIDE_IDS, SLIDE_EJECT_SIDE * 4 + stage[SLIDE_EJECT]] += 1
+        rows = out.reshape(-1, NUM_SLIDES, 16)
+        into = SLIDE_EJECT_SIDE * 4 + stage.reshape(-1, 16)[:, SLIDE_EJECT]  # [n, 64]
+        rows[np.arange(len(rows))[:, None], SLIDE_IDS, into] += 1
     return out
 
 

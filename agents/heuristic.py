@@ -71,6 +71,7 @@ from agents.common import (
     plate_expectation,
     slide_legal,
     slide_stages,
+    slide_stages2,
     space_flexibility,
     stage_array,
     tile_figures,
@@ -351,11 +352,11 @@ class HeuristicAgent(SeededAgent):
         if self.depth < 3 or len(s1) == 0:
             return v1
         out = np.full(len(s1), -np.inf)
-        for i in np.argsort(-v1, kind="stable")[: self.top_k]:
-            z2 = zones_after_slides(z1[i], s1[i].astype(np.int64), solo)  # [64, 16]
-            f3, _ = ev.after_slides(slide_stages(s1[i]))  # [64, 64]
-            v2 = self._level(f2[i], c2[i], f3, slide_legal(z2))  # [64]
-            out[i] = self._level(f1[i : i + 1], c1[i : i + 1], v2[None], slide_legal(z1[i])[None])[0]
+        top = np.argsort(-v1, kind="stable")[: self.top_k]  # the k best first slides, all at once
+        z2 = zones_after_slides(z1[top], s1[top].astype(np.int64), solo)  # [k, 64, 16]
+        f3, _ = ev.after_slides(slide_stages2(s1[top]).reshape(-1, 16))  # [k * 64, 64]
+        v2 = self._level(f2[top], c2[top], f3.reshape(len(top), NUM_SLIDES, NUM_SLIDES), slide_legal(z2))
+        out[top] = self._level(f1[top], c1[top], v2, slide_legal(z1[top]))
         return out
 
     def _slide_values(self, game: SingleGame, legal: np.ndarray) -> np.ndarray:

@@ -712,6 +712,39 @@ def test_heuristic_evaluator_fast_paths_equal_the_matrix_product(num_players: in
     assert checked >= 20
 
 
+@pytest.mark.parametrize("num_players", [1, 2, 4])
+def test_heuristic_plans_its_best_first_slides_in_one_batch_as_one_by_one(num_players: int) -> None:
+    """The depth-3 step scores the ``top_k`` best first slides in one batch; it equals the
+    first slides taken one at a time (and zone counts of a batch equal those of each row)."""
+    from agents.common import own_zone_counts, slide_legal, zones_after_slides
+
+    agent = HeuristicAgent(seed=0)
+    checked = 0
+    for game in collect_states(num_players, 1)[:40]:
+        seat, solo = game.current, game.tables.solo
+        figs = figures(game, seat)
+        ev = Evaluator(agent, game, seat, figs)
+        s0 = stage_array(game, seat)
+        s1 = slide_stages(s0.astype(np.float32))
+        z1 = zones_after_slides(own_zone_counts(game, seat), s0, solo)
+        stages = s1.astype(np.int64)
+        batch = zones_after_slides(z1, stages, solo)  # [64, 64, 16]
+        assert all(np.array_equal(batch[i], zones_after_slides(z1[i], stages[i], solo)) for i in range(64))
+        got = agent.plan_values(ev, s1, z1, solo)
+        f1, c1 = ev(s1)
+        f2, c2 = ev.after_slides(s1)
+        v1 = agent._level(f1, c1, f2, slide_legal(z1))
+        want = np.full(64, -np.inf)
+        for i in np.argsort(-v1, kind="stable")[: agent.top_k]:
+            z2 = zones_after_slides(z1[i], stages[i], solo)
+            f3, _ = ev.after_slides(slide_stages(s1[i]))
+            v2 = agent._level(f2[i], c2[i], f3, slide_legal(z2))
+            want[i] = agent._level(f1[i : i + 1], c1[i : i + 1], v2[None], slide_legal(z1[i])[None])[0]
+        np.testing.assert_array_equal(got, want)
+        checked += np.isfinite(want).sum() == agent.top_k
+    assert checked >= 20
+
+
 @pytest.mark.parametrize("spec", ["az-2p", "net:agents/models/az-2p.pt", "agents/models/az-2p.pt"])
 def test_a_torch_agent_without_torch_says_how_to_install_it(spec: str, monkeypatch) -> None:
     import sys
