@@ -30,7 +30,7 @@ The two-slide counts use base-4 codes of each figure's four cells and the
 weights read through every second slide, the colour masks and the blocked pairs), and one
 table lookup; all values are small integers, exact in float32 (the default matmul
 precision; a reduced one such as bfloat16 would not be).  About 0.07 ms per observation on
-one core at batch 32 (0.28 ms for the gather of 64 x 64 x 16 cells it replaces; same values).
+one core at batch 32 (0.3 ms for the gather of 64 x 64 x 16 cells it replaced; same values).
 """
 
 from __future__ import annotations
