@@ -20,7 +20,17 @@ import pytest
 
 import agents
 from agents.base import Agent, RandomAgent
-from agents.common import after, determinize, figures, slide_stages, slide_stages2, stage_array
+from agents.common import (
+    after,
+    determinize,
+    figures,
+    own_zone_counts,
+    slide_legal,
+    slide_stages,
+    slide_stages2,
+    stage_array,
+    zones_after_slides,
+)
 from agents.greedy import GreedyAgent
 from agents.heuristic import _GATHER_SIZE, MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, Evaluator, HeuristicAgent
 from agents.registry import AGENT_NAMES, make_agent
@@ -716,8 +726,6 @@ def test_heuristic_evaluator_fast_paths_equal_the_matrix_product(num_players: in
 def test_heuristic_plans_its_best_first_slides_in_one_batch_as_one_by_one(num_players: int) -> None:
     """The depth-3 step scores the ``top_k`` best first slides in one batch; it equals the
     first slides taken one at a time (and zone counts of a batch equal those of each row)."""
-    from agents.common import own_zone_counts, slide_legal, zones_after_slides
-
     agent = HeuristicAgent(seed=0)
     checked = 0
     for game in collect_states(num_players, 1)[:40]:
