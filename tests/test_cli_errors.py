@@ -3,20 +3,26 @@ builds or writes anything; one test per case of the reliability issue."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import io
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import cli as evaluate_cli
 from umbrella_env.match import AgentSpecError, build_agent
 from umbrella_env.play import main as play_main
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: The trainers' answer to a seed out of range (Stable-Baselines3 takes seeds below 2**32).
+SB3_SEED = "argument --seed: expected an integer from 0 to 4,294,967,295 (the limit of Stable-Baselines3's seeding)"
 
 #: Not an agent factory: a module attribute that is not callable, and one whose result has no act().
 NOT_CALLABLE = 42
@@ -33,8 +39,42 @@ def _evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
 
 def test_evaluate_refuses_a_negative_seed(capsys, tmp_path) -> None:
     code, err = _evaluate(["--agents", "random", "greedy", "--seed", "-1", "--out", str(tmp_path / "r")], capsys)
-    assert code == 2 and "--seed must be a non-negative integer, got -1" in err
+    assert code == 2 and "argument --seed: expected an integer >= 0, got '-1'" in err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("text", ["-1", "x", "1.5", ""])
+def test_the_seed_option_names_the_valid_range_and_the_text_given(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=f"expected an integer >= 0, got {text!r}"):
+        seed_option()(text)
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"from 0 to 9 (a limit), got {text!r}")):
+        seed_option(9, "a limit")(text)
+    assert seed_option()("0") == 0 and seed_option(9)("9") == 9 and seed_option()(str(2**70)) == 2**70
+    with pytest.raises(argparse.ArgumentTypeError, match="expected an integer from 0 to 9, got '10'"):
+        seed_option(9)("10")
+
+
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("umbrella_env.evaluation.cli", ["--agents", "random", "greedy"]),
+        ("umbrella_env.evaluation.ladder", ["--solo-games", "2"]),
+        ("umbrella_env.evaluation.tune_heuristic", ["--games", "1"]),
+        ("umbrella_env.tools.differential", ["--states", "1"]),
+        ("umbrella_env.demo", []),
+    ],
+)
+def test_every_command_answers_a_bad_seed_alike_before_any_work(module, argv, capsys, tmp_path, monkeypatch) -> None:
+    """One seed policy for the commands: argparse refuses the text with the range, exit status 2."""
+    monkeypatch.chdir(tmp_path)  # a command that got past the check would write here
+    main = importlib.import_module(module).main
+    try:
+        code = main([*argv, "--seed", "-3"])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    assert "argument --seed: expected an integer >= 0, got '-3'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_evaluate_refuses_an_unwritable_out_folder_before_playing(capsys, tmp_path, monkeypatch) -> None:
@@ -82,15 +122,15 @@ def test_play_refuses_a_checkpoint_of_another_configuration(tmp_path) -> None:
 def test_play_refuses_a_negative_seed() -> None:
     out = io.StringIO()
     assert play_main(["--seed", "-5"], stdin=io.StringIO(""), stdout=out) == 2
-    assert "--seed must be a non-negative integer, got -5" in out.getvalue()
+    assert "argument --seed: expected an integer >= 0, got '-5'" in out.getvalue()
 
 
 @pytest.mark.train
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--seed", "-1"], "--seed must be an integer in [0, 4294967295], got -1"),
-        (["--seed", "4294967296"], "--seed must be an integer in [0, 4294967295], got 4294967296"),  # SB3's limit
+        (["--seed", "-1"], f"{SB3_SEED}, got '-1'"),
+        (["--seed", "4294967296"], f"{SB3_SEED}, got '4294967296'"),  # SB3's limit
         (["--eval-games", "0"], "--eval-games must be at least 1, got 0"),
         (["--eval-opponent", "nosuch"], "unknown agent 'nosuch'"),
         (["--timesteps", "0"], "--timesteps must be at least 1"),
@@ -197,7 +237,7 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
     ("module", "argv", "message"),
     [
         ("umbrella_env.tools.differential", ["--states", "-5"], "--states must be at least 1, got -5"),
-        ("umbrella_env.tools.differential", ["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+        ("umbrella_env.tools.differential", ["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
         ("umbrella_env.evaluation.ladder", ["--pair-games", "-3"], "--pair-games must be at least 0, got -3"),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--jobs", "0"], "--jobs must be at least 1, got 0"),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--level", "7"], "must be 1, 2, 3 or 4, got 7"),

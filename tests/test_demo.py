@@ -172,8 +172,8 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--gif", str(folder_gif)], "is a folder, expected a file name ending in .gif"),
         # refused before the game is played (root passes the permission-bit check)
         *([(["--svg", "/proc/x.svg"], "'/proc' is not writable")] if Path("/proc/self").is_dir() else []),
-        (["--seed", "-1"], "--seed: expected an int >= 0, got -1"),
-        (["--seed", "-1", "--gif", str(tmp / "x.gif")], "--seed: expected an int >= 0"),
+        (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+        (["--seed", "-1", "--gif", str(tmp / "x.gif")], "argument --seed: expected an integer >= 0"),
         (["--games", "0"], "--games: expected an int from 1 to 100,000, got 0"),
         # NumPy's MemoryError (or the out-of-memory killer), about 43 kB per greedy game
         (["--games", "1000000000"], "--games: expected an int from 1 to 100,000, got 1000000000"),

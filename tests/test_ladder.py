@@ -113,7 +113,10 @@ def test_ladder_refuses_a_model_made_for_another_game_before_any_game(
             "--seed must be in [0, 184467440737095] (game g is dealt with the key seed * 100000 + g, below 2**64), "
             "got 99999999999999999",
         ),
-        (["--solo-games", "2", "--agents", "random", "--seed", "-1"], "--seed must be in [0, 184467440737095]"),
+        (
+            ["--solo-games", "2", "--agents", "random", "--seed", "-1"],
+            "argument --seed: expected an integer >= 0, got '-1'",
+        ),
         (["--pair-games", "1", "--agents", "random"], "--pair-games needs at least 2 agents in --agents, got 1"),
     ],
 )

@@ -439,7 +439,10 @@ def test_bad_ray_options_are_refused_with_a_message(tmp_path: Path, capsys: pyte
         (["--eval-every", "inf"], "--eval-every must be a finite number of at least 1, got inf"),
         (["--ent-coef", "nan"], "--ent-coef must be a finite number >= 0, got nan"),
         (["--shaping", "-1"], "--shaping must be a finite number >= 0, got -1.0"),
-        (["--seed", str(2**32)], "--seed must be an integer from 0 to 2,147,483,647"),
+        (
+            ["--seed", str(2**32)],
+            "argument --seed: expected an integer from 0 to 2,147,483,647 (RLlib adds the env runner's index)",
+        ),
         (["--players", "1", "--eval-opponent", "greedy"], "--eval-opponent: for 2-4 players"),
         # they were ignored (too many env runners: the old code stopped at the CPU check, not training for ever)
         (["--workers", "4", "--pretrain-games", "9", "--num-env-runners", "3"], "--pretrain-games, --workers: for the"),

@@ -75,7 +75,7 @@ def test_az_resume_applies_the_learning_rate_and_weight_decay_given(az_run: Path
         (["--learning-rate", "inf"], "--learning-rate must be a finite number > 0, got inf"),  # saved a NaN network
         (["--c-scale", "inf"], "--c-scale must be a finite number > 0, got inf"),
         (["--weight-decay", "nan"], "--weight-decay must be a finite number >= 0, got nan"),  # a torch traceback
-        (["--seed", str(2**64)], "--seed must be an integer in [0, 4294967295]"),
+        (["--seed", str(2**64)], "argument --seed: expected an integer from 0 to 4,294,967,295"),
         (["--players", "1", "--margin-weight", "0.9"], "--margin-weight: not used by this run (solo values"),
         (["--eval-search-sims", "99"], "--eval-search-sims: not used by this run (they need --eval-search-games"),
         (["--teacher-sims", "7"], "--teacher-sims: not used by this run (the heuristic teacher does not search)"),

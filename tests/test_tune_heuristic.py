@@ -42,8 +42,11 @@ def test_tune_keeps_a_change_only_when_it_gains_on_its_deals():
     [
         (["--games", "0"], "--games: must be > 0"),
         (["--start", "other"], "--start: invalid choice"),
-        (["--games", "1", "--rounds", "1", "--seed", "-5"], "--seed: must be an integer >= 0, got -5"),
-        (["--games", "1", "--rounds", "1", "--check-seed", "-5"], "--check-seed: must be an integer >= 0, got -5"),
+        (["--games", "1", "--rounds", "1", "--seed", "-5"], "argument --seed: expected an integer >= 0, got '-5'"),
+        (
+            ["--games", "1", "--rounds", "1", "--check-seed", "-5"],
+            "argument --check-seed: expected an integer >= 0, got '-5'",
+        ),
         (["--min-gain", "nan"], "--min-gain: must be a finite number >= 0, got nan"),
         (["--min-gain=-inf"], "--min-gain: must be a finite number >= 0, got -inf"),
         (["--min-gain", "-0.1"], "--min-gain: must be a finite number >= 0, got -0.1"),

@@ -47,6 +47,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -244,7 +245,6 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         if value is not None and value < lo:
             parser.error(f"{option}: expected an int >= {lo}, got {value}")
 
-    at_least("--seed", args.seed, 0)
     if args.games is not None and not 1 <= args.games <= MAX_GAMES:
         parser.error(f"--games: expected an int from 1 to {MAX_GAMES:,}, got {args.games}")
     at_least("--turns", args.turns, 0)
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--games", type=int, default=None, help=f"games played side by side, 1 to {MAX_GAMES:,} (default 256)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="an int >= 0")
+    parser.add_argument("--seed", type=seed_option(), default=0, help="an int >= 0")
     parser.add_argument("--policy", choices=["random", "greedy"], default="random")
     pictures = parser.add_argument_group("pictures of one game")
     pictures.add_argument("--gif", metavar="FILE.gif", help="write an animated GIF, one frame per decision")

@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
@@ -105,7 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="HOST:PORT of an existing Ray cluster (default: a local Ray, started and stopped here)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of RLlib, torch and the games (default 0)")
+    p.add_argument(
+        "--seed",
+        type=seed_option(MAX_SEED, "RLlib adds the env runner's index"),
+        default=0,
+        help="seed of RLlib, torch and the games (default 0)",
+    )
     p.add_argument(
         "--out", type=Path, default=None, help="output folder (default runs/rllib-<players>p-l<level>-<time>)"
     )
@@ -182,10 +188,6 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {args.players}")
     if not 1 <= args.level <= 4:
         raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
-    if not 0 <= args.seed <= MAX_SEED:
-        raise ValueError(
-            f"--seed must be an integer from 0 to {MAX_SEED:,} (RLlib adds the env runner's index), got {args.seed}"
-        )
     if args.num_env_runners < 0:
         raise ValueError(
             f"--num-env-runners must be 0 (play the games in this process) or more, got {args.num_env_runners}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=2, help="1 (solo), 2, 3 or 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="score-plate level 1-4 (default 1)")
     p.add_argument("--games", type=int, default=40, help="games per table, rounded up to a multiple of --players")
-    p.add_argument("--seed", type=int, default=0, help="base seed, a non-negative integer (default 0)")
+    p.add_argument("--seed", type=seed_option(), default=0, help="base seed, an integer >= 0 (default 0)")
     p.add_argument("--workers", type=int, default=None, help="processes of --backend process (default: os.cpu_count())")
     p.add_argument(
         "--backend",
@@ -78,9 +79,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.workers is not None and args.workers < 1:
         print(f"error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
-        return 2
-    if args.seed < 0:
-        print(f"error: --seed must be a non-negative integer, got {args.seed}", file=sys.stderr)
         return 2
     out = args.out if args.out is not None else Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}"
     problem = output_dir_problem(out)

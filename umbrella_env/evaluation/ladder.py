@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.registry import AGENT_NAMES, AZ_NAMES
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import KEY_RANGE
 from umbrella_env.core.single import SingleGame
@@ -247,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--level", type=int, default=1)
     ap.add_argument("--solo-games", type=int, default=0, help="solo deals per agent")
     ap.add_argument("--pair-games", type=int, default=0, help="2-player deals per pair (each with both seatings)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=seed_option(), default=0)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     args = ap.parse_args(argv)
     for flag, value, low in (
@@ -262,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (args.solo_games or args.pair_games):
         ap.error("give --solo-games and/or --pair-games")
     top_seed = (KEY_LIMIT - max(args.solo_games, args.pair_games)) // DEAL_STRIDE  # every deal key fits
-    if not 0 <= args.seed <= top_seed:
+    if args.seed > top_seed:
         ap.error(
             f"--seed must be in [0, {top_seed}] (game g is dealt with the key seed * {DEAL_STRIDE} + g, "
             f"below 2**64), got {args.seed}"

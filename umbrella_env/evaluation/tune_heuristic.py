@@ -39,6 +39,7 @@ from contextlib import nullcontext
 from typing import TextIO
 
 from agents.heuristic import MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, HeuristicAgent, HeuristicWeights
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.match import play_game
 from umbrella_env.parallel import command_exits, process_pool
@@ -146,18 +147,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _seed(text: str) -> int:
-    """A deal seed: game ``g`` is :func:`umbrella_env.match.play_game` with seed ``seed + g``,
-    which seeds NumPy's generator (no negative seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
-    return value
-
-
 def _gain(text: str) -> float:
     try:
         value = float(text)
@@ -174,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m umbrella_env.evaluation.tune_heuristic", description=(__doc__ or "").split("\n")[0]
     )
     ap.add_argument("--games", type=_positive_int, default=1000, help="deals per candidate (default 1000)")
-    ap.add_argument("--seed", type=_seed, default=20_000, help="first deal's seed, >= 0 (default 20000)")
+    ap.add_argument("--seed", type=seed_option(), default=20_000, help="first deal's seed, >= 0 (default 20000)")
     ap.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=1, help="plate level (default 1)")
     ap.add_argument(
         "--start", choices=sorted(STARTS), default="multiplayer", help="starting weights (default multiplayer)"
@@ -185,7 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--jobs", type=_positive_int, default=1, help="worker processes (default 1)")
     ap.add_argument(
-        "--check-seed", type=_seed, default=None, help="also compare start and result on --games other deals (>= 0)"
+        "--check-seed",
+        type=seed_option(),
+        default=None,
+        help="also compare start and result on --games other deals (>= 0)",
     )
     args = ap.parse_args(argv)
     start = STARTS[args.start]

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.match import AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
@@ -63,7 +64,9 @@ def build_parser(out: TextIO) -> _Parser:
         "checkpoint for this configuration (default greedy)",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    p.add_argument("--seed", type=int, help="seed of the deal and the agents (default: a random one, printed)")
+    p.add_argument(
+        "--seed", type=seed_option(), help="seed of the deal and the agents (default: a random one, printed)"
+    )
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"turn limit (default {DEFAULT_MAX_TURNS})")
     return p
 
@@ -114,8 +117,6 @@ def settle(args: argparse.Namespace, io: Console) -> Settings | None:
         raise ValueError(f"--seat must be a seat of the game, 0-{players - 1}; got {args.seat}")
     if args.max_turns < 1:
         raise ValueError(f"--max-turns must be positive, got {args.max_turns}")
-    if args.seed is not None and args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     config = GameConfig(num_players=players, plate_level=level, max_turns=args.max_turns)
     others = [p for p in range(players) if p != args.seat]
     if opponents is None:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -318,15 +319,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--states", type=int, default=100_000, help="states to check per configuration")
     parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4])
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4])
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_option(), default=0)
     parser.add_argument(
         "--single", action="store_true", help="check the single-game engine against the batched one instead"
     )
     args = parser.parse_args(argv)
     if args.states < 1:
         parser.error(f"--states must be at least 1, got {args.states}")
-    if args.seed < 0:
-        parser.error(f"--seed must be a non-negative integer, got {args.seed}")
     total = 0
     t0 = time.perf_counter()
     for p in args.players:

@@ -93,6 +93,7 @@ from agents.az.net import (
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
 from agents.checkpoint import copy_checkpoint
 from agents.search import PLAYOUT_TURNS
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
@@ -104,9 +105,9 @@ from umbrella_env.parallel import Progress, WorkerDied, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import (
     MAX_SEED,
+    SEED_LIMIT,
     apply_preset,
     check_game,
-    check_seed,
     given_options,
     overwrite_problem,
 )
@@ -889,7 +890,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         default=None,
         help="minutes: stop after the iteration that passes it (then evaluate and save)",
     )
-    p.add_argument("--seed", type=int, default=0, help=f"seed, 0 to {MAX_SEED} (default 0)")
+    p.add_argument(
+        "--seed", type=seed_option(MAX_SEED, SEED_LIMIT), default=0, help=f"seed, 0 to {MAX_SEED} (default 0)"
+    )
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
     p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
     p.add_argument(
@@ -987,7 +990,6 @@ RUN_FILES = (
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
-    check_seed(args.seed)
     check_game(args.players, args.level)
     for flag, attr, low in _MINIMUM:
         if getattr(args, attr) < low:

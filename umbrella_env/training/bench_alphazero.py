@@ -31,6 +31,7 @@ import torch
 
 from agents.az.agent import SHIPPED_MODELS, shipped_path
 from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
+from umbrella_env.cli_args import seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import command_exits, process_pool
 from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="a .pt network (default: the shipped model for --players 1 or 2, else an untrained one)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--seed", type=seed_option(), default=0, help="seed (default 0)")
     p.add_argument(
         "--peer-games",
         type=int,
@@ -80,7 +81,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("--simulations", args.simulations, 1),
         ("--workers", args.workers, 1),
         ("--max-considered", args.max_considered, 2),
-        ("--seed", args.seed, 0),
         ("--peer-games", args.peer_games, 0),
     ):
         if value < low:

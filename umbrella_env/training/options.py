@@ -40,6 +40,7 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 #: The largest --seed of the trainers: Stable-Baselines3 (and NumPy's legacy seeding) take
 #: seeds below 2**32.
 MAX_SEED = 2**32 - 1
+SEED_LIMIT = "the limit of Stable-Baselines3's seeding"
 
 
 #: Above any mean score a game can have (the tie-break of :func:`selection_metric` scales by it).
@@ -62,12 +63,6 @@ def check_game(players: int, level: int) -> None:
         raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {players}")
     if not 1 <= level <= 4:
         raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {level}")
-
-
-def check_seed(seed: int) -> None:
-    """Refuse (ValueError) a ``--seed`` outside ``[0, MAX_SEED]``."""
-    if not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"--seed must be an integer in [0, {MAX_SEED}], got {seed}")
 
 
 def overwrite_problem(

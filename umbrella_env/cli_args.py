@@ -1,0 +1,32 @@
+"""Option types shared by the command-line tools: one place for what a ``--seed`` accepts.
+
+Every command that takes a seed parses it with :func:`seed_option`, so a bad seed gets the
+same answer everywhere, from argparse before any work: exit status 2 and
+``argument --seed: expected an integer from 0 to ..., got '-1'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def seed_option(upper: int | None = None, why: str = "") -> Callable[[str], int]:
+    """The argparse ``type=`` of a seed option: an integer >= 0 (NumPy's generators take no
+    negative seed), at most ``upper`` when the seed feeds a library with a smaller range
+    (``why`` says which, in parentheses after the range).  Anything else is refused with an
+    :class:`argparse.ArgumentTypeError` naming the valid range and the text given."""
+    valid = "an integer >= 0" if upper is None else f"an integer from 0 to {upper:,}"
+    if why:
+        valid += f" ({why})"
+
+    def seed(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 0 or (upper is not None and value > upper):
+            raise argparse.ArgumentTypeError(f"expected {valid}, got {text!r}")
+        return value
+
+    return seed
