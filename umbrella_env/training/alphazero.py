@@ -93,7 +93,6 @@ from agents.az.net import (
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
 from agents.checkpoint import copy_checkpoint
 from agents.search import PLAYOUT_TURNS
-from umbrella_env.cli_args import seed_option
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
@@ -105,11 +104,11 @@ from umbrella_env.parallel import Progress, WorkerDied, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import (
     MAX_SEED,
-    SEED_LIMIT,
     apply_preset,
     check_game,
     given_options,
     overwrite_problem,
+    trainer_seed,
 )
 
 PROG = "python -m umbrella_env.training.alphazero"
@@ -890,9 +889,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         default=None,
         help="minutes: stop after the iteration that passes it (then evaluate and save)",
     )
-    p.add_argument(
-        "--seed", type=seed_option(MAX_SEED, SEED_LIMIT), default=0, help=f"seed, 0 to {MAX_SEED} (default 0)"
-    )
+    p.add_argument("--seed", type=trainer_seed, default=0, help=f"seed, 0 to {MAX_SEED} (default 0)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
     p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
     p.add_argument(

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from umbrella_env.cli_args import seed_option
 from umbrella_env.paths import previous_run
 
 
@@ -40,7 +41,8 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 #: The largest --seed of the trainers: Stable-Baselines3 (and NumPy's legacy seeding) take
 #: seeds below 2**32.
 MAX_SEED = 2**32 - 1
-SEED_LIMIT = "the limit of Stable-Baselines3's seeding"
+#: The argparse type of both trainers' ``--seed``.
+trainer_seed = seed_option(MAX_SEED, "the limit of Stable-Baselines3's seeding")
 
 
 #: Above any mean score a game can have (the tie-break of :func:`selection_metric` scales by it).
