@@ -103,7 +103,7 @@ from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, WorkerDied, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import (
-    MAX_SEED,
+    TRAINER_SEED_HELP,
     apply_preset,
     check_game,
     given_options,
@@ -889,7 +889,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         default=None,
         help="minutes: stop after the iteration that passes it (then evaluate and save)",
     )
-    p.add_argument("--seed", type=trainer_seed, default=0, help=f"seed, 0 to {MAX_SEED} (default 0)")
+    p.add_argument("--seed", type=trainer_seed, default=0, help=TRAINER_SEED_HELP)
     p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
     p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
     p.add_argument(

@@ -43,6 +43,8 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 MAX_SEED = 2**32 - 1
 #: The argparse type of both trainers' ``--seed``.
 trainer_seed = seed_option(MAX_SEED, "the limit of Stable-Baselines3's seeding")
+#: The help of both trainers' ``--seed``.
+TRAINER_SEED_HELP = f"seed, 0 to {MAX_SEED} (default 0)"
 
 
 #: Above any mean score a game can have (the tie-break of :func:`selection_metric` scales by it).

@@ -74,7 +74,7 @@ from umbrella_env.parallel import WorkerDied
 from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
-    MAX_SEED,
+    TRAINER_SEED_HELP,
     apply_preset,
     check_game,
     given_options,
@@ -397,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=int, default=1, help="plate level 1-4")
     p.add_argument("--timesteps", type=float, default=1_000_000, help="learner decisions to train for")
     p.add_argument("--n-envs", type=int, default=64, help="games played side by side")
-    p.add_argument("--seed", type=trainer_seed, default=0, help=f"0 to {MAX_SEED} (default 0)")
+    p.add_argument("--seed", type=trainer_seed, default=0, help=TRAINER_SEED_HELP)
     p.add_argument(
         "--out", type=Path, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)"
     )
