@@ -7,7 +7,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import umbrella_env
-from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError
+from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError, StateError
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -26,10 +26,12 @@ def test_pettingzoo_seed_test(num_players: int, plate_level: int) -> None:
 
 
 def test_bad_arguments_are_refused() -> None:
-    with pytest.raises(ValueError, match="Solo-v0"):
+    with pytest.raises(ConfigError, match=r"num_players must be 2, 3 or 4 in this env, got 1; .*Solo-v0"):
         umbrella_env.env(num_players=1)
-    with pytest.raises(ConfigError, match="num_players"):
+    with pytest.raises(ConfigError, match=r"num_players must be 2, 3 or 4 in this env, got 5$"):
         umbrella_env.env(num_players=5)
+    with pytest.raises(ConfigError, match="num_players must be an int, got True"):  # not taken for 1
+        umbrella_env.env(num_players=True)
     with pytest.raises(ConfigError, match="plate_level"):
         umbrella_env.env(plate_level=0)
     with pytest.raises(ValueError, match="reward_mode"):
@@ -260,6 +262,63 @@ def test_dense_rewards_accumulate_for_agents_not_moving() -> None:
         e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     end = e.unwrapped.state()["scores"]
     assert [totals[f"player_{i}"] for i in range(3)] == [end[i] - start[i] for i in range(3)]
+    assert start == [-4, -4, -4]  # the docstring's "the final score + 4": four umbrellas in each personal zone
+
+
+def _midgame_state(num_players: int, seed: int, steps: int) -> dict:
+    e = umbrella_env.raw_env(num_players=num_players)
+    e.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        e.step(int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))))
+    return e.state()
+
+
+def test_set_state_through_the_order_enforcing_wrapper_counts_as_a_reset() -> None:
+    d = _midgame_state(2, seed=3, steps=9)
+    e = umbrella_env.env(num_players=2)  # never reset: PettingZoo's wrapper would refuse last()
+    e.set_state(d)
+    obs, reward, term, trunc, _ = e.last()
+    assert e.unwrapped.state() == d and not (term or trunc)
+    e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert e.unwrapped.state() != d
+
+
+def test_reset_with_the_state_option_starts_from_that_game() -> None:
+    d = _midgame_state(3, seed=4, steps=11)
+    ref = umbrella_env.raw_env(num_players=3)
+    ref.set_state(d)
+    e = umbrella_env.env(num_players=3)
+    e.reset(seed=7, options={"state": d, "other": 1})
+    assert e.unwrapped.state() == d and e.agent_selection == ref.agent_selection
+    assert all(np.array_equal(e.observe(a)["observation"], ref.observe(a)["observation"]) for a in e.agents)
+    # no deal was drawn: the next reset deals what a plain reset(seed=7) deals
+    plain = umbrella_env.env(num_players=3)
+    plain.reset(seed=7)
+    e.reset()
+    assert e.unwrapped.state() == plain.unwrapped.state()
+    # parallel env: the option passes through PettingZoo's turn-based conversion
+    par = umbrella_env.parallel_env(num_players=3)
+    observations, infos = par.reset(options={"state": d})
+    assert infos[ref.agent_selection]["active_agent"] == ref.agent_selection
+    assert par.unwrapped.state() == d
+
+
+def test_a_bad_state_option_changes_nothing() -> None:
+    e = umbrella_env.env(num_players=2)
+    e.reset(seed=5)
+    before = e.unwrapped.state()
+    bad = dict(before, num_players=3)
+    with pytest.raises(StateError):
+        e.reset(seed=9, options={"state": bad})
+    with pytest.raises(StateError):
+        e.reset(options={"state": "not a dict"})
+    assert e.unwrapped.state() == before
+    e.reset()  # the generator was not reseeded by the refused call
+    again = umbrella_env.env(num_players=2)
+    again.reset(seed=5)
+    again.reset()
+    assert e.unwrapped.state() == again.unwrapped.state()
 
 
 @pytest.mark.parametrize("bad", [1.5, "slide", None, [3], np.array([1, 2])])

@@ -588,6 +588,9 @@ def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, comm
         (["--selfplay", "policy-gradient", "--players", "1", "--pg-epochs", "0"], "--pg-epochs must be at least 1"),
         (["--selfplay", "policy-gradient", "--players", "1", "--buffer", "9"], "--buffer: not used by this run"),
         (["--pg-epochs", "2"], "--pg-epochs: not used by this run (they need --selfplay policy-gradient)"),
+        (["--hidden", "64", "99999999999"], "--hidden layer sizes must be from 1 to 8,192, got [64, 99999999999]"),
+        (["--hidden", "0"], "--hidden layer sizes must be from 1 to 8,192, got [0]"),
+        (["--out", ""], "argument --out: expected a path, got ''"),
     ],
 )
 def test_bad_options_are_refused(argv: list[str], message: str, tmp_path: Path, capsys) -> None:

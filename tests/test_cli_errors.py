@@ -22,7 +22,9 @@ from umbrella_env.play import main as play_main
 REPO = Path(__file__).resolve().parents[1]
 
 #: The trainers' answer to a seed out of range (Stable-Baselines3 takes seeds below 2**32).
-SB3_SEED = "argument --seed: expected an integer from 0 to 4,294,967,295 (the limit of Stable-Baselines3's seeding)"
+SB3_SEED = (
+    "argument --seed: expected an integer from 0 to 4,294,967,295 (the range both trainers take, Stable-Baselines3's)"
+)
 
 #: Not an agent factory: a module attribute that is not callable, and one whose result has no act().
 NOT_CALLABLE = 42
@@ -74,6 +76,31 @@ def test_every_command_answers_a_bad_seed_alike_before_any_work(module, argv, ca
         code = exc.code
     assert code == 2
     assert "argument --seed: expected an integer >= 0, got '-3'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("umbrella_env.evaluation.cli", ["--agents", "random", "greedy", "--games", "2", "--out", ""]),
+        ("umbrella_env.demo", ["--gif", ""]),
+        ("umbrella_env.demo", ["--frames", " "]),
+        ("umbrella_env.demo", ["--svg", ""]),
+        ("umbrella_env.export", ["agents/models/az-2p.pt", ""]),
+        pytest.param("umbrella_env.training.alphazero", ["--out", ""], marks=pytest.mark.train),
+        pytest.param("umbrella_env.training.ppo", ["--out", ""], marks=pytest.mark.train),
+    ],
+)
+def test_an_empty_path_is_refused_not_taken_for_the_current_folder(module, argv, capsys, tmp_path, monkeypatch) -> None:
+    """``--out ""`` (an unset shell variable) wrote a whole report or run into the current folder."""
+    monkeypatch.chdir(tmp_path)
+    main = importlib.import_module(module).main
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    assert "expected a path, got" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -338,7 +365,10 @@ def test_every_run_folder_that_cannot_be_created_is_refused_before_any_work(tool
             trainer.main(out)
         code, err = info.value.code, capsys.readouterr().err
     assert code == 2
-    assert "--out '/proc/umbrella-env-test/run' cannot hold the" in err and "'/proc' is not writable" in err
+    assert (
+        "--out '/proc/umbrella-env-test/run' cannot hold the" in err
+        and "'/proc' does not take a new file or folder" in err
+    )
 
 
 def test_evaluate_names_every_kind_of_agent_for_an_unknown_one(capsys, tmp_path) -> None:

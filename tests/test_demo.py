@@ -171,7 +171,11 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--frames", str(earlier), *SHORT], "already holds frames (frame_*.png); give an empty or new folder"),
         (["--gif", str(folder_gif)], "is a folder, expected a file name ending in .gif"),
         # refused before the game is played (root passes the permission-bit check)
-        *([(["--svg", "/proc/x.svg"], "'/proc' is not writable")] if Path("/proc/self").is_dir() else []),
+        *(
+            [(["--svg", "/proc/x.svg"], "'/proc' does not take a new file or folder")]
+            if Path("/proc/self").is_dir()
+            else []
+        ),
         (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
         (["--seed", "-1", "--gif", str(tmp / "x.gif")], "argument --seed: expected an integer >= 0"),
         (["--games", "0"], "--games: expected an int from 1 to 100,000, got 0"),

@@ -277,8 +277,10 @@ def test_cli_runs_a_solo_evaluation(tmp_path, capsys):
     assert code == 0
     text = (out / "report.md").read_text()
     assert "Merit bands" in text and "--players 1" in text
+    assert "Head to head" not in text  # one agent: no table of nobody against nobody
     assert (out / "scores.png").exists() and (out / "merit.png").exists()
-    assert "RandomAgent" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "RandomAgent" in printed and "Head to head" not in printed
 
 
 @pytest.mark.parametrize(

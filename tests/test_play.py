@@ -279,6 +279,8 @@ def test_default_opponent_without_a_terminal():
         (["--players", "2", "--opponents", "nonsense"], "cannot build an agent: unknown agent 'nonsense'"),
         (["--players", "5"], "invalid choice: 5"),
         (["--level", "x"], "invalid int value: 'x'"),
+        (["--max-turns", "0"], "--max-turns must be an int in [1, 2147483647], got 0"),
+        (["--max-turns", "99999999999999"], "--max-turns must be an int in [1, 2147483647], got 99999999999999"),
     ],
 )
 def test_bad_options_exit_2_with_a_message(argv, message):

@@ -92,6 +92,16 @@ def test_turn_based_env_checks_its_reset_arguments_as_the_other_envs_do() -> Non
     again, _ = env.reset(seed=5)
     assert first.keys() == again.keys()
     assert all(np.array_equal(first[a][OBS_KEY], again[a][OBS_KEY]) for a in first)
+    with pytest.raises(ValueError, match="starts a single-game env .* TurnBasedEnv has no such option"):
+        env.reset(seed=6, options={"state": {}})  # not a new deal as if the option were not given
+    after, _ = env.reset()  # the refused call did not reseed: this continues seed 5's stream
+    ref = TurnBasedEnv({"num_players": 2})
+    ref.reset(seed=5)
+    expected, _ = ref.reset()
+    assert after.keys() == expected.keys()
+    assert all(np.array_equal(after[a][OBS_KEY], expected[a][OBS_KEY]) for a in after)
+    with pytest.raises(ValueError, match="2, 3 or 4 in this env, got 1; solo games are MaskedSoloEnv"):
+        TurnBasedEnv({"num_players": 1})
 
 
 def test_an_illegal_action_is_counted_and_loses_the_game() -> None:

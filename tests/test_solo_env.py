@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
-from umbrella_env.core.errors import ActionError, IllegalActionError
+from umbrella_env.core.errors import ActionError, IllegalActionError, StateError
 
 
 @pytest.mark.parametrize("plate_level", [1, 2, 3, 4])
@@ -82,6 +82,29 @@ def test_ansi_render_and_state_round_trip() -> None:
     assert env.get_state() != d
     env.set_state(d)
     assert env.get_state() == d
+
+
+def test_reset_with_the_state_option_passes_through_gymnasium_make() -> None:
+    """gymnasium.make's wrappers forward no set_state, and its order enforcing would refuse a
+    step after env.unwrapped.set_state: reset(options={"state": d}) is the way through."""
+    src = gym.make("umbrella_env/Solo-v0").unwrapped
+    obs, info = src.reset(seed=6)
+    for _ in range(7):
+        obs, _, _, _, info = src.step(int(np.flatnonzero(info["action_mask"])[-1]))
+    d = src.get_state()
+    env = gym.make("umbrella_env/Solo-v0")
+    got, got_info = env.reset(seed=8, options={"state": d})
+    assert np.array_equal(got, obs) and np.array_equal(got_info["action_mask"], info["action_mask"])
+    assert got_info["score"] == info["score"] and env.unwrapped.get_state() == d
+    a = int(np.flatnonzero(info["action_mask"])[0])
+    assert np.array_equal(env.step(a)[0], src.step(a)[0])
+    with pytest.raises(StateError):
+        env.reset(options={"state": dict(d, plate_level=2)})
+    assert env.unwrapped.get_state() == src.get_state()  # the refused reset changed nothing
+    env.reset()  # no deal was drawn for the state: this is the deal of reset(seed=8)
+    plain = gym.make("umbrella_env/Solo-v0")
+    plain.reset(seed=8)
+    assert env.unwrapped.get_state() == plain.unwrapped.get_state()
 
 
 def test_rgb_array_render_changes_with_the_state() -> None:

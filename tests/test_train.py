@@ -274,6 +274,8 @@ def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
         (["--ent-coef", "-1"], "--ent-coef must be a number >= 0, got -1.0"),
         (["--players", "1", "--opponents", "greedy"], "--opponents applies to 2-4 players only"),
         (["--players", "1", "--eval-opponent", "greedy"], "--eval-opponent applies to 2-4 players only"),
+        (["--net", "99999999999"], "--net layer sizes must be from 1 to 8,192, got [99999999999]"),  # was a torch error
+        (["--net", "64", "0"], "--net layer sizes must be from 1 to 8,192, got [64, 0]"),
     ],
 )
 def test_bad_or_ignored_options_are_refused_before_training(tmp_path, capsys, argv, message) -> None:

@@ -47,11 +47,21 @@ def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_replace_it(az_r
     out = tmp_path / "ppo"
     assert ppo.main([*PPO, "--out", str(out)]) == 0
     err = _refused(ppo.main, [*PPO, "--seed", "9", "--out", str(out)], capsys)
-    assert "holds a previous run (best.zip" in err
+    assert "holds a previous run (best.json, last.json, best.zip" in err
     (out / "stale.txt").write_text("kept")
     assert ppo.main([*PPO, "--seed", "9", "--overwrite", "--out", str(out)]) == 0
     assert json.loads((out / "train_summary.json").read_text())["history"] != []
     assert (out / "stale.txt").read_text() == "kept"  # --overwrite removes the run's own files only
+    # The other trainer's run is a previous run too, and --overwrite replaces all of it: the
+    # trainers share best.json and last.json, and PPO's checkpoints stayed beside new sidecars.
+    err = _refused(alphazero.main, [*TINY, "--out", str(out)], capsys)
+    assert "holds a previous run (best.json, last.json, best.zip, last.zip" in err
+    resume = [*_without(TINY, "--pretrain-games", "--pretrain-epochs"), "--resume", str(out / "last.zip")]
+    err = _refused(alphazero.main, [*resume, "--out", str(tmp_path / "z")], capsys)
+    assert "is not an alphazero network (a MaskablePPO checkpoint (train.py --algo ppo))" in err  # was "format None"
+    assert alphazero.main([*TINY, "--overwrite", "--out", str(out)]) == 0
+    assert not [n for n in ("best.zip", "last.zip", "snapshot.zip", "train_summary.json") if (out / n).exists()]
+    assert (out / "best.pt").is_file() and (out / "stale.txt").read_text() == "kept"
 
 
 def test_az_resume_applies_the_learning_rate_and_weight_decay_given(az_run: Path, tmp_path) -> None:

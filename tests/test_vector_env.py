@@ -226,6 +226,10 @@ def test_reset_mask_resets_only_the_masked_sub_envs_as_sync_does() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             env.reset(options={"reset_mask": bad})
+    before = env.get_state(0)
+    with pytest.raises(ValueError, match="options\\['state'\\] starts a single-game env"):  # not silently ignored
+        env.reset(seed=3, options={"state": before})
+    assert env.get_state(0) == before
 
 
 def test_a_step_limit_is_refused_with_the_argument_named() -> None:

@@ -1,4 +1,5 @@
-"""Option types shared by the command-line tools: one place for what a ``--seed`` accepts.
+"""Option types shared by the command-line tools: one place for what a ``--seed`` and a
+path (``--out``, ``--resume``, ...) accept.
 
 Every command that takes a seed parses it with :func:`seed_option`, so a bad seed gets the
 same answer everywhere, from argparse before any work: exit status 2 and
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 
 def seed_option(upper: int | None = None, why: str = "") -> Callable[[str], int]:
@@ -30,3 +32,12 @@ def seed_option(upper: int | None = None, why: str = "") -> Callable[[str], int]
         return value
 
     return seed
+
+
+def path_option(text: str) -> Path:
+    """The argparse ``type=`` of a path option: any non-empty text.  An empty one (most often
+    an unset shell variable, ``--out "$DIR"``) is refused: as a ``Path`` it would be ``.``,
+    and a run or a report would land in the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r} (an unset shell variable?)")
+    return Path(text)

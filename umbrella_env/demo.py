@@ -47,7 +47,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import path_option, seed_option
 from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -291,9 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=seed_option(), default=0, help="an int >= 0")
     parser.add_argument("--policy", choices=["random", "greedy"], default="random")
     pictures = parser.add_argument_group("pictures of one game")
-    pictures.add_argument("--gif", metavar="FILE.gif", help="write an animated GIF, one frame per decision")
-    pictures.add_argument("--frames", metavar="DIR", help="write the frames as PNG files into DIR")
-    pictures.add_argument("--svg", metavar="FILE.svg", help="write the last position as SVG")
+    pictures.add_argument(
+        "--gif", metavar="FILE.gif", type=path_option, help="write an animated GIF, one frame per decision"
+    )
+    pictures.add_argument("--frames", metavar="DIR", type=path_option, help="write the frames as PNG files into DIR")
+    pictures.add_argument("--svg", metavar="FILE.svg", type=path_option, help="write the last position as SVG")
     pictures.add_argument("--turns", type=int, help="stop after this many whole turns (default: the end)")
     pictures.add_argument("--max-frames", type=int, help=f"at most this many GIF or PNG frames (default {MAX_FRAMES})")
     pictures.add_argument(

@@ -52,6 +52,7 @@ from agents.az.net import load_network
 from agents.checkpoint import check_metadata
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
 from agents.policy import INSTALL_HINT, load_model, read_metadata
+from umbrella_env.cli_args import path_option
 from umbrella_env.core import engine as E
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
@@ -316,8 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Export a MaskablePPO checkpoint (.zip) or an alphazero network (.pt), each with its .json "
         "sidecar, to ONNX, playable without torch (make_agent('model.onnx'), agents/onnx_agent.py).",
     )
-    p.add_argument("checkpoint", type=Path, help="the .zip or .pt written by training (its .json sidecar beside it)")
-    p.add_argument("out", type=Path, help="the .onnx file to write")
+    p.add_argument(
+        "checkpoint", type=path_option, help="the .zip or .pt written by training (its .json sidecar beside it)"
+    )
+    p.add_argument("out", type=path_option, help="the .onnx file to write")
     p.add_argument(
         "--opset", type=int, default=OPSET, help=f"ONNX opset, {OPSETS.start}-{OPSETS.stop - 1} (default {OPSET})"
     )

@@ -38,8 +38,8 @@ def output_dir_problem(path: Path) -> str | None:
             tempfile.TemporaryFile(dir=probe).close()
         else:
             os.rmdir(tempfile.mkdtemp(dir=probe))
-    except OSError as exc:
-        return f"{str(probe)!r} is not writable ({exc.strerror or exc})"
+    except OSError as exc:  # e.g. /proc: writable by its bits, but it takes no new entry
+        return f"{str(probe)!r} does not take a new file or folder ({exc.strerror or exc})"
     return None
 
 

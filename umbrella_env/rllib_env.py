@@ -53,7 +53,6 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from agents.checks import check_real
 from agents.rllib_module import MASK_KEY, OBS_KEY
 from umbrella_env.core import actions as A
-from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
@@ -63,6 +62,8 @@ from umbrella_env.envs.common import (
     check_seed,
     end_rewards,
     illegal_rewards,
+    multiplayer_config,
+    refuse_state_option,
     score_edge,
 )
 from umbrella_env.envs.solo import UmbrellaSoloEnv
@@ -100,7 +101,7 @@ def runner_seed(seed: int | None, env_config: Any) -> int | None:
 
 def _options(env_config: Any) -> dict[str, Any]:
     """The env config as a dict, its keys known and ``shaping`` and ``opponents`` checked
-    (the game settings are checked by :class:`GameConfig`), or a ``ValueError``."""
+    (the game settings are checked by :class:`~umbrella_env.core.config.GameConfig`), or a ``ValueError``."""
     if env_config is not None and not isinstance(env_config, Mapping):
         raise ValueError(f"env_config must be a dict (or RLlib's EnvContext) or None, got {env_config!r}")
     cfg = dict(env_config or {})
@@ -131,13 +132,13 @@ class TurnBasedEnv(MultiAgentEnv):
         super().__init__()
         cfg = _options(env_config)
         self._env_config = env_config
-        self.config = GameConfig(
-            num_players=cfg.get("num_players", 2),
-            plate_level=cfg.get("plate_level", 1),
-            max_turns=cfg.get("max_turns", TRAIN_MAX_TURNS),
+        self.config = multiplayer_config(
+            cfg.get("num_players", 2),
+            cfg.get("plate_level", 1),
+            cfg.get("max_turns", TRAIN_MAX_TURNS),
+            None,
+            "MaskedSoloEnv",
         )
-        if self.config.num_players < 2:
-            raise ValueError("TurnBasedEnv is for 2-4 players; solo is MaskedSoloEnv")
         self.shaping = float(cfg.get("shaping", 0.0))
         self.opponent_specs: list[str] = list(cfg.get("opponents") or [])
         self.possible_agents = [f"player_{s}" for s in range(self.config.num_players)]
@@ -159,6 +160,7 @@ class TurnBasedEnv(MultiAgentEnv):
     # ------------------------------------------------------------------ RLlib API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         check_reset_options(options)
+        refuse_state_option(options, "TurnBasedEnv")
         seed = runner_seed(seed, self._env_config)
         if seed is not None:
             self._rng = np.random.default_rng(seed)

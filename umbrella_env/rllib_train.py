@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import path_option, seed_option
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed of RLlib, torch and the games (default 0)",
     )
     p.add_argument(
-        "--out", type=Path, default=None, help="output folder (default runs/rllib-<players>p-l<level>-<time>)"
+        "--out", type=path_option, default=None, help="output folder (default runs/rllib-<players>p-l<level>-<time>)"
     )
     p.add_argument(
         "--opponents",

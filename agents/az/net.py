@@ -253,7 +253,12 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             f"(before the per-slide look-ahead head); retrain it with this version ({FORMAT!r})"
         )
     if meta.get("format") != FORMAT or "hidden" not in meta:
-        raise ValueError(f"checkpoint {str(path)!r} is not an alphazero network (format {meta.get('format')!r})")
+        written = "a MaskablePPO checkpoint (train.py --algo ppo)" if Path(path).suffix.lower() == ".zip" else None
+        found = written or f"its sidecar says format {meta.get('format')!r}"
+        raise ValueError(
+            f"checkpoint {str(path)!r} is not an alphazero network ({found}); "
+            f"expected a .pt written by the alphazero trainer (format {FORMAT!r})"
+        )
     return meta
 
 

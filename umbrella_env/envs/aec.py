@@ -28,7 +28,8 @@ from umbrella_env.envs.common import (
     check_reset_options,
     check_seed,
     illegal_rewards,
-    make_config,
+    multiplayer_config,
+    state_option,
     step_rewards,
 )
 from umbrella_env.envs.doctables import env_doc_tables
@@ -50,6 +51,11 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         if self._has_reset and not self.agents:
             return self.env.last(observe)
         return super().last(observe)
+
+    def set_state(self, d: dict[str, Any]) -> None:
+        """The env's ``set_state``, after which the env is in use as after a reset."""
+        self.env.set_state(d)
+        self._has_reset = True
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -74,7 +80,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ``reward_mode="win"`` (default): at the end of the game, +1 for the sole winner, +0.5
     for each player sharing the victory, -1 for the others; 0 for everyone on truncation.
     ``"score"``: each player's final score (docs/rules.md §5) when the game ends or is
-    truncated. ``"dense"``: each step, the change of every player's score.
+    truncated. ``"dense"``: each step, the change of every player's score, so a player's
+    rewards over a game add up to the final score minus the score of the deal (-4: four
+    umbrellas in the personal zone, docs/rules.md §5.2), i.e. the final score + 4.
     With ``illegal_action="loss"`` an illegal action ends the game: the mover gets -1,
     the others 0, and a warning names the action. With ``"raise"`` it raises
     ``IllegalActionError``; an action that is not an id in [0, 968) always raises
@@ -83,8 +91,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ## Starting State
     docs/rules.md §3: random boards and tiles, one umbrella of each colour in every zone,
     player_0 to move. ``reset(seed=...)`` takes None or a non-negative int.
-    ``reset(options=...)`` takes None or a dict, whose entries are ignored (the env has no
-    reset options; start from a given position with ``set_state``). With
+    ``reset(options=...)`` takes None or a dict: ``{"state": d}`` starts from the game of
+    the state dict ``d`` (as ``set_state(d)``, below; no deal is drawn, a ``seed`` given
+    with it seeds the resets after it); other entries are ignored. With
     ``render_mode="human"`` the table is printed at every reset and step.
 
     ## Episode End
@@ -99,7 +108,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     refused in); the loser's mask is empty and its observation's phase is game_over.
     ``set_state(d)`` makes the env that game (validated first): every agent is back, and
     terminations, truncations, rewards (a finished game's end rewards; 0 in "dense"
-    mode) and ``agent_selection`` are those of that game.
+    mode) and ``agent_selection`` are those of that game; through ``umbrella_env.env``'s
+    order enforcing it counts as a reset. PettingZoo's ``state()`` is an array for
+    centralised critics; this env has no ``state_space``, and its ``state()`` is the dict.
 
     ## Arguments
     ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human",
@@ -128,17 +139,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ) -> None:
         super().__init__()
         self.auto_forced = check_flag("auto_forced", auto_forced)
-        if num_players == 1:
-            raise ValueError(
-                "num_players must be 2, 3 or 4 for the AEC env; solo is gymnasium.make('umbrella_env/Solo-v0')"
-            )
-        self.config = make_config(num_players, plate_level, max_turns, components)
+        self.config = multiplayer_config(
+            num_players, plate_level, max_turns, components, "gymnasium.make('umbrella_env/Solo-v0')"
+        )
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(RENDER_MODES))
         self.render_mode = render_mode
-        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self.possible_agents = [f"player_{i}" for i in range(self.config.num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict(
             {
@@ -162,9 +171,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         check_reset_options(options)
         seed = check_seed(seed)
+        start = state_option(self.config, options)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._show(EnvGame.deal(self.config, self._rng))
+        self._show(EnvGame.deal(self.config, self._rng) if start is None else start)
         if self.render_mode == "human":
             self.render()
 

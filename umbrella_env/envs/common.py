@@ -3,7 +3,8 @@ the same way, written once.
 
 | policy | home |
 |---|---|
-| options | :func:`make_config`, :func:`check_choice`, :func:`check_flag`, :func:`check_reset_options` |
+| options | :func:`make_config`, :func:`multiplayer_config` (2-4 players), :func:`check_choice`, :func:`check_flag` |
+| reset options, start state | :func:`check_reset_options`, :func:`state_option`, :func:`refuse_state_option` |
 | seeds | :func:`check_seed` (one env), :func:`seed_sequence` (a batch) |
 | actions, illegal-action policy | :func:`judge_action` (one game), :func:`judge_actions` (a batch) |
 | rewards | :func:`step_rewards`, :func:`end_rewards`, :func:`illegal_rewards` |
@@ -72,6 +73,19 @@ def make_config(num_players: Any, plate_level: Any, max_turns: Any, components: 
     )
 
 
+def multiplayer_config(
+    num_players: Any, plate_level: Any, max_turns: Any, components: Any, solo_env: str
+) -> GameConfig:
+    """:func:`make_config` for an env of 2-4 players: every argument checked as the core
+    checks it (an int first), then a player count outside 2-4 refused with a
+    :class:`ConfigError` naming ``solo_env``, the env that plays solo games."""
+    n = num_players
+    if isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) and not 2 <= n <= 4:
+        solo = f"; solo games are {solo_env}" if n == 1 else ""
+        raise ConfigError(f"num_players must be 2, 3 or 4 in this env, got {n}{solo}")
+    return make_config(num_players, plate_level, max_turns, components)
+
+
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
@@ -87,10 +101,34 @@ def check_flag(name: str, value: Any) -> bool:
 def check_reset_options(options: Any) -> None:
     """``reset(options=...)``: None or a dict, whose entries the envs ignore (PettingZoo's
     ``api_test`` requires that unknown ones be accepted), except the native vector env's
-    ``reset_mask``, as Gymnasium's vector envs read it.  A position is set with
-    ``set_state``, not through the options."""
+    ``reset_mask``, as Gymnasium's vector envs read it, and the single-game envs' ``state``
+    (:func:`state_option`)."""
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+
+
+#: The ``reset`` option of the single-game envs that starts from a state dict.
+STATE_OPTION = "state"
+
+
+def state_option(config: GameConfig, options: Mapping[str, Any] | None) -> EnvGame | None:
+    """The game of ``options["state"]`` (a state dict, validated: raises :class:`StateError`),
+    or None without that option.  ``reset(options={"state": d})`` is ``set_state(d)`` as a
+    reset, so it passes through every wrapper (``gymnasium.make``'s order enforcing, which
+    forwards no other method, and PettingZoo's), and a reset that gets it draws no deal."""
+    if not options or STATE_OPTION not in options:
+        return None
+    return EnvGame.load(config, options[STATE_OPTION])
+
+
+def refuse_state_option(options: Mapping[str, Any] | None, env_name: str) -> None:
+    """An env that cannot start from a state dict refuses the ``state`` option, rather than
+    dealing a new game as if it had not been given."""
+    if options and STATE_OPTION in options:
+        raise ValueError(
+            f"options[{STATE_OPTION!r}] starts a single-game env (AEC, parallel, solo) from a state dict; "
+            f"{env_name} has no such option"
+        )
 
 
 # --------------------------------------------------------------------------- seeds

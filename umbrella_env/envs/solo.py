@@ -27,6 +27,7 @@ from umbrella_env.envs.common import (
     check_reset_options,
     check_seed,
     make_config,
+    state_option,
     step_rewards,
 )
 from umbrella_env.envs.doctables import env_doc_tables
@@ -63,8 +64,9 @@ class UmbrellaSoloEnv(gym.Env):
     ## Starting State
     A random stage layout, 20 umbrellas dealt 5 per zone, two stacks of 3 black tiles.
     ``reset(seed=...)`` takes None or a non-negative int.
-    ``reset(options=...)`` takes None or a dict, whose entries are ignored (the env has no
-    reset options; start from a given position with ``set_state``). With
+    ``reset(options=...)`` takes None or a dict: ``{"state": d}`` starts from the game of
+    the state dict ``d`` (as ``set_state(d)``, below; no deal is drawn, a ``seed`` given
+    with it seeds the resets after it); other entries are ignored. With
     ``render_mode="human"`` the table is printed at every reset and step.
 
     ## Episode End
@@ -77,7 +79,8 @@ class UmbrellaSoloEnv(gym.Env):
     ``"terminated": true`` and, an env-level entry, ``"illegal_action": {"seat": 0,
     "action": a, "phase": p}``. ``set_state(d)`` makes the env that game (validated
     first) and returns ``(observation, info)`` as ``reset`` does; a finished game shows
-    an empty mask and ``step`` asks for a reset.
+    an empty mask and ``step`` asks for a reset. Through ``gymnasium.make``'s wrappers, which forward no other method,
+    start from a state with ``reset(options={"state": d})``.
 
     ## Arguments
     ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture
@@ -115,9 +118,11 @@ class UmbrellaSoloEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         check_reset_options(options)
-        super().reset(seed=check_seed(seed))
+        seed = check_seed(seed)
+        start = state_option(self.config, options)
+        super().reset(seed=seed)
         # The same key draw as the vector env, so sub-env i equals a single env seeded seed + i.
-        shown = self._show(EnvGame.deal(self.config, self.np_random))
+        shown = self._show(EnvGame.deal(self.config, self.np_random) if start is None else start)
         if self.render_mode == "human":
             self.render()
         return shown

@@ -25,6 +25,7 @@ from umbrella_env.envs.common import (
     ended_observation,
     judge_actions,
     make_config,
+    refuse_state_option,
     render_state,
     save_state,
     seed_sequence,
@@ -142,7 +143,8 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         return self._observe(E.scores(self._state)), self._info()
 
     def _reset_mask(self, options: Any) -> np.ndarray | None:
-        """The ``reset_mask`` option checked (None without one)."""
+        """The ``reset_mask`` option checked (None without one; a ``state`` option refused)."""
+        refuse_state_option(options, "the native vector env (its option: reset_mask)")
         if not options or "reset_mask" not in options:
             return None
         mask = options["reset_mask"]

@@ -32,7 +32,14 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.errors import ConfigError
 from umbrella_env.core.observation import observe
-from umbrella_env.envs.common import REWARD_MODES, check_choice, check_seed, make_config, seed_sequence, step_rewards
+from umbrella_env.envs.common import (
+    REWARD_MODES,
+    check_choice,
+    check_seed,
+    multiplayer_config,
+    seed_sequence,
+    step_rewards,
+)
 
 
 class VectorGame:
@@ -66,12 +73,10 @@ class VectorGame:
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ConfigError(f"num_games must be a positive int, got {num_games!r}")
-        if num_players == 1:
-            raise ConfigError("num_players must be 2, 3 or 4; solo games are UmbrellaSoloVectorEnv")
-        self.config = make_config(num_players, plate_level, max_turns, components)
+        self.config = multiplayer_config(num_players, plate_level, max_turns, components, "UmbrellaSoloVectorEnv")
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.num_games = int(num_games)
-        self.num_players = num_players
+        self.num_players = self.config.num_players
         self._rng, self._generators = self._streams(seed)
         self.state = E.allocate(self.config, self.num_games)
         self._deal(np.arange(self.num_games))

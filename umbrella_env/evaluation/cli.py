@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import path_option, seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="with --backend ray: HOST:PORT of an existing Ray cluster (default: a local Ray)",
     )
-    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/eval-<timestamp>)")
+    p.add_argument("--out", type=path_option, default=None, help="output folder (default runs/eval-<timestamp>)")
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"truncation (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--overwrite", action="store_true", help="replace a previous report in --out (refused without it)")

@@ -138,14 +138,15 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
         ]
         for e in ranked(summary):
             lines += [f"**{e['label']}**", "", "```", _text_histogram(e["merit_bands"]), "```", ""]
-        lines += [
-            "## Head to head (same deals)",
-            "",
-            "Share of deals on which the row agent scored more than the column agent (ties count ½), (deals).",
-            "",
-            _markdown_table(*head_to_head_rows(summary)),
-            "",
-        ]
+        if len(summary["head_to_head"]["labels"]) > 1:  # one agent has no one to compare with
+            lines += [
+                "## Head to head (same deals)",
+                "",
+                "Share of deals on which the row agent scored more than the column agent (ties count ½), (deals).",
+                "",
+                _markdown_table(*head_to_head_rows(summary)),
+                "",
+            ]
     else:
         lines += [
             f"Win rate per seat played (a win shared by k counts 1/k; equal strength is {100 / P:.0f}%), "
@@ -222,7 +223,8 @@ def print_summary(summary: dict[str, Any], file: Any = None) -> None:
     tables = [("Standings", standings_rows(summary))]
     if summary["mode"] == "solo":
         tables.append(("Merit bands", merit_rows(summary)))
-    tables.append(("Head to head (row vs column)", head_to_head_rows(summary)))
+    if len(summary["head_to_head"]["labels"]) > 1:
+        tables.append(("Head to head (row vs column)", head_to_head_rows(summary)))
     try:
         from rich.console import Console
         from rich.table import Table

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
 from umbrella_env.cli_args import seed_option
-from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, GameConfig
 from umbrella_env.match import AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
 
@@ -115,8 +115,8 @@ def settle(args: argparse.Namespace, io: Console) -> Settings | None:
             return None
     if not 0 <= args.seat < players:
         raise ValueError(f"--seat must be a seat of the game, 0-{players - 1}; got {args.seat}")
-    if args.max_turns < 1:
-        raise ValueError(f"--max-turns must be positive, got {args.max_turns}")
+    if not 1 <= args.max_turns <= MAX_TURNS_LIMIT:  # the words of evaluate.py's check
+        raise ValueError(f"--max-turns must be an int in [1, {MAX_TURNS_LIMIT}], got {args.max_turns}")
     config = GameConfig(num_players=players, plate_level=level, max_turns=args.max_turns)
     others = [p for p in range(players) if p != args.seat]
     if opponents is None:

@@ -93,6 +93,7 @@ from agents.az.net import (
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
 from agents.checkpoint import copy_checkpoint
 from agents.search import PLAYOUT_TURNS
+from umbrella_env.cli_args import path_option
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
@@ -103,9 +104,11 @@ from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, WorkerDied, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import (
+    RUN_FILES,
     TRAINER_SEED_HELP,
     apply_preset,
     check_game,
+    check_layers,
     given_options,
     overwrite_problem,
     trainer_seed,
@@ -890,14 +893,14 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="minutes: stop after the iteration that passes it (then evaluate and save)",
     )
     p.add_argument("--seed", type=trainer_seed, default=0, help=TRAINER_SEED_HELP)
-    p.add_argument("--out", type=Path, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
-    p.add_argument("--resume", type=Path, default=None, help="continue from a .pt checkpoint of this trainer")
+    p.add_argument("--out", type=path_option, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
+    p.add_argument("--resume", type=path_option, default=None, help="continue from a .pt checkpoint of this trainer")
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
     )
     p.add_argument(
         "--init",
-        type=Path,
+        type=path_option,
         default=None,
         help="start a new run from the weights of a .pt checkpoint of this trainer (same players, level and "
         "layer sizes; with --heuristic-inputs from a network without them, the new inputs start at their "
@@ -979,9 +982,6 @@ _GUMBEL_ONLY = ("buffer", "train_steps")
 _PRETRAIN_ONLY = ("teacher", "teacher_sims", "pretrain_epochs", "pretrain_learning_rate")
 #: The files of a run in its folder (``--overwrite`` removes them; a new run refuses a
 #: folder that holds them).
-RUN_FILES = (
-    "best.pt", "best.json", "last.pt", "last.json", "optimizer.pt", "history.json", "learning_curve.png", "tb",
-)  # fmt: skip
 
 
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
@@ -1006,8 +1006,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             f"--buffer ({args.buffer}) must be at least --batch-size ({args.batch_size}): "
             "the replay buffer must hold one minibatch"
         )
-    if any(h < 1 for h in args.hidden):
-        raise ValueError(f"--hidden layer sizes must be at least 1, got {args.hidden}")
+    check_layers("--hidden", args.hidden)
     for flag, value in (
         ("--learning-rate", args.learning_rate),
         ("--pretrain-learning-rate", args.pretrain_learning_rate),

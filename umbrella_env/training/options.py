@@ -42,7 +42,7 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 #: seeds below 2**32.
 MAX_SEED = 2**32 - 1
 #: The argparse type of both trainers' ``--seed``.
-trainer_seed = seed_option(MAX_SEED, "the limit of Stable-Baselines3's seeding")
+trainer_seed = seed_option(MAX_SEED, "the range both trainers take, Stable-Baselines3's")
 #: The help of both trainers' ``--seed``.
 TRAINER_SEED_HELP = f"seed, 0 to {MAX_SEED} (default 0)"
 
@@ -67,6 +67,31 @@ def check_game(players: int, level: int) -> None:
         raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {players}")
     if not 1 <= level <= 4:
         raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {level}")
+
+
+#: The files of a run of each trainer in its ``--out`` folder.
+ALPHAZERO_RUN_FILES = (
+    "best.pt", "best.json", "last.pt", "last.json", "optimizer.pt", "history.json", "learning_curve.png", "tb",
+)  # fmt: skip
+PPO_RUN_FILES = (
+    "best.zip", "best.json", "last.zip", "last.json", "snapshot.zip", "snapshot.json", "train_summary.json", "tb",
+)  # fmt: skip
+#: What either trainer takes for a previous run, and removes with ``--overwrite``: the files
+#: of both trainers.  They share ``best.json`` and ``last.json``, so a run replacing only its
+#: own files would leave the other trainer's checkpoints beside its own sidecars.
+RUN_FILES = tuple(dict.fromkeys(ALPHAZERO_RUN_FILES + PPO_RUN_FILES))
+
+
+#: The widest hidden layer either trainer builds (``--net``, ``--hidden``): far above any
+#: useful network for this game, and below sizes whose weights would not fit in memory
+#: (a torch allocation error from inside the library otherwise).
+MAX_LAYER_SIZE = 8192
+
+
+def check_layers(flag: str, sizes: Sequence[int]) -> None:
+    """Refuse (ValueError, naming ``flag``) hidden layer sizes outside 1..MAX_LAYER_SIZE."""
+    if any(not 1 <= n <= MAX_LAYER_SIZE for n in sizes):
+        raise ValueError(f"{flag} layer sizes must be from 1 to {MAX_LAYER_SIZE:,}, got {list(sizes)}")
 
 
 def overwrite_problem(

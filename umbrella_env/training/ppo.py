@@ -66,6 +66,7 @@ from agents import make_agent
 from agents.checkpoint import copy_checkpoint
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, metadata_path, read_metadata
+from umbrella_env.cli_args import path_option
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
@@ -74,9 +75,11 @@ from umbrella_env.parallel import WorkerDied
 from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
+    RUN_FILES,
     TRAINER_SEED_HELP,
     apply_preset,
     check_game,
+    check_layers,
     given_options,
     overwrite_problem,
     selection_metric,
@@ -393,13 +396,20 @@ def build_parser() -> argparse.ArgumentParser:
         "trainer instead; its options: train.py --algo alphazero --help",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.add_argument(
+        "--algo",
+        choices=["ppo"],
+        default="ppo",
+        metavar="{ppo,alphazero}",
+        help="the trainer: ppo (MaskablePPO, these options; the default) or, through train.py, alphazero",
+    )
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4")
     p.add_argument("--timesteps", type=float, default=1_000_000, help="learner decisions to train for")
     p.add_argument("--n-envs", type=int, default=64, help="games played side by side")
     p.add_argument("--seed", type=trainer_seed, default=0, help=TRAINER_SEED_HELP)
     p.add_argument(
-        "--out", type=Path, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)"
+        "--out", type=path_option, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)"
     )
     p.add_argument(
         "--opponents",
@@ -407,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=["random", "self"],
         help="opponent pool for 2-4 players: random, self, or agent names (greedy, heuristic, ...)",
     )
-    p.add_argument("--resume", type=Path, default=None, help="checkpoint .zip to continue training from")
+    p.add_argument("--resume", type=path_option, default=None, help="checkpoint .zip to continue training from")
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
     )
@@ -454,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pretrain-games", type=int, default=2000, help="teacher games for --pretrain")
     p.add_argument(
         "--pretrain-cache",
-        type=Path,
+        type=path_option,
         default=None,
         metavar="FILE.npz",
         help="reuse the teacher games stored in this file, or store them there",
@@ -639,9 +649,6 @@ _PRETRAIN_ONLY = (
 )
 #: The files of a run in its folder (``--overwrite`` removes them; a new run refuses a
 #: folder that holds them).
-RUN_FILES = (
-    "best.zip", "best.json", "last.zip", "last.json", "snapshot.zip", "snapshot.json", "train_summary.json", "tb",
-)  # fmt: skip
 
 
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
@@ -658,8 +665,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             f"--batch-size {args.batch_size} is larger than a rollout ({N_STEPS} steps x --n-envs {args.n_envs} = "
             f"{N_STEPS * args.n_envs}): give at most {N_STEPS * args.n_envs}, or more --n-envs"
         )
-    if any(n < 1 for n in args.net):
-        raise ValueError(f"--net layer sizes must be at least 1, got {args.net}")
+    check_layers("--net", args.net)
     if args.torch_threads is not None and args.torch_threads < 1:
         raise ValueError(f"--torch-threads must be at least 1, got {args.torch_threads}")
     for flag, attr in (("--learning-rate", "learning_rate"), ("--pretrain-lr", "pretrain_lr")):
@@ -816,17 +822,22 @@ def _train(
             import tqdm  # noqa: F401
         except ImportError:
             progress = False
+    # PPO collects whole rollouts: the steps it trains are the next multiple of one rollout,
+    # and the progress bar counts to that (it read "2,048/10" for --timesteps 10).
+    rollout = model.n_steps * model.n_envs
+    timesteps = -(-int(args.timesteps) // rollout) * rollout
+    rounded = ""
+    if timesteps != int(args.timesteps):
+        rounded = f" (--timesteps {int(args.timesteps):,} in whole rollouts of {rollout:,})"
     print(
-        f"training {config.num_players}-player level {config.plate_level} for {int(args.timesteps):,} steps "
+        f"training {config.num_players}-player level {config.plate_level} for {timesteps:,} steps{rounded} "
         f"on {args.n_envs} games -> {out}",
         flush=True,
     )
     t0 = time.perf_counter()
     interrupted, final, elapsed = False, None, None
     try:
-        model.learn(
-            int(args.timesteps), callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None
-        )
+        model.learn(timesteps, callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
         elapsed = time.perf_counter() - t0
         final = callback.evaluate()
     except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
