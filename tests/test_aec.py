@@ -282,6 +282,26 @@ def test_set_state_through_the_order_enforcing_wrapper_counts_as_a_reset() -> No
     assert e.unwrapped.state() == d and not (term or trunc)
     e.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert e.unwrapped.state() != d
+    fresh = umbrella_env.env(num_players=2)
+    fresh.set_state(d)
+    steps = 0
+    for _agent in fresh.agent_iter(4):  # PettingZoo's loop asserts a reset or a step came first
+        obs, _, term, trunc, _ = fresh.last()
+        fresh.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+        steps += 1
+    assert steps == 4
+
+
+def test_a_refused_reset_leaves_a_fresh_wrapped_env_unreset() -> None:
+    """PettingZoo's wrapper marked the env as reset before the env refused the call; later
+    calls then failed inside the env with an AttributeError instead of its own message."""
+    e = umbrella_env.env(num_players=2)
+    with pytest.raises(ConfigError, match="seed"):
+        e.reset(seed=-1)
+    with pytest.raises(StateError):
+        e.reset(options={"state": {"nonsense": 1}})
+    with pytest.raises(AttributeError, match="agent_selection cannot be accessed before reset"):
+        e.last()  # PettingZoo's own answer for an env never reset
 
 
 def test_reset_with_the_state_option_starts_from_that_game() -> None:
@@ -302,6 +322,12 @@ def test_reset_with_the_state_option_starts_from_that_game() -> None:
     observations, infos = par.reset(options={"state": d})
     assert infos[ref.agent_selection]["active_agent"] == ref.agent_selection
     assert par.unwrapped.state() == d
+    over = umbrella_env.raw_env(num_players=3)
+    over.set_state(d)
+    over.step(int(np.flatnonzero(over.observe(over.agent_selection)["action_mask"] == 0)[0]))  # an illegal id
+    with pytest.raises(StateError, match="starts only from a game in progress"):
+        par.reset(options={"state": over.state()})
+    assert par.unwrapped.state() == d  # refused before any change
 
 
 def test_a_bad_state_option_changes_nothing() -> None:

@@ -165,10 +165,10 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["--gif", str(tmp / "missing" / "out.gif")], "does not exist"),
         (["--svg", str(a_file / "out.svg")], "does not exist"),
         (["--gif", str(tmp)], "expected a file name ending in .gif"),
-        (["--frames", str(a_file)], "--frames: "),
+        (["--frames", str(a_file)], f"--frames: {str(a_file)!r} exists and is not a folder"),  # not PosixPath(...)
         (["--frames", str(a_file / "sub")], "is a file, not a folder"),
         # new frames would mix with the earlier game's (a shorter game left its last ones)
-        (["--frames", str(earlier), *SHORT], "already holds frames (frame_*.png); give an empty or new folder"),
+        (["--frames", str(earlier), *SHORT], f"{str(earlier)!r} already holds frames (frame_*.png); give an empty"),
         (["--gif", str(folder_gif)], "is a folder, expected a file name ending in .gif"),
         # refused before the game is played (root passes the permission-bit check)
         *(

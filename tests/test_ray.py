@@ -30,7 +30,7 @@ from umbrella_env.evaluation import cli as evaluate_cli
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
 from umbrella_env.match import AgentSpecError, build_agent, play_game
-from umbrella_env.rllib_env import MaskedSoloEnv, TurnBasedEnv
+from umbrella_env.rllib_env import TRAIN_MAX_TURNS, MaskedSoloEnv, TurnBasedEnv
 from umbrella_env.rllib_train import build_config, build_parser
 from umbrella_env.rllib_train import main as train
 
@@ -102,6 +102,9 @@ def test_turn_based_env_checks_its_reset_arguments_as_the_other_envs_do() -> Non
     assert all(np.array_equal(after[a][OBS_KEY], expected[a][OBS_KEY]) for a in after)
     with pytest.raises(ValueError, match="2, 3 or 4 in this env, got 1; solo games are MaskedSoloEnv"):
         TurnBasedEnv({"num_players": 1})
+    assert TurnBasedEnv({"max_turns": None}).config.max_turns == TRAIN_MAX_TURNS  # None is the default
+    with pytest.raises(ValueError, match="MaskedSoloEnv is the solo game: num_players must be 1"):
+        MaskedSoloEnv({"num_players": True})  # was taken for 1
 
 
 def test_an_illegal_action_is_counted_and_loses_the_game() -> None:

@@ -43,6 +43,20 @@ def test_sb3_check_env_on_the_solo_env() -> None:
         check_env(gym.make("umbrella_env/Solo-v0").unwrapped, warn=True)
 
 
+def test_sb3_vec_env_refuses_a_state_option_it_would_ignore() -> None:
+    env = UmbrellaSB3VecEnv(num_envs=2)
+    env.seed(1)
+    first = env.reset()
+    state = gym.make("umbrella_env/Solo-v0").unwrapped
+    state.reset(seed=9)
+    for options in ({"state": state.get_state()}, [{}, {"state": state.get_state()}]):
+        with pytest.raises(ValueError, match="options\\['state'\\] starts a single-game env .*UmbrellaSB3VecEnv"):
+            env.set_options(options)
+    env.set_options({"other": 1})  # other options: SB3's convention, stored and not read
+    env.seed(1)
+    assert np.array_equal(env.reset(), first)
+
+
 def test_sb3_vec_env_adapter_conventions() -> None:
     env = UmbrellaSB3VecEnv(num_envs=4, reward_mode="score")
     env.seed(3)

@@ -67,14 +67,14 @@ def test_learner_env_gives_the_learner_every_decision_and_its_losses() -> None:
 
 
 @pytest.mark.parametrize("players", [1, 2])
-def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, players: int) -> None:
+def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, players: int, capsys) -> None:
     out = tmp_path / "run"
     code = train.main(
         [
             "--players",
             str(players),
             "--timesteps",
-            "512",
+            "500",
             "--n-envs",
             "8",
             "--eval-every",
@@ -92,6 +92,8 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
         ]
     )
     assert code == 0
+    # PPO trains whole rollouts (32 x 8 games): the start line says so, as the bar counts to it
+    assert "for 512 steps (--timesteps 500 in whole rollouts of 256) on 8 games" in capsys.readouterr().out
     for name in ("best.zip", "last.zip", "best.json", "last.json", "train_summary.json"):
         assert (out / name).is_file(), name
     summary = json.loads((out / "train_summary.json").read_text())

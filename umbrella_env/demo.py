@@ -220,14 +220,14 @@ def _command(args: argparse.Namespace) -> str:
 
 
 # --------------------------------------------------------------------------- command line
-def _check_file(parser: argparse.ArgumentParser, option: str, value: str, suffix: str) -> None:
-    problem = output_file_problem(Path(value), suffix)
+def _check_file(parser: argparse.ArgumentParser, option: str, path: Path, suffix: str) -> None:
+    problem = output_file_problem(path, suffix)
     if problem is not None:
         parser.error(f"{option}: {problem}")
 
 
-def _check_dir(parser: argparse.ArgumentParser, option: str, value: str) -> None:
-    path = Path(value)
+def _check_dir(parser: argparse.ArgumentParser, option: str, path: Path) -> None:
+    value = str(path)
     if path.exists() and not path.is_dir():
         parser.error(f"{option}: {value!r} exists and is not a folder")
     problem = output_dir_problem(path)

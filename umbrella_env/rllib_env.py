@@ -135,7 +135,7 @@ class TurnBasedEnv(MultiAgentEnv):
         self.config = multiplayer_config(
             cfg.get("num_players", 2),
             cfg.get("plate_level", 1),
-            cfg.get("max_turns", TRAIN_MAX_TURNS),
+            TRAIN_MAX_TURNS if cfg.get("max_turns") is None else cfg["max_turns"],
             None,
             "MaskedSoloEnv",
         )
@@ -243,13 +243,15 @@ class MaskedSoloEnv(gym.Env):
 
     def __init__(self, env_config: Any = None) -> None:
         cfg = _options(env_config)
-        if cfg.get("num_players", 1) != 1 or cfg.get("opponents") or "shaping" in cfg:
+        players = cfg.get("num_players", 1)
+        if type(players) is not int or players != 1 or cfg.get("opponents") or "shaping" in cfg:  # True is not 1
             raise ValueError(
                 "MaskedSoloEnv is the solo game: num_players must be 1, and it takes neither opponents nor shaping "
                 "(no opponent, no score edge)"
             )
         self.env = UmbrellaSoloEnv(
-            plate_level=cfg.get("plate_level", 1), max_turns=cfg.get("max_turns", TRAIN_MAX_TURNS)
+            plate_level=cfg.get("plate_level", 1),
+            max_turns=TRAIN_MAX_TURNS if cfg.get("max_turns") is None else cfg["max_turns"],
         )
         self._env_config = env_config
         self.config = self.env.config

@@ -52,10 +52,18 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             return self.env.last(observe)
         return super().last(observe)
 
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """PettingZoo's reset, whose flags change only once the env has taken the reset (a
+        refused seed or state left a fresh env marked as reset, and later calls failed with
+        an ``AttributeError``)."""
+        self.env.reset(seed=seed, options=options)
+        self._has_reset = self._has_updated = True
+
     def set_state(self, d: dict[str, Any]) -> None:
-        """The env's ``set_state``, after which the env is in use as after a reset."""
+        """The env's ``set_state``, after which the env is in use as after a reset (the
+        ``agent_iter`` loop included)."""
         self.env.set_state(d)
-        self._has_reset = True
+        self._has_reset = self._has_updated = True
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention

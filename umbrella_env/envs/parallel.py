@@ -23,8 +23,9 @@ from typing import Any
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
-from umbrella_env.core.errors import ActionError, GameOverError
+from umbrella_env.core.errors import ActionError, GameOverError, StateError
 from umbrella_env.envs.aec import env
+from umbrella_env.envs.common import state_option
 
 
 class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
@@ -32,6 +33,13 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
     it must be a mapping holding an action for the agent to move (the others' are ignored)."""
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if isinstance(options, Mapping):
+            start = state_option(self.aec_env.unwrapped.config, options)  # checked before any change
+            if start is not None and start.over:
+                raise StateError(
+                    "parallel_env starts only from a game in progress; this state dict's game is over "
+                    "(the AEC env, umbrella_env.env(), shows a finished game)"
+                )
         observations, infos = super().reset(seed=seed, options=options)
         mover = self.aec_env.agent_selection  # named from the first observation on, as after a step
         return observations, {agent: {**info, "active_agent": mover} for agent, info in infos.items()}

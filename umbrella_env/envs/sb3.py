@@ -27,7 +27,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from umbrella_env.core.errors import ActionError
-from umbrella_env.envs.common import check_seed
+from umbrella_env.envs.common import check_seed, refuse_state_option
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
 
@@ -96,6 +96,13 @@ class BatchVecEnv(VecEnv):
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seeds for the next :meth:`reset`: env ``i`` gets ``seed + i`` (``seed`` None or a non-negative int)."""
         return super().seed(check_seed(seed))
+
+    def set_options(self, options: list[dict] | dict | None = None) -> None:
+        """SB3's options for the next :meth:`reset`, which reads none of them: a ``state``
+        option (a single-game env's) is refused here rather than ignored at the reset."""
+        for entry in options if isinstance(options, list) else [options]:
+            refuse_state_option(entry, type(self).__name__)
+        super().set_options(options)
 
     def step_async(self, actions: np.ndarray) -> None:
         acts = np.asarray(actions)

@@ -31,7 +31,7 @@ import torch
 
 from agents.az.agent import SHIPPED_MODELS, shipped_path
 from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import path_option, seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import command_exits, process_pool
 from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
@@ -61,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument(
         "--checkpoint",
+        type=path_option,
         default=None,
         help="a .pt network (default: the shipped model for --players 1 or 2, else an untrained one)",
     )
