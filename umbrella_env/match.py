@@ -116,6 +116,13 @@ def absolute_spec(spec: str) -> str:
     return str(Path(spec).resolve())
 
 
+#: The agent specs :func:`build_agent` takes, in a command's ``--help`` (evaluate, play).
+SPECS_HELP = (
+    f"{', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)}, a .zip, .pt or .onnx "
+    f"checkpoint, {NET_PREFIX}PATH.pt (an alphazero network alone), {RLLIB_PREFIX}FOLDER, package.module:factory"
+)
+
+
 def valid_choices() -> str:
     return (
         f"valid agents: {', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)} "

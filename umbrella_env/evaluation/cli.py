@@ -14,14 +14,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from agents import AGENT_NAMES
-from agents.registry import AZ_NAMES
 from umbrella_env.cli_args import path_option, seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
-from umbrella_env.match import AgentError
+from umbrella_env.match import SPECS_HELP, AgentError
 from umbrella_env.parallel import WorkerDied
 from umbrella_env.paths import output_dir_problem, previous_run, remove_run
 
@@ -35,9 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--agents", nargs="+", required=True, metavar="AGENT",
-        help=f"agents: {', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)}, a .zip, .pt or .onnx "
-        "checkpoint, net:PATH.pt (an alphazero network alone), rllib:FOLDER, package.module:factory; "
-        "label=spec renames (a label of letters, digits, '_', '.' and '-')",
+        help=f"agents: {SPECS_HELP}; label=spec renames (a label of letters, digits, '_', '.' and '-')",
     )  # fmt: skip
     p.add_argument("--players", type=int, default=2, help="1 (solo), 2, 3 or 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="score-plate level 1-4 (default 1)")

@@ -17,7 +17,7 @@ from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
 from umbrella_env.cli_args import seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, GameConfig
-from umbrella_env.match import AgentError, AgentSpecError, build_agent
+from umbrella_env.match import SPECS_HELP, AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
 
 DEFAULT_PLAYERS = 2
@@ -59,9 +59,8 @@ def build_parser(out: TextIO) -> _Parser:
         "--opponents",
         nargs="+",
         metavar="SPEC",
-        help="one agent per other seat, in seat order (one spec = all of them): "
-        f"{', '.join(AGENT_NAMES)}, a shipped network ({', '.join(AZ_NAMES)}) or a .zip/.pt/.onnx "
-        "checkpoint for this configuration (default greedy)",
+        help=f"one agent per other seat, in seat order (one spec = all of them): {SPECS_HELP} "
+        "(checkpoints of this configuration; default greedy)",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument(
