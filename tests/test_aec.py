@@ -324,7 +324,8 @@ def test_reset_with_the_state_option_starts_from_that_game() -> None:
     assert par.unwrapped.state() == d
     over = umbrella_env.raw_env(num_players=3)
     over.set_state(d)
-    over.step(int(np.flatnonzero(over.observe(over.agent_selection)["action_mask"] == 0)[0]))  # an illegal id
+    with pytest.warns(UserWarning, match="is not legal"):  # an illegal id ends the game
+        over.step(int(np.flatnonzero(over.observe(over.agent_selection)["action_mask"] == 0)[0]))
     with pytest.raises(StateError, match="starts only from a game in progress"):
         par.reset(options={"state": over.state()})
     assert par.unwrapped.state() == d  # refused before any change

@@ -86,7 +86,7 @@ def test_every_command_answers_a_bad_seed_alike_before_any_work(module, argv, ca
         ("umbrella_env.demo", ["--gif", ""]),
         ("umbrella_env.demo", ["--frames", " "]),
         ("umbrella_env.demo", ["--svg", ""]),
-        ("umbrella_env.export", ["agents/models/az-2p.pt", ""]),
+        pytest.param("umbrella_env.export", ["agents/models/az-2p.pt", ""], marks=pytest.mark.train),  # needs torch
         pytest.param("umbrella_env.training.alphazero", ["--out", ""], marks=pytest.mark.train),
         pytest.param("umbrella_env.training.ppo", ["--out", ""], marks=pytest.mark.train),
     ],

@@ -33,7 +33,7 @@ from umbrella_env.core.actions import (
     swap_stage_action,
     swap_zone_action,
 )
-from umbrella_env.core.components import COLOURS, default_components, rotate_cells
+from umbrella_env.core.components import COLOURS, components_from_dict, default_components, rotate_cells
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError, GameOverError, IllegalActionError
 
@@ -237,7 +237,8 @@ def test_setup_multiplayer(engine, num_players):
         tiles = [e["tile"] for b in d["slots"] for s in b for e in s]
         assert len(set(tiles)) == 4 * P
         assert all(complete_figures(d, p) == [] for p in range(P))
-        # §3.4-5
+        # §3.4-5 (the config gives no plate level: the default, 1)
+        assert d["plate_level"] == 1 and GameConfig().plate_level == 1
         assert d["supply"] == INITIAL_SUPPLY[P] and d["reserve_used"] == 0
         assert d["plates"] == [[None] * 10] * P
         assert (d["current_player"], d["phase"], d["turn"]) == (0, "slide", 0)
@@ -279,6 +280,17 @@ def test_setup_layouts_are_drawn_at_random(engine, num_players):
     assert {d[0] for d in deals} == {"/".join(rows) for rows in CS.layouts.values()}
     if num_players > 1:
         assert len(set(deals)) > len(CS.layouts)
+
+
+@pytest.mark.parametrize("num_players", [1, 4])
+def test_setup_picks_among_more_than_four_layouts(engine, num_players):
+    """docs/rules.md §6.2: a component set may hold more than four layouts, and setup picks
+    among all of them (a fifth, E, is dealt too)."""
+    fifth = {"E": ["BGRB", "GYYR", "RYYG", "BGRB"]}
+    cs = components_from_dict({"layouts": {**{k: list(v) for k, v in CS.layouts.items()}, **fifth}})
+    cfg = GameConfig(num_players=num_players, components=cs)
+    dealt = {stage(engine.dump(engine.new(cfg, seed)), p) for seed in range(40) for p in range(num_players)}
+    assert dealt == {"/".join(rows) for rows in cs.layouts.values()} and "/".join(fifth["E"]) in dealt
 
 
 @pytest.mark.parametrize("num_players", [1, 2])
@@ -687,6 +699,34 @@ def test_end_trigger_last_supply_token_and_final_round(engine):
     assert engine.legal(g) == []
 
 
+def test_end_check_follows_the_pass_and_the_cover(engine):
+    """docs/rules.md decision 7: the end check comes after the pass and any cover: the last
+    supply token's pass waits for the receiver's cover, then the final round begins with
+    the left neighbour, and the trigger player plays no more."""
+    plates = ["BGRY.G....", "BGRYBG....", "BGRYB....."]
+    g = engine.load(
+        make_state(
+            3,
+            stages=[row0_stage("B")],
+            zones={"central": "B", "side1": "BB", "side2": "GG"},
+            fill="personal0",
+            slots=["15w|||", "3w|4w|5w|6w"],
+            plates=plates,
+        )
+    )
+    t0 = engine.dump(g)["turn"]
+    d = play(engine, g, "slide B from top col3", "validate slot0 space4")
+    assert (d["phase"], d["current_player"], engine.actor(g), d["supply"]) == ("cover", 0, 1, 0)
+    assert not d["terminated"] and d["turn"] - t0 == 0  # the turn is not over before the cover
+    d = play(engine, g, "cover slot3")
+    assert (d["end_triggered_by"], d["current_player"], d["phase"], d["turn"] - t0) == (0, 1, "slide", 1)
+    assert stacks(d, 1)[3] == "6w 15b"
+    d = play(engine, g, "slide B from left row1")
+    assert (d["current_player"], d["terminated"]) == (2, False)
+    d = play(engine, g, "slide G from left row1")
+    assert d["terminated"] and (d["phase"], d["turn"] - t0) == ("game_over", 3)
+
+
 def test_final_round_tokens_come_from_the_reserve(engine):
     """docs/rules.md §5.1 (decision 8): final-round tokens come from the reserve."""
     plates = ["BGRYBG....", "BGRY.G...."]
@@ -966,6 +1006,30 @@ def test_level4_power_extra_turn(engine):
     d = play(engine, g, "slide G from top col3", "validate slot0 space0")
     assert d["extra_turn"] and d["phase"] == "give_face"
     d = play(engine, g, "give white")
+    assert (d["current_player"], d["phase"], d["turn"] - t0, d["extra_turn"]) == (0, "slide", 1, False)
+    d = play(engine, g, "slide R from left row3")
+    assert (d["current_player"], d["turn"] - t0) == (1, 2)
+
+
+def test_level4_extra_turn_follows_the_receivers_cover(engine):
+    """docs/rules.md decision 6: the extra turn comes after the pass and the cover the
+    receiver chooses, and counts as a turn."""
+    g = engine.load(
+        make_state(
+            2,
+            level=4,
+            stages=[row0_stage("G")],
+            zones={"central": "GG", "side0": "R"},
+            fill="personal1",
+            slots=["15w|3w||", "4w|5w|6w|7w"],
+            plates=[".R........"],
+        )
+    )
+    t0 = engine.dump(g)["turn"]
+    d = play(engine, g, "slide G from top col3", "validate slot0 space0", "give white")
+    assert d["extra_turn"] and (d["phase"], d["current_player"], engine.actor(g)) == ("cover", 0, 1)
+    d = play(engine, g, "cover slot1")
+    assert stacks(d, 1)[1] == "5w 15w"
     assert (d["current_player"], d["phase"], d["turn"] - t0, d["extra_turn"]) == (0, "slide", 1, False)
     d = play(engine, g, "slide R from left row3")
     assert (d["current_player"], d["turn"] - t0) == (1, 2)
@@ -1322,6 +1386,51 @@ def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
     assert d["zones"]["personal"] == "B"
     assert d["zones"]["discard"] == discard
     assert (d["extra_turn"], d["current_player"], d["turn"] - t0, d["last_slide"]) == (False, 0, 1, None)
+
+
+@pytest.mark.parametrize("level", [1, 4])
+def test_solo_game_lasts_at_most_21_turns(engine, level):
+    """docs/rules.md decision 11: every slide takes one umbrella out of the four zones (20 at
+    setup) and only the extra-turn power puts one back, at most once, so a solo game lasts at
+    most 21 turns.  Over seeded games of random decisions (validations on spaces 0-1, the
+    extra-turn pair, when offered), the zones never gain more than one umbrella in a game."""
+    zones = ("left", "right", "top", "personal")
+    for seed in range(60):
+        rng = random.Random(seed)
+        g = engine.new(GameConfig(num_players=1, plate_level=level), seed)
+        held, gained = 20, 0
+        while engine.legal(g):
+            legal = engine.legal(g)
+            power = [a for a in legal if a in {A(f"validate slot{k} space{s}") for k in range(4) for s in (0, 1)}]
+            engine.step(g, rng.choice(power or legal))
+            d = engine.dump(g)
+            now = sum(len(d["zones"][z]) for z in zones)
+            gained += max(0, now - held)
+            held = now
+        assert gained <= 1 and d["turn"] <= 20 + gained, (seed, gained, d["turn"])
+
+
+def test_solo_stage_swap_as_at_2_to_4_players(engine):
+    """docs/rules.md §8.2, §7.4 (decision 4): the solo stage swap offers every adjacent pair of
+    two different colours and pass, swaps the pair, and no validation follows."""
+    g = engine.load(
+        make_state(
+            1,
+            level=4,
+            stages=[row0_stage("B")],
+            zones={"top": "B", "left": "RG"},
+            slots=["15w|4b||"],
+            plates=["....Y....."],
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space3")
+    assert stage(d, 0) == "BBBB/RGYG/GYRR/YRGY"
+    assert d["phase"] == "swap_stage" and engine.legal(g) == _expected_stage_swaps(d)
+    assert A("swap-stage r0c0 r0c1") not in engine.legal(g)  # two blues: no no-op swap
+    t0 = d["turn"]
+    d = play(engine, g, "swap-stage r1c0 r2c0")
+    assert stage(d, 0) == "BBBB/GGYG/RYRR/YRGY"
+    assert (d["phase"], d["turn"], d["plates"][0][3]) == ("slide", t0 + 1, "B")  # the white 15 is discarded
 
 
 def test_solo_zone_swap_draws_on_the_four_solo_zones(engine):
