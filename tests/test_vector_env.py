@@ -98,6 +98,12 @@ def test_same_step_final_observations_equal_the_single_envs_last_ones() -> None:
         for i in np.flatnonzero(term | trunc):
             np.testing.assert_array_equal(info_n["final_obs"][i], info_s["final_obs"][i])
             assert not np.array_equal(info_n["final_obs"][i], obs_n[i])
+            # the last info too, under Gymnasium's key (code written for SyncVectorEnv reads it)
+            assert info_n["_final_info"][i] and info_s["_final_info"][i]
+            final_n, final_s = info_n["final_info"], info_s["final_info"]
+            for key in ("action_mask", "score", "phase"):
+                assert final_n[f"_{key}"][i] and final_s[f"_{key}"][i]
+                np.testing.assert_array_equal(final_n[key][i], final_s[key][i])
             finals += 1
     assert finals >= n
 

@@ -56,8 +56,11 @@ class UmbrellaSoloVectorEnv(VectorEnv):
     * Autoreset: ``autoreset_mode="next_step"`` (default, Gymnasium's default: the step
       after an episode ends resets that sub-env, its action is ignored, reward 0) or
       ``"same_step"`` (finished games are reset in the same step; their last observation
-      is in ``info["final_obs"]`` with the mask ``info["_final_obs"]``, and their final
-      score in ``info["final_score"]``); Gymnasium's ``AutoresetMode.NEXT_STEP`` /
+      is in ``info["final_obs"]`` with the mask ``info["_final_obs"]``, their last info in
+      ``info["final_info"]`` (``action_mask``, ``score``, ``phase``, each with its ``_``
+      mask of the finished sub-envs, as ``SyncVectorEnv`` gives it) with the mask
+      ``info["_final_info"]``, and their final score in ``info["final_score"]``);
+      Gymnasium's ``AutoresetMode.NEXT_STEP`` /
       ``SAME_STEP`` are accepted too. ``metadata["autoreset_mode"]`` declares it.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
       ``max_turns``, ``components``, ``render_mode`` ("ansi": the text of every game).
@@ -188,10 +191,14 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
             final_obs = self._observe(all_scores)
             final_score = all_scores[:, 0].copy()
+            final_info = self._info()  # the finished games' last info, as SyncVectorEnv keeps it
+            final_info.update({f"_{key}": done for key in list(final_info)})
             self._reset_games(np.flatnonzero(done))
             info = self._info()
             info["final_obs"] = np.where(done[:, None], final_obs, 0.0).astype(np.float32)
             info["_final_obs"] = done
+            info["final_info"] = final_info
+            info["_final_info"] = done
             info["final_score"] = np.where(done, final_score, 0)
             obs = observe(state)
         else:
