@@ -32,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.checks import check_mask, check_name
+from agents.checks import check_game_mask, check_mask, check_name
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import check_seed
 
@@ -86,4 +86,7 @@ class RandomAgent(SeededAgent):
         super().__init__(seed, name)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
-        return int(self._rng.choice(check_mask(action_mask)))
+        legal = check_mask(action_mask)
+        if game is not None:  # a game given is checked, as every agent checks it
+            check_game_mask(game, legal)
+        return int(self._rng.choice(legal))

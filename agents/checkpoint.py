@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.checks import check_game_mask
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
@@ -86,6 +87,18 @@ def check_game_configuration(meta: Mapping[str, Any], path: str | Path, config: 
         num_players=config.num_players,
         plate_level=config.plate_level if meta.get("plate_level") is not None else None,
     )
+
+
+def check_given_game(meta: Mapping[str, Any], path: str | Path, game: Any, legal: np.ndarray) -> None:
+    """The checks a checkpoint agent makes of the ``game`` a caller gives it, even when it plays
+    from the observation alone: a :class:`SingleGame` whose legal actions are ``legal``
+    (:func:`agents.checks.check_game_mask`), of the configuration the model was trained for
+    (a model handed over in memory, without metadata, is not checked for it)."""
+    if game is None:
+        return
+    check_game_mask(game, legal)
+    if meta:
+        check_game_configuration(meta, path, game.config)
 
 
 def sidecar_path(path: str | Path) -> Path:

@@ -24,11 +24,21 @@ from umbrella_env.core import actions as A
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 
+#: The largest search budgets an agent takes: a million simulations, or an hour, for one
+#: decision is far beyond any use, and larger ones fail inside ``act`` (the search's schedule
+#: alone runs out of memory) or never return.
+MAX_SIMULATIONS = 1_000_000
+MAX_SECONDS = 3600.0
+#: The most threads an agent's runtime is asked for (onnxruntime fails to allocate beyond).
+MAX_THREADS = 1024
 
-def check_int(name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int >= ``minimum`` (and <= ``maximum`` when given)."""
+    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < minimum
+    if bad or (maximum is not None and value > maximum):
+        want = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum:,}"
+        raise ValueError(f"{name} must be an integer {want}, got {value!r}")
     return int(value)
 
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import SeededAgent
-from agents.checkpoint import check_configuration, check_configuration_options, check_metadata
-from agents.checks import check_batch, check_flag, check_int, check_mask, check_name, check_observation
+from agents.checkpoint import check_configuration, check_configuration_options, check_given_game, check_metadata
+from agents.checks import MAX_THREADS, check_batch, check_flag, check_int, check_mask, check_name, check_observation
 from umbrella_env.core.actions import NUM_ACTIONS
 
 #: ``metadata_props["format"]`` of the models written by :mod:`umbrella_env.export`.
@@ -97,7 +97,7 @@ class OnnxAgent(SeededAgent):
         deterministic = check_flag("deterministic", deterministic)
         name = check_name(name, optional=True)
         check_configuration_options(num_players=num_players, plate_level=plate_level)
-        threads = check_int("threads", threads, minimum=0)  # 0: onnxruntime's own default
+        threads = check_int("threads", threads, minimum=0, maximum=MAX_THREADS)  # 0: onnxruntime's own default
         self.path = Path(path)
         if not self.path.is_file():
             raise ValueError(
@@ -143,8 +143,10 @@ class OnnxAgent(SeededAgent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
         obs = check_observation(observation)
+        legal = check_mask(action_mask)
+        check_given_game(self.meta, self.path, game, legal)
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        mask[check_mask(action_mask)] = True
+        mask[legal] = True
         return int(self._actions(obs[None], mask[None])[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

@@ -13,11 +13,17 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from agents.checkpoint import check_configuration, check_configuration_options, read_sidecar, sidecar_path
+from agents.base import agent_generator
+from agents.checkpoint import (
+    check_configuration,
+    check_configuration_options,
+    check_given_game,
+    read_sidecar,
+    sidecar_path,
+)
 from agents.checks import check_batch, check_flag, check_mask, check_name, check_observation
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
-from umbrella_env.envs.common import check_seed
 
 
 def metadata_path(path: str | Path) -> Path:
@@ -70,6 +76,9 @@ class PolicyAgent:
         path: the checkpoint ``.zip``.
         num_players, plate_level: when given, the checkpoint must have been trained for them.
         deterministic: take the most likely legal action (default) or sample.
+        seed: the agent's own generator, which every sample draws from (the policy's
+            probabilities are computed by SB3; the draw is never from torch's or NumPy's
+            process-wide generators, so agents do not disturb each other).
     """
 
     needs_game = False
@@ -98,30 +107,49 @@ class PolicyAgent:
         self.reset(seed)
 
     @classmethod
-    def from_model(cls, model: Any, *, deterministic: bool = True, name: str = "policy") -> PolicyAgent:
+    def from_model(
+        cls, model: Any, *, deterministic: bool = True, name: str = "policy", seed: int | None = None
+    ) -> PolicyAgent:
         """An agent over an in-memory MaskablePPO model (e.g. the one being trained)."""
         agent = cls.__new__(cls)
         agent.path = Path(name)
         agent.meta = {}
         agent.model = model
-        agent.deterministic = deterministic
+        agent.deterministic = check_flag("deterministic", deterministic)
         agent.name = name
+        agent._rng = agent_generator(seed)
         return agent
 
     def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.model.set_random_seed(int(check_seed(seed)) % 2**32)
+        if seed is not None or not hasattr(self, "_rng"):
+            self._rng = agent_generator(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: Any = None) -> int:
         obs = check_observation(observation)
+        legal = check_mask(action_mask)
+        check_given_game(self.meta, self.path, game, legal)
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        mask[check_mask(action_mask)] = True
-        action, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
-        return int(action)
+        mask[legal] = True
+        return int(self._actions(obs[None], mask[None])[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions int64 [n] for ``n`` games at once (used by training against past snapshots):
         observations [n, 899] and masks [n, 968], each with a legal action."""
         obs, masks = check_batch(observations, action_masks)
-        actions, _ = self.model.predict(obs, action_masks=masks, deterministic=self.deterministic)
-        return np.asarray(actions, dtype=np.int64)
+        return self._actions(obs, masks)
+
+    def _actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The policy's most likely legal actions, or legal actions drawn from its masked
+        probabilities with the agent's generator."""
+        if self.deterministic:
+            actions, _ = self.model.predict(obs, action_masks=masks, deterministic=True)
+            return np.asarray(actions, dtype=np.int64).reshape(len(obs))
+        policy = self.model.policy
+        policy.set_training_mode(False)
+        tensor, _ = policy.obs_to_tensor(obs)
+        probs = policy.get_distribution(tensor, action_masks=masks).distribution.probs
+        p = np.where(masks, probs.detach().cpu().numpy().astype(np.float64), 0.0)
+        cdf = np.cumsum(p, axis=1)
+        draws = self._rng.random(len(obs)) * cdf[:, -1]
+        actions = (cdf <= draws[:, None]).sum(axis=1)  # the first action whose cdf passes the draw
+        return np.minimum(actions, NUM_ACTIONS - 1).astype(np.int64)

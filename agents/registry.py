@@ -52,6 +52,8 @@ def _search(seed: int | None, **kwargs: Any) -> Agent:
 
 
 def _search_common(seed: int | None, **kwargs: Any) -> Agent:
+    if "common_numbers" in kwargs:  # "search-common" with common_numbers=False would be plain search under its name
+        raise TypeError("search-common takes no common_numbers option: it is the search with common_numbers=True")
     return SearchAgent(seed=seed, **{"name": "search-common", "common_numbers": True, **kwargs})
 
 

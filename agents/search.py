@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from agents.base import agent_generator
-from agents.checks import check_flag, check_int, check_name, check_real
+from agents.checks import MAX_SECONDS, MAX_SIMULATIONS, check_flag, check_int, check_name, check_real
 from agents.common import argmax_random, determinize, figures, game_and_legal, slide_stages, stage_array
 from agents.heuristic import Evaluator, HeuristicAgent
 from umbrella_env.core import actions as A
@@ -79,9 +79,9 @@ class SearchAgent:
         potential: float = 0.3,
         common_numbers: bool = False,
     ) -> None:
-        simulations = check_int("simulations", simulations)
+        simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
         if seconds is not None:
-            seconds = check_real("seconds", seconds, positive=True)
+            seconds = check_real("seconds", seconds, positive=True, maximum=MAX_SECONDS)
         candidates = check_int("candidates", candidates)
         horizon = check_int("horizon", horizon)
         exploration = check_real("exploration", exploration, minimum=0.0)

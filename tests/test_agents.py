@@ -356,6 +356,8 @@ def test_search_common_numbers_simulate_every_candidate_on_the_same_draws(num_pl
 def test_search_rejects_a_bad_common_numbers() -> None:
     with pytest.raises(ValueError, match="common_numbers must be True or False"):
         SearchAgent(common_numbers="yes")
+    with pytest.raises(TypeError, match="search-common takes no common_numbers option"):
+        make_agent("search-common", common_numbers=False)  # was plain search named search-common
 
 
 @pytest.mark.parametrize(
@@ -365,8 +367,17 @@ def test_search_rejects_a_bad_common_numbers() -> None:
         ("heuristic", {"top_k": 0}, "top_k must be an integer >= 1, got 0"),
         ("heuristic", {"top_k": 2.5}, "top_k must be an integer >= 1, got 2.5"),
         ("heuristic", {"look_ahead": "no"}, "look_ahead must be True or False, got 'no'"),
-        ("search", {"seconds": float("inf")}, "seconds must be a finite number > 0, got inf"),
-        ("search", {"seconds": True}, "seconds must be a finite number > 0, got True"),
+        ("search", {"seconds": float("inf")}, "seconds must be a number in (0, 3600.0], got inf"),
+        ("search", {"seconds": True}, "seconds must be a number in (0, 3600.0], got True"),
+        # budgets that cannot run: act() never returned, or ran out of memory building its schedule
+        ("search", {"seconds": 1e300}, "seconds must be a number in (0, 3600.0], got 1e+300"),
+        ("search", {"simulations": 10**18}, "simulations must be an integer from 1 to 1,000,000, got 10"),
+        pytest.param(
+            "az-2p",
+            {"simulations": 10**10},
+            "simulations must be an integer from 1 to 1,000,000",
+            marks=pytest.mark.train,
+        ),
         ("search", {"horizon": float("nan")}, "horizon must be an integer >= 1, got nan"),
         ("search", {"candidates": "3"}, "candidates must be an integer >= 1, got '3'"),
         ("search", {"exploration": float("nan")}, "exploration must be a finite number >= 0.0, got nan"),

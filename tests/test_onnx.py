@@ -153,6 +153,61 @@ def test_onnxruntime_reproduces_the_torch_policy_in_every_phase(exported) -> Non
 
 
 @pytest.mark.train
+def test_checkpoint_agents_check_the_game_they_are_given(exported) -> None:
+    """The .zip and .onnx agents play from the observation, but a game given to them is
+    checked as the alphazero agents check it: its configuration, its mask, its type (they
+    played a 3-player game with a 2-player model without a word)."""
+    from umbrella_env.core.single import SingleGame
+
+    checkpoint, onnx_path = exported
+    g2, g3 = SingleGame.new(GameConfig(num_players=2), 6), SingleGame.new(GameConfig(num_players=3), 6)
+    for spec in (str(checkpoint), str(onnx_path)):
+        agent = make_agent(spec)
+        assert g2.legal_mask()[agent.act(g2.observe(g2.actor), g2.legal_mask(), g2)]
+        with pytest.raises(ValueError, match="trained for num_players=2, but this game has num_players=3"):
+            agent.act(g3.observe(g3.actor), g3.legal_mask(), g3)
+        stale = g2.legal_mask().copy()
+        stale[np.flatnonzero(~stale)[0]] = True
+        with pytest.raises(ValueError, match="action_mask is not the legal actions of the game"):
+            agent.act(g2.observe(g2.actor), stale, g2)
+        with pytest.raises(TypeError, match="game must be a SingleGame"):
+            agent.act(g2.observe(g2.actor), g2.legal_mask(), g2.to_dict())
+    with pytest.raises(ValueError, match="action_mask is not the legal actions of the game"):
+        make_agent("random").act(g2.observe(g2.actor), stale, g2)
+
+
+@pytest.mark.train
+def test_a_sampling_policy_agent_draws_from_its_own_generator(exported) -> None:
+    """A sampling .zip agent used SB3's process-wide seeding: a second agent rewound or
+    disturbed the first one's samples, and building one reseeded NumPy's global stream."""
+    from agents.policy import PolicyAgent
+
+    checkpoint, _ = exported
+    obs, masks, _ = phase_positions(16, seed=3)
+
+    def samples(agent, others=()):
+        out = []
+        for o, m in zip(obs, masks):
+            out.append(agent.act(o, m))
+            for other in others:
+                other.act(o, m)
+        return out
+
+    alone = samples(PolicyAgent(checkpoint, deterministic=False, seed=4))
+    first = PolicyAgent(checkpoint, deterministic=False, seed=4)
+    np.random.seed(0)
+    expected_global = np.random.rand()
+    np.random.seed(0)
+    second = PolicyAgent(checkpoint, deterministic=False, seed=99)  # built after the first
+    assert np.random.rand() == expected_global  # the global stream is untouched
+    assert samples(first, [second]) == alone
+    assert all(m[a] for a, m in zip(alone, masks))  # legal draws
+    assert samples(PolicyAgent(checkpoint, deterministic=False, seed=5)) != alone  # the seed matters
+    batch = PolicyAgent(checkpoint, deterministic=False, seed=4).act_batch(obs, masks)
+    assert batch.dtype == np.int64 and all(m[a] for a, m in zip(batch, masks))
+
+
+@pytest.mark.train
 def test_metadata_travels_with_the_model_and_another_configuration_is_refused(exported, tmp_path) -> None:
     import onnx
 

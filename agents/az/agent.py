@@ -22,8 +22,17 @@ import numpy as np
 from agents.az.net import AZNet, HeuristicInputs, load_network
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch
 from agents.base import GAME_FROM_ENV, agent_generator
-from agents.checkpoint import check_configuration_options, check_game_configuration
-from agents.checks import check_flag, check_game_mask, check_int, check_mask, check_name, check_observation, check_real
+from agents.checkpoint import check_configuration_options, check_given_game
+from agents.checks import (
+    MAX_SECONDS,
+    MAX_SIMULATIONS,
+    check_flag,
+    check_int,
+    check_mask,
+    check_name,
+    check_observation,
+    check_real,
+)
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.core.single import SingleGame
 
@@ -109,11 +118,13 @@ class AZAgent:
                     f"{names}: search options, but this agent plays the network alone (search=False); "
                     "leave them out, or use the agent with search"
                 )
-        simulations = DEFAULT_SIMULATIONS if simulations is None else check_int("simulations", simulations)
+        if simulations is None:
+            simulations = DEFAULT_SIMULATIONS
+        simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
         if rollout_turns is not None:
             rollout_turns = check_int("rollout_turns", rollout_turns)
         if seconds is not None:
-            seconds = check_real("seconds", seconds, positive=True)
+            seconds = check_real("seconds", seconds, positive=True, maximum=MAX_SECONDS)
         if isinstance(model, AZNet):
             self.net, self.meta, self.path = (
                 model,
@@ -152,14 +163,9 @@ class AZAgent:
         if seed is not None:
             self._rng = agent_generator(seed)
 
-    def _check_game(self, game: SingleGame) -> None:
-        check_game_configuration(self.meta, self.path, game.config)
-
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
         legal = check_mask(action_mask)
-        if game is not None:
-            check_game_mask(game, legal)
-            self._check_game(game)
+        check_given_game(self.meta, self.path, game, legal)
         obs = None if self.use_search else check_observation(observation)  # the search reads the game alone
         if legal.size == 1:
             return int(legal[0])

@@ -50,7 +50,7 @@ from functools import lru_cache
 import numpy as np
 
 from agents.az.net import SOLO_SCALE, HeuristicInputs
-from agents.checks import check_int, check_real
+from agents.checks import MAX_SIMULATIONS, check_int, check_real
 from agents.common import determinize
 from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
 from umbrella_env.core.single import SingleGame
@@ -266,7 +266,7 @@ class GumbelSearch:
     ) -> None:
         rollout_weight = check_real("rollout_weight", rollout_weight, minimum=0.0, maximum=1.0)
         self.evaluate = evaluate
-        self.simulations = check_int("simulations", simulations)
+        self.simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
         self.max_considered = check_int("max_considered", max_considered, minimum=2)
         self.gumbel_scale = float(gumbel_scale)
         self.c_visit = c_visit

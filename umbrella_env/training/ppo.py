@@ -299,7 +299,9 @@ class TrainCallback(BaseCallback):
         if self.pool is not None and "self" in self.pool.specs:
             path = self.out / "snapshot.zip"
             save_checkpoint(self.model, path, self.config, {"timesteps": int(t)})
-            self.pool.snapshot = PolicyAgent(path, deterministic=False)
+            # its samples draw from its own generator, seeded by the run's seed and the step
+            seed = int(np.random.SeedSequence([self.args.seed, int(t)]).generate_state(1)[0])
+            self.pool.snapshot = PolicyAgent(path, deterministic=False, seed=seed)
 
     def _on_step(self) -> bool:
         t = self.num_timesteps
