@@ -271,7 +271,7 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
         (  # refused before any game (it used to play random-greedy, then end in a traceback)
             "umbrella_env.evaluation.ladder",
             ["--pair-games", "1", "--agents", "random", "greedy", "search:simulations=0"],
-            "--agents 'search:simulations=0': simulations must be an integer >= 1, got 0",
+            "--agents 'search:simulations=0': simulations must be an integer from 1 to 1,000,000, got 0",
         ),
         pytest.param(
             "umbrella_env.training.bench",

@@ -251,10 +251,12 @@ def test_ppo_resume_from_best_keeps_only_the_evaluations_before_it(tmp_path) -> 
     from umbrella_env.training import ppo
 
     run = tmp_path / "run"
+    # seed 2: a run whose best evaluation (640 steps) comes before its end, the case tested
     assert ppo.main([*_without(PPO, "--timesteps", "--eval-every"), "--timesteps", "768", "--eval-every", "128",
-                     "--eval-opponent", "random", "--out", str(run)]) == 0  # fmt: skip
+                     "--eval-opponent", "random", "--seed", "2", "--out", str(run)]) == 0  # fmt: skip
     first = json.loads((run / "train_summary.json").read_text())["history"]
     best = json.loads((run / "best.json").read_text())["timesteps"]
+    assert best < first[-1]["timesteps"]  # the premise: later evaluations exist to be dropped
     resume = [a for a in _without(PPO, "--eval-every") if a not in ("--net", "32")] + ["--eval-every", "128"]
     assert ppo.main([*resume, "--resume", str(run / "best.zip"), "--out", str(tmp_path / "b")]) == 0
     history = json.loads((tmp_path / "b" / "train_summary.json").read_text())["history"]
