@@ -13,6 +13,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+try:
+    import torch
+except ImportError:  # no train extra: load_model names it before any policy is used
+    torch = None
+
 from agents.base import agent_generator
 from agents.checkpoint import (
     check_configuration,
@@ -146,9 +151,10 @@ class PolicyAgent:
             return np.asarray(actions, dtype=np.int64).reshape(len(obs))
         policy = self.model.policy
         policy.set_training_mode(False)
-        tensor, _ = policy.obs_to_tensor(obs)
-        probs = policy.get_distribution(tensor, action_masks=masks).distribution.probs
-        p = np.where(masks, probs.detach().cpu().numpy().astype(np.float64), 0.0)
+        with torch.no_grad():
+            tensor, _ = policy.obs_to_tensor(obs)
+            probs = policy.get_distribution(tensor, action_masks=masks).distribution.probs
+        p = np.where(masks, probs.cpu().numpy().astype(np.float64), 0.0)
         cdf = np.cumsum(p, axis=1)
         draws = self._rng.random(len(obs)) * cdf[:, -1]
         actions = (cdf <= draws[:, None]).sum(axis=1)  # the first action whose cdf passes the draw

@@ -4,11 +4,9 @@
                                 [--seat S] [--seed N] [--max-turns T]
 
 You take one seat (``--seat``, default 0); every other seat is played by an agent built
-from a spec by :func:`umbrella_env.match.build_agent` (any agent ``evaluate.py`` takes:
-``random``, ``greedy``, ``heuristic``, ``search``, ``search-common``, the shipped networks
-``az-2p``, ``az-2p-net``, ``az-solo``, ``az-solo-net``, a ``.zip``/``.pt``/``.onnx``
-checkpoint, ``net:PATH.pt``, ``rllib:FOLDER`` or ``package.module:factory``; ``--help``
-lists them), one spec per other seat (a single spec is used for all of them).
+from a spec by :func:`umbrella_env.match.build_agent` (any agent ``evaluate.py`` takes, e.g.
+``heuristic``, ``az-2p`` or a checkpoint; ``--help`` lists them all), one spec per other
+seat (a single spec is used for all of them).
 ``--players 1`` is the solo game (docs/rules.md §8).  Options left out are asked for when
 stdin is a terminal, and take their defaults otherwise.
 
