@@ -671,22 +671,27 @@ def test_receiver_chooses_the_slot_to_cover(engine):
 
 
 # =========================================================================== §5 end of the game
-def test_end_trigger_last_supply_token_and_final_round(engine):
-    """docs/rules.md §5.1 (decision 7): the last supply token triggers the end; the others play
-    once more."""
-    # 3 players, one token left in the supply.  Seat 0 places it: seats 1 and 2 play one
-    # last turn each, seat 0 plays no more.
-    plates = ["BGRY.G....", "BGRYBG....", "BGRYB....."]
-    g = engine.load(
+def _last_supply_token_position(engine, seat1_slots: str):
+    """3 players, one token left in the supply, which seat 0 places on space 4 with row 0
+    after ``slide B from top col3``; seat 1's slots are ``seat1_slots``."""
+    return engine.load(
         make_state(
             3,
             stages=[row0_stage("B")],
             zones={"central": "B", "side1": "BB", "side2": "GG"},
             fill="personal0",
-            slots=["15w|||", "3w|4w||"],
-            plates=plates,
+            slots=["15w|||", seat1_slots],
+            plates=["BGRY.G....", "BGRYBG....", "BGRYB....."],
         )
     )
+
+
+def test_end_trigger_last_supply_token_and_final_round(engine):
+    """docs/rules.md §5.1 (decision 7): the last supply token triggers the end; the others play
+    once more."""
+    # 3 players, one token left in the supply.  Seat 0 places it: seats 1 and 2 play one
+    # last turn each, seat 0 plays no more.
+    g = _last_supply_token_position(engine, "3w|4w||")
     t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     assert engine.dump(g)["supply"] == 1
     d = play(engine, g, "slide B from top col3", "validate slot0 space4")
@@ -703,17 +708,7 @@ def test_end_check_follows_the_pass_and_the_cover(engine):
     """docs/rules.md decision 7: the end check comes after the pass and any cover: the last
     supply token's pass waits for the receiver's cover, then the final round begins with
     the left neighbour, and the trigger player plays no more."""
-    plates = ["BGRY.G....", "BGRYBG....", "BGRYB....."]
-    g = engine.load(
-        make_state(
-            3,
-            stages=[row0_stage("B")],
-            zones={"central": "B", "side1": "BB", "side2": "GG"},
-            fill="personal0",
-            slots=["15w|||", "3w|4w|5w|6w"],
-            plates=plates,
-        )
-    )
+    g = _last_supply_token_position(engine, "3w|4w|5w|6w")  # seat 1 has no empty slot
     t0 = engine.dump(g)["turn"]
     d = play(engine, g, "slide B from top col3", "validate slot0 space4")
     assert (d["phase"], d["current_player"], engine.actor(g), d["supply"]) == ("cover", 0, 1, 0)
