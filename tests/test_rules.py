@@ -984,19 +984,26 @@ def test_level3_adjacency_bonus(engine, plate, bonus):
     assert engine.scores(g)[0] == 2 * tokens + 2 + bonus
 
 
-def test_level4_power_extra_turn(engine):
-    """docs/rules.md §7.4 (decision 6), §4.4: the extra turn follows the pass and counts as a turn."""
-    g = engine.load(
+def _extra_turn_position(engine, *seat1_slots: str):
+    """Token on space 1; ``slide G from top col3`` completes row 0 (tile 15 white on slot 0)
+    and its token on space 0 completes the extra-turn pair 0-1.  ``seat1_slots``: seat 1's
+    slots, when given."""
+    return engine.load(
         make_state(
             2,
             level=4,
             stages=[row0_stage("G")],
             zones={"central": "GG", "side0": "R"},
             fill="personal1",
-            slots=["15w|3w||"],
+            slots=["15w|3w||", *seat1_slots],
             plates=[".R........"],
         )
     )
+
+
+def test_level4_power_extra_turn(engine):
+    """docs/rules.md §7.4 (decision 6), §4.4: the extra turn follows the pass and counts as a turn."""
+    g = _extra_turn_position(engine)
     t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     d = play(engine, g, "slide G from top col3", "validate slot0 space0")
     assert d["extra_turn"] and d["phase"] == "give_face"
@@ -1009,17 +1016,7 @@ def test_level4_power_extra_turn(engine):
 def test_level4_extra_turn_follows_the_receivers_cover(engine):
     """docs/rules.md decision 6: the extra turn comes after the pass and the cover the
     receiver chooses, and counts as a turn."""
-    g = engine.load(
-        make_state(
-            2,
-            level=4,
-            stages=[row0_stage("G")],
-            zones={"central": "GG", "side0": "R"},
-            fill="personal1",
-            slots=["15w|3w||", "4w|5w|6w|7w"],
-            plates=[".R........"],
-        )
-    )
+    g = _extra_turn_position(engine, "4w|5w|6w|7w")  # seat 1 has no empty slot
     t0 = engine.dump(g)["turn"]
     d = play(engine, g, "slide G from top col3", "validate slot0 space0", "give white")
     assert d["extra_turn"] and (d["phase"], d["current_player"], engine.actor(g)) == ("cover", 0, 1)
