@@ -38,7 +38,7 @@ from umbrella_env.envs.common import check_seed
 
 #: How to give an agent the game from an env (the end of the "needs the game" errors).
 GAME_FROM_ENV = (
-    "pass game=SingleGame.from_dict(env.unwrapped.state()) (AEC env; get_state() for the solo env), "
+    "pass game=SingleGame.from_dict(env.unwrapped.get_state()) (the AEC or solo env), "
     "or let umbrella_env.match.play_game run the game"
 )
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
+from pettingzoo.test.state_test import state_test
 
 import umbrella_env
 from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError, StateError
@@ -23,6 +26,39 @@ def test_pettingzoo_seed_test(num_players: int, plate_level: int) -> None:
         lambda **kw: umbrella_env.env(num_players=num_players, plate_level=plate_level, max_turns=40, **kw),
         num_cycles=60,
     )
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_pettingzoo_state_test(num_players: int) -> None:
+    """PettingZoo's state checker (``state_space``, ``state()`` in it at every step, the
+    parallel env's too); ``state()`` was the state dict, with no ``state_space``."""
+    from umbrella_env import parallel_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its random actions are often illegal: a warned loss
+        warnings.filterwarnings("error", message=".*[Ss]tate")  # e.g. "State is not NumPy array"
+        state_test(
+            umbrella_env.env(num_players=num_players, max_turns=40),
+            parallel_env(num_players=num_players, max_turns=40),
+            num_cycles=60,
+        )
+
+
+def test_state_is_player_0s_observation_and_get_state_the_whole_game() -> None:
+    e = umbrella_env.env(num_players=3)
+    e.reset(seed=2)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        state = e.state()
+        assert state.dtype == np.float32 and e.state_space.contains(state)
+        np.testing.assert_array_equal(state, e.observe("player_0")["observation"])
+        assert isinstance(e.unwrapped.get_state(), dict)
+        e.step(int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))))
+    assert not np.array_equal(e.state(), state)
+    before = e.unwrapped.get_state()
+    with pytest.raises(StateError, match=r"expected a dict, got ndarray \(the array of state\(\) .* get_state\(\)"):
+        e.unwrapped.set_state(e.state())
+    assert e.unwrapped.get_state() == before
 
 
 def test_bad_arguments_are_refused() -> None:
@@ -104,11 +140,11 @@ def test_ansi_render_and_state_round_trip() -> None:
     e.reset(seed=2)
     text = e.render()
     assert "seat 0" in text and "seat 1" in text and "phase: slide" in text
-    d = e.state()
+    d = e.get_state()
     e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
-    assert e.state() != d
+    assert e.get_state() != d
     e.set_state(d)
-    assert e.state() == d
+    assert e.get_state() == d
 
 
 def test_rgb_array_render_changes_with_the_state() -> None:
@@ -147,12 +183,12 @@ def test_cloudpickle_round_trip_continues_identically() -> None:
     for _ in range(15):
         e.step(int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))))
     copy = cloudpickle.loads(cloudpickle.dumps(e))
-    assert copy.state() == e.state() and copy.agent_selection == e.agent_selection
+    assert copy.get_state() == e.get_state() and copy.agent_selection == e.agent_selection
     for _ in range(30):
         a = int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])))
         e.step(a)
         copy.step(a)
-        assert copy.state() == e.state() and copy.rewards == e.rewards
+        assert copy.get_state() == e.get_state() and copy.rewards == e.rewards
 
 
 def test_reset_seed_determinism() -> None:
@@ -216,7 +252,7 @@ def test_receiver_decides_the_cover_mid_turn(num_players: int) -> None:
     mask = e.observe(f"player_{receiver}")["action_mask"]
     assert mask.sum() == 4  # the four slots to cover
     e.step(int(np.flatnonzero(mask)[0]))
-    after = e.state()
+    after = e.get_state()
     assert after["phase"] != "cover" and after["turn"] == d["turn"] + 1
     assert e.agent_selection == f"player_{after['current_player']}"
 
@@ -232,7 +268,7 @@ def test_turn_limit_is_a_truncation() -> None:
             e.step(None)
             continue
         e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    assert e.unwrapped.state()["truncated"] and not e.unwrapped.state()["terminated"]
+    assert e.unwrapped.get_state()["truncated"] and not e.unwrapped.get_state()["terminated"]
 
 
 def test_dead_agents_only_take_none() -> None:
@@ -253,14 +289,14 @@ def test_dense_rewards_accumulate_for_agents_not_moving() -> None:
     another player's fallback slide changed its personal zone."""
     e = umbrella_env.env(num_players=3, reward_mode="dense", max_turns=200)
     e.reset(seed=2)
-    start = e.unwrapped.state()["scores"]
+    start = e.unwrapped.get_state()["scores"]
     rng = np.random.default_rng(0)
     totals = dict.fromkeys(e.possible_agents, 0.0)
     for agent in e.agent_iter():
         obs, reward, term, trunc, _ = e.last()
         totals[agent] += reward
         e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    end = e.unwrapped.state()["scores"]
+    end = e.unwrapped.get_state()["scores"]
     assert [totals[f"player_{i}"] for i in range(3)] == [end[i] - start[i] for i in range(3)]
     assert start == [-4, -4, -4]  # the docstring's "the final score + 4": four umbrellas in each personal zone
 
@@ -271,7 +307,7 @@ def _midgame_state(num_players: int, seed: int, steps: int) -> dict:
     rng = np.random.default_rng(seed)
     for _ in range(steps):
         e.step(int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))))
-    return e.state()
+    return e.get_state()
 
 
 def test_set_state_through_the_order_enforcing_wrapper_counts_as_a_reset() -> None:
@@ -279,9 +315,9 @@ def test_set_state_through_the_order_enforcing_wrapper_counts_as_a_reset() -> No
     e = umbrella_env.env(num_players=2)  # never reset: PettingZoo's wrapper would refuse last()
     e.set_state(d)
     obs, reward, term, trunc, _ = e.last()
-    assert e.unwrapped.state() == d and not (term or trunc)
+    assert e.unwrapped.get_state() == d and not (term or trunc)
     e.step(int(np.flatnonzero(obs["action_mask"])[0]))
-    assert e.unwrapped.state() != d
+    assert e.unwrapped.get_state() != d
     fresh = umbrella_env.env(num_players=2)
     fresh.set_state(d)
     steps = 0
@@ -310,42 +346,42 @@ def test_reset_with_the_state_option_starts_from_that_game() -> None:
     ref.set_state(d)
     e = umbrella_env.env(num_players=3)
     e.reset(seed=7, options={"state": d, "other": 1})
-    assert e.unwrapped.state() == d and e.agent_selection == ref.agent_selection
+    assert e.unwrapped.get_state() == d and e.agent_selection == ref.agent_selection
     assert all(np.array_equal(e.observe(a)["observation"], ref.observe(a)["observation"]) for a in e.agents)
     # no deal was drawn: the next reset deals what a plain reset(seed=7) deals
     plain = umbrella_env.env(num_players=3)
     plain.reset(seed=7)
     e.reset()
-    assert e.unwrapped.state() == plain.unwrapped.state()
+    assert e.unwrapped.get_state() == plain.unwrapped.get_state()
     # parallel env: the option passes through PettingZoo's turn-based conversion
     par = umbrella_env.parallel_env(num_players=3)
     observations, infos = par.reset(options={"state": d})
     assert infos[ref.agent_selection]["active_agent"] == ref.agent_selection
-    assert par.unwrapped.state() == d
+    assert par.unwrapped.get_state() == d
     over = umbrella_env.raw_env(num_players=3)
     over.set_state(d)
     with pytest.warns(UserWarning, match="is not legal"):  # an illegal id ends the game
         over.step(int(np.flatnonzero(over.observe(over.agent_selection)["action_mask"] == 0)[0]))
     with pytest.raises(StateError, match="starts only from a game in progress"):
-        par.reset(options={"state": over.state()})
-    assert par.unwrapped.state() == d  # refused before any change
+        par.reset(options={"state": over.get_state()})
+    assert par.unwrapped.get_state() == d  # refused before any change
 
 
 def test_a_bad_state_option_changes_nothing() -> None:
     e = umbrella_env.env(num_players=2)
     e.reset(seed=5)
-    before = e.unwrapped.state()
+    before = e.unwrapped.get_state()
     bad = dict(before, num_players=3)
     with pytest.raises(StateError):
         e.reset(seed=9, options={"state": bad})
     with pytest.raises(StateError):
         e.reset(options={"state": "not a dict"})
-    assert e.unwrapped.state() == before
+    assert e.unwrapped.get_state() == before
     e.reset()  # the generator was not reseeded by the refused call
     again = umbrella_env.env(num_players=2)
     again.reset(seed=5)
     again.reset()
-    assert e.unwrapped.state() == again.unwrapped.state()
+    assert e.unwrapped.get_state() == again.unwrapped.get_state()
 
 
 @pytest.mark.parametrize("bad", [1.5, "slide", None, [3], np.array([1, 2])])

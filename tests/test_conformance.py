@@ -129,7 +129,7 @@ class AECDriver(Driver):
     def snapshot(self, e: Any) -> Any:
         views = {a: {k: v.tobytes() for k, v in e.observe(a).items()} for a in e.possible_agents}
         return (
-            e.state(),
+            e.get_state(),
             e.agent_selection,
             list(e.agents),
             dict(e.rewards),
@@ -157,7 +157,7 @@ class AECDriver(Driver):
     def refusals(self, rng: np.random.Generator) -> list[Callable[[Any], Any]]:
         e = self.env
         out: list[Callable[[Any], Any]] = [lambda env, s=s: env.reset(seed=s) for s in BAD_SEEDS]
-        out += [lambda env, d=d: env.set_state(d) for d in bad_state_dicts(e.state(), self.other)]
+        out += [lambda env, d=d: env.set_state(d) for d in bad_state_dicts(e.get_state(), self.other)]
         if not e.agents:
             out.append(lambda env: env.step(0))  # every agent has stepped out: reset first
             return out
@@ -463,7 +463,7 @@ def test_aec_set_state_of_a_finished_game_shows_its_end(reward_mode: str) -> Non
         for _ in e.agent_iter():  # PettingZoo's loop: every agent steps out with None
             assert e.last()[2] or e.last()[3]
             e.step(None)
-        assert e.agents == [] and e.state() == _canonical(d)
+        assert e.agents == [] and e.get_state() == _canonical(d)
 
 
 def _ranks(d: dict[str, Any]) -> list[int]:
@@ -492,7 +492,7 @@ def test_solo_set_state_of_a_finished_game_shows_its_end() -> None:
 def test_set_state_of_a_live_game_revives_an_ended_env() -> None:
     e = umbrella_env.raw_env(num_players=3)
     e.reset(seed=2)
-    live = e.state()
+    live = e.get_state()
     _lose_by_illegal_action(e)
     assert all(e.terminations.values())
     e.step(None)  # one agent steps out
@@ -520,7 +520,7 @@ def test_an_illegal_move_loss_is_in_the_state_and_the_observations() -> None:
     e.reset(seed=4)
     loser = e.agent_selection
     bad = _lose_by_illegal_action(e)
-    d = e.state()
+    d = e.get_state()
     assert d["phase"] == "game_over" and d["terminated"] and not d["truncated"]
     assert d["illegal_action"] == {"seat": int(loser[-1]), "action": bad, "phase": "slide"}
     for agent in e.possible_agents:
@@ -552,10 +552,10 @@ def test_an_illegal_move_loss_round_trips_through_set_state() -> None:
     e.reset(seed=6)
     e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
     _lose_by_illegal_action(e)
-    d = e.state()
+    d = e.get_state()
     fresh = umbrella_env.raw_env(num_players=3)
     fresh.set_state(d)
-    assert fresh.state() == d and fresh.agent_selection == e.agent_selection
+    assert fresh.get_state() == d and fresh.agent_selection == e.agent_selection
     assert fresh.rewards == e.rewards and fresh.last()[1:4] == e.last()[1:4]
     assert fresh.infos[fresh.agent_selection]["illegal_action"] is True
     solo = UmbrellaSoloEnv()

@@ -56,12 +56,12 @@ def test_parallel_env_refuses_a_step_without_the_movers_action_and_changes_nothi
     observations, infos = env.reset(seed=3)
     mover = infos["player_0"]["active_agent"]
     other = next(a for a in env.agents if a != mover)
-    before = env.aec_env.unwrapped.state()
+    before = env.aec_env.unwrapped.get_state()
     with pytest.raises(ActionError, match=f"no action for '{mover}', the agent to move"):
         env.step({other: 0})
     with pytest.raises(ActionError, match="actions must be a dict of agent -> action, got list"):
         env.step([0, 0])
-    assert env.aec_env.unwrapped.state() == before
+    assert env.aec_env.unwrapped.get_state() == before
 
 
 _WITHOUT_RAY = """

@@ -108,6 +108,50 @@ def test_same_step_final_observations_equal_the_single_envs_last_ones() -> None:
     assert finals >= n
 
 
+def assert_info_as_sync(native: dict, sync: dict) -> None:
+    """Every key of SyncVectorEnv's info is in the native one, with the same ``_key`` mask
+    and the same values where the mask is set (final_info compared key by key)."""
+    assert set(sync) <= set(native), f"missing {set(sync) - set(native)}"
+    for key in (k for k in sync if not k.startswith("_")):
+        np.testing.assert_array_equal(native[f"_{key}"], sync[f"_{key}"], err_msg=key)
+        rows = sync[f"_{key}"]
+        if key == "final_info":
+            assert_info_as_sync(native[key], sync[key])
+        else:  # row by row: SyncVectorEnv's final_obs is an object array of observations
+            for i in np.flatnonzero(rows):
+                np.testing.assert_array_equal(native[key][i], sync[key][i], err_msg=f"{key}[{i}]")
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_info_keys_and_their_masks_are_sync_vector_envs(mode: AutoresetMode) -> None:
+    """The native env's info had no ``_key`` masks: code reading SyncVectorEnv's
+    ``info["_score"]`` failed on it."""
+    n = 3
+    native = make_native(n, autoreset_mode=mode)
+    sync = gym.make_vec(
+        "umbrella_env/Solo-v0", num_envs=n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}
+    )
+    info_n = native.reset(seed=8)[1]
+    assert_info_as_sync(info_n, sync.reset(seed=8)[1])
+    rng = np.random.default_rng(3)
+    ends = 0
+    for t in range(160):
+        actions = random_actions(info_n["action_mask"], rng)
+        *_, term, trunc, info_n = native.step(actions)
+        *_, info_s = sync.step(actions)
+        assert_info_as_sync(info_n, info_s)
+        ends += int((term | trunc).sum())
+        if t % 40 == 39:
+            mask = np.array([True, False, t % 80 == 39])
+            info_n = native.reset(options={"reset_mask": mask})[1]
+            info_s = sync.reset(options={"reset_mask": mask})[1]
+            assert_info_as_sync(info_n, info_s)
+            assert (info_n["_score"] == mask).all() and info_n["action_mask"][~mask].any(axis=1).all()
+    assert ends > 0
+    native.close()
+    sync.close()
+
+
 def test_seeding_reproducible_and_distinct() -> None:
     a, _ = make_native(3).reset(seed=5)
     b, _ = make_native(3).reset(seed=5)

@@ -35,7 +35,7 @@ summarises the position in words.
 Example::
 
     from umbrella_env.core.svg import state_to_svg
-    svg_text = state_to_svg(env.state())  # or a SingleGame / ReferenceGame, or any state dict
+    svg_text = state_to_svg(env.unwrapped.get_state())  # or a SingleGame / ReferenceGame, or any state dict
 """
 
 from __future__ import annotations

@@ -109,7 +109,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ``illegal_action="loss"``; truncation after ``max_turns`` whole turns.
 
     ## State
-    ``state()`` / ``get_state()`` return the game as the core's JSON-able state dict
+    ``state()`` is PettingZoo's global state for centralised critics: float32 ``[899]`` in
+    ``state_space``, the observation of player_0 (docs/observation.md), which holds everything
+    public (every seat's board, zones and plate, the decision and the seat taking it); the
+    tiles under the stacks are hidden from every player and are not in it.
+    ``get_state()`` returns the whole game as the core's JSON-able state dict
     (``docs/state.md``, hidden tiles included). After an illegal-action loss the dict says
     ``"phase": "game_over"``, ``"terminated": true`` and, an env-level entry,
     ``"illegal_action": {"seat": s, "action": a, "phase": p}`` (the decision it was
@@ -117,8 +121,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ``set_state(d)`` makes the env that game (validated first): every agent is back, and
     terminations, truncations, rewards (a finished game's end rewards; 0 in "dense"
     mode) and ``agent_selection`` are those of that game; through ``umbrella_env.env``'s
-    order enforcing it counts as a reset. PettingZoo's ``state()`` is an array for
-    centralised critics; this env has no ``state_space``, and its ``state()`` is the dict.
+    order enforcing it counts as a reset.
 
     ## Arguments
     ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human",
@@ -164,6 +167,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             }
         )
         act_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.state_space = spaces.Box(*observation_bounds(), dtype=np.float32)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self._rng = np.random.default_rng()
@@ -263,13 +267,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}") from None
 
     # ------------------------------------------------------------------ extras
-    def state(self) -> dict[str, Any]:
-        """The full game state (hidden tiles included) as a JSON-able dict: the core's state
-        dict (``docs/state.md``), plus ``"illegal_action"`` when an illegal action ended the game."""
-        return self._require_game().state()
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state, in ``state_space``: player_0's observation (every public
+        fact of the game; the hidden tiles are not public).  :meth:`get_state` has the whole game."""
+        return self._require_game().observe(0)
 
     def get_state(self) -> dict[str, Any]:
-        return self.state()
+        """The whole game (hidden tiles included) as a JSON-able dict: the core's state dict
+        (``docs/state.md``), plus ``"illegal_action"`` when an illegal action ended the game;
+        :meth:`set_state` takes it back."""
+        return self._require_game().state()
 
     def set_state(self, d: dict[str, Any]) -> None:
         """Make the env the game of a state dict (validated first; a bad dict changes nothing).

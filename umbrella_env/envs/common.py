@@ -355,7 +355,9 @@ def load_state(d: Any, config: GameConfig) -> tuple[SingleGame, IllegalEnd | Non
     """The game of an env state dict (:func:`save_state`), refused with :class:`StateError`
     unless it is valid and fits ``config``."""
     if not isinstance(d, Mapping):
-        raise StateError(f"state: expected a dict, got {type(d).__name__}")
+        hint = " (the array of state() is the PettingZoo global state; get_state() gives the dict)"
+        hint = hint if isinstance(d, np.ndarray) else ""
+        raise StateError(f"state: expected a dict, got {type(d).__name__}{hint}")
     if ILLEGAL_KEY not in d:
         return _load_single(d, config), None
     entry = d[ILLEGAL_KEY]

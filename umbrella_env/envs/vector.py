@@ -52,14 +52,17 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       copies: editing one does not change what ``step`` accepts.
     * ``info["score"]`` (``[N]`` int64) and ``info["phase"]`` (``[N]`` phase names) are the
       single env's ``score`` and ``phase`` of every sub-env, as ``SyncVectorEnv`` batches
-      them (without its ``_score`` / ``_phase`` masks: every sub-env has both, always).
+      them.  Every key has ``SyncVectorEnv``'s ``_key`` mask of the sub-envs that reported
+      it: all of them, except after a ``reset_mask`` reset (the reset ones; the others'
+      rows still hold their current values, where ``SyncVectorEnv`` leaves zeros).
     * Autoreset: ``autoreset_mode="next_step"`` (default, Gymnasium's default: the step
       after an episode ends resets that sub-env, its action is ignored, reward 0) or
       ``"same_step"`` (finished games are reset in the same step; their last observation
       is in ``info["final_obs"]`` with the mask ``info["_final_obs"]``, their last info in
       ``info["final_info"]`` (``action_mask``, ``score``, ``phase``, each with its ``_``
       mask of the finished sub-envs, as ``SyncVectorEnv`` gives it) with the mask
-      ``info["_final_info"]``, and their final score in ``info["final_score"]``);
+      ``info["_final_info"]``, and their final score in ``info["final_score"]``, mask
+      ``info["_final_score"]``);
       Gymnasium's ``AutoresetMode.NEXT_STEP`` /
       ``SAME_STEP`` are accepted too. ``metadata["autoreset_mode"]`` declares it.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
@@ -143,7 +146,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             ]
         self._reset_games(rows)
         self._started = True
-        return self._observe(E.scores(self._state)), self._info()
+        return self._observe(E.scores(self._state)), self._info(mask)
 
     def _reset_mask(self, options: Any) -> np.ndarray | None:
         """The ``reset_mask`` option checked (None without one; a ``state`` option refused)."""
@@ -191,8 +194,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
             final_obs = self._observe(all_scores)
             final_score = all_scores[:, 0].copy()
-            final_info = self._info()  # the finished games' last info, as SyncVectorEnv keeps it
-            final_info.update({f"_{key}": done for key in list(final_info)})
+            final_info = self._info(done)  # the finished games' last info, as SyncVectorEnv keeps it
             self._reset_games(np.flatnonzero(done))
             info = self._info()
             info["final_obs"] = np.where(done[:, None], final_obs, 0.0).astype(np.float32)
@@ -200,6 +202,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             info["final_info"] = final_info
             info["_final_info"] = done
             info["final_score"] = np.where(done, final_score, 0)
+            info["_final_score"] = done
             obs = observe(state)
         else:
             self._needs_reset = done
@@ -246,12 +249,16 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         for i in idx:
             self._illegal.pop(int(i), None)
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, reported: np.ndarray | None = None) -> dict[str, Any]:
+        """Every sub-env's info, each key with its ``_key`` mask: ``reported`` (bool
+        ``[N]``; None: all True), the sub-envs ``SyncVectorEnv`` would have taken it from."""
         self._update_mask()
         phase = _PHASE_NAMES[self._state.phase]  # fancy indexing: a fresh array
         phase[self._ended] = A.PHASES[A.PHASE_GAME_OVER]  # an illegal action ended it
-        return {
+        info = {
             "action_mask": self._mask.astype(np.int8),  # a copy: editing it cannot change what step() accepts
             "score": self._scores.astype(np.int64),
             "phase": phase,
         }
+        mask = np.ones(self.num_envs, bool) if reported is None else reported
+        return {**info, **{f"_{key}": mask.copy() for key in info}}
