@@ -791,7 +791,7 @@ def test_train_py_dispatches_to_the_alphazero_trainer() -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "--simulations" in out.stdout and "usage: train.py --algo alphazero" in out.stdout
+    assert "--simulations" in out.stdout and "usage: python train.py --algo alphazero" in out.stdout
     zero = subprocess.run(
         [sys.executable, "train.py", "--algo", "alphazero", "--simulations", "0"],
         cwd=REPO,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import program_name, seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import cli as evaluate_cli
 from umbrella_env.match import AgentSpecError, build_agent
@@ -54,6 +54,23 @@ def test_the_seed_option_names_the_valid_range_and_the_text_given(text: str) -> 
     assert seed_option()("0") == 0 and seed_option(9)("9") == 9 and seed_option()(str(2**70)) == 2**70
     with pytest.raises(argparse.ArgumentTypeError, match="expected an integer from 0 to 9, got '10'"):
         seed_option(9)("10")
+
+
+@pytest.mark.parametrize(
+    ("argv0", "expected"),
+    [
+        ("/venv/bin/umbrella-evaluate", "umbrella-evaluate"),
+        ("evaluate.py", "python evaluate.py"),
+        ("/x/umbrella_env/evaluation/__main__.py", "python evaluate.py"),
+        ("-c", "python evaluate.py"),
+    ],
+)
+def test_usage_lines_name_the_command_as_typed(monkeypatch, capsys, argv0: str, expected: str) -> None:
+    """``umbrella-evaluate --help`` printed ``usage: python evaluate.py``."""
+    monkeypatch.setattr(sys, "argv", [argv0])
+    assert program_name("python evaluate.py") == expected
+    assert evaluate_cli.main(["--players", "1"]) == 2
+    assert capsys.readouterr().err.startswith(f"usage: {expected} ")
 
 
 @pytest.mark.parametrize(

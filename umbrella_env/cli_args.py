@@ -9,6 +9,7 @@ same answer everywhere, from argparse before any work: exit status 2 and
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,3 +42,14 @@ def path_option(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a path, got {text!r} (an unset shell variable?)")
     return Path(text)
+
+
+def program_name(module_command: str) -> str:
+    """The command as the user typed it, for a usage line: ``umbrella-evaluate`` for an
+    installed script, ``python evaluate.py`` for a script run by Python, and
+    ``module_command`` (e.g. ``python -m umbrella_env.play``) for ``python -m`` or a call
+    from Python."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if not name or name in ("-c", "__main__.py"):
+        return module_command
+    return f"python {name}" if name.endswith(".py") else name

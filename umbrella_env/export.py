@@ -52,7 +52,7 @@ from agents.az.net import load_network
 from agents.checkpoint import check_metadata
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
 from agents.policy import INSTALL_HINT, load_model, read_metadata
-from umbrella_env.cli_args import path_option
+from umbrella_env.cli_args import path_option, program_name
 from umbrella_env.core import engine as E
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
@@ -313,7 +313,7 @@ def _missing_package(suffix: str, check_positions: int) -> str | None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m umbrella_env.export",
+        prog=program_name("python -m umbrella_env.export"),
         description="Export a MaskablePPO checkpoint (.zip) or an alphazero network (.pt), each with its .json "
         "sidecar, to ONNX, playable without torch (make_agent('model.onnx'), agents/onnx_agent.py).",
     )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from umbrella_env.cli_args import path_option, seed_option
+from umbrella_env.cli_args import path_option, program_name, seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
@@ -23,12 +23,12 @@ from umbrella_env.match import SPECS_HELP, AgentError
 from umbrella_env.parallel import WorkerDied
 from umbrella_env.paths import output_dir_problem, previous_run, remove_run
 
-PROG = "python evaluate.py"
+PROG = "python evaluate.py"  # the usage line names the command as typed (program_name)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG,
+        prog=program_name(PROG),
         description="Round-robin tournament (2-4 players) or solo evaluation of umbrella-env agents.",
     )
     p.add_argument(
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [m for m in ("openskill", "matplotlib") if importlib.util.find_spec(m) is None]
     if missing:
         print(
-            f"error: {PROG} needs {' and '.join(missing)}: pip install -c constraints.txt -e '.[eval]'",
+            f"error: {program_name(PROG)} needs {' and '.join(missing)}: pip install -c constraints.txt -e '.[eval]'",
             file=sys.stderr,
         )
         return 2

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import program_name, seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, GameConfig
 from umbrella_env.match import SPECS_HELP, AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
@@ -49,7 +49,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(out: TextIO) -> _Parser:
     p = _Parser(
         out,
-        prog="python -m umbrella_env.play",
+        prog=program_name("python -m umbrella_env.play"),
         description="Play Umbrella against agents in the terminal.",
         epilog="Options left out are asked for when stdin is a terminal.",
     )

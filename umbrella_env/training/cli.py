@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from umbrella_env.cli_args import program_name
 from umbrella_env.training import alphazero, ppo
 
 ALGOS = ("ppo", "alphazero")
@@ -36,15 +36,16 @@ def split_algo(argv: Sequence[str]) -> tuple[str, list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     algo, rest = split_algo(sys.argv[1:] if argv is None else list(argv))
+    prog = program_name("python train.py")
     if algo not in ALGOS:
         print(
-            f"usage: train.py [--algo {{{','.join(ALGOS)}}}] ...\n"
-            f"train.py: error: --algo must be one of {', '.join(ALGOS)}, got {algo!r}",
+            f"usage: {prog} [--algo {{{','.join(ALGOS)}}}] ...\n"
+            f"{prog}: error: --algo must be one of {', '.join(ALGOS)}, got {algo!r}",
             file=sys.stderr,
         )
         return 2
     if algo == "alphazero":
-        return alphazero.main(rest, prog=f"{Path(sys.argv[0]).name} --algo alphazero")
+        return alphazero.main(rest, prog=f"{prog} --algo alphazero")
     return ppo.main(rest)
 
 

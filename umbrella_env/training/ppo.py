@@ -66,7 +66,7 @@ from agents import make_agent
 from agents.checkpoint import copy_checkpoint
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, metadata_path, read_metadata
-from umbrella_env.cli_args import path_option
+from umbrella_env.cli_args import path_option, program_name
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
@@ -393,6 +393,7 @@ def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> flo
 # --------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
+        prog=program_name("python train.py"),
         description=__doc__,
         epilog="train.py --algo alphazero (or umbrella-train --algo alphazero) runs the Gumbel AlphaZero "
         "trainer instead; its options: train.py --algo alphazero --help",
