@@ -103,12 +103,23 @@ def test_an_agent_holding_two_seats_is_not_compared_with_itself() -> None:
 def test_undefeated_agent_gets_a_finite_rating() -> None:
     games = [((0, 1), (0, 1))] * 20 + [((2, 0), (1, 0))] * 20 + [((1, 2), (0, 1)), ((2, 1), (0, 1))] * 5
     ratings = bradley_terry(games, 3, bootstrap=200)
-    for r in ratings:
-        assert math.isfinite(r.elo) and math.isfinite(r.low) and math.isfinite(r.high)
+    assert all(math.isfinite(r.elo) for r in ratings)
     assert ratings[0].elo > max(ratings[1].elo, ratings[2].elo) + 400
+    # Resampling cannot vary an unbeaten record: no interval for it, the others keep theirs.
+    assert math.isnan(ratings[0].low) and math.isnan(ratings[0].high)
+    assert all(r.low < r.elo < r.high for r in ratings[1:])
     # A smaller prior lets the unbeaten agent float higher, still finite.
     sharper = bradley_terry(games, 3, bootstrap=0, prior=0.01)
     assert ratings[0].elo < sharper[0].elo < math.inf
+
+
+def test_a_record_resampling_cannot_vary_gets_no_interval() -> None:
+    """20 wins out of 20 gave both agents a zero-width interval ([1823, 1823])."""
+    for games in ([((0, 1), (0, 1))] * 20, [((0, 1), (0, 0))] * 20):  # 20-0; 20 draws
+        ratings = bradley_terry(games, 2, bootstrap=100)
+        assert all(math.isnan(r.low) and math.isnan(r.high) for r in ratings)
+    mixed = bradley_terry([((0, 1), (0, 1))] * 15 + [((1, 0), (0, 1))] * 5, 2, bootstrap=100)
+    assert all(r.low < r.elo < r.high for r in mixed)
 
 
 def test_intervals_contain_the_estimate_and_shrink_with_more_games() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections import Counter
 
 import numpy as np
@@ -19,8 +20,11 @@ pytest.importorskip("openskill", reason="needs the eval extra")
 pytest.importorskip("matplotlib", reason="needs the eval extra")
 
 from umbrella_env import evaluation as ev  # noqa: E402
+from umbrella_env import parallel  # noqa: E402
 from umbrella_env.core import actions as A  # noqa: E402
 from umbrella_env.core.config import GameConfig  # noqa: E402
+from umbrella_env.evaluation.tournament import parse_specs  # noqa: E402
+from umbrella_env.match import play_game  # noqa: E402
 
 RANDOM = "agents.base:RandomAgent"
 FIRST = "tests.test_evaluate:FirstLegalAgent"
@@ -134,6 +138,44 @@ def test_play_game_is_reproducible_and_replays_a_record():
     assert ev.play_specs([RANDOM, FIRST], config, seed=a.seed, key=a.key) == a
 
 
+def test_an_agent_that_raises_is_reported_with_where_and_the_game_to_replay_it():
+    """The message named the agent and the turn only: no game to replay, no place in the code."""
+
+    class Raising(FirstLegalAgent):
+        needs_game = True
+
+        def act(self, observation, action_mask, game=None):
+            if game.turn >= 3:
+                raise RuntimeError("boom inside agent")
+            return super().act(observation, action_mask, game)
+
+    config = GameConfig(num_players=2)
+    with pytest.raises(ev.AgentError) as info:
+        play_game([FirstLegalAgent(), Raising()], config, seed=5)
+    message = str(info.value)
+    assert "raised RuntimeError('boom inside agent') at turn 3 (test_evaluate.py:" in message
+    seed, key = re.search(r"in the game of seed (\d+), deal key (\d+)", message).groups()
+    with pytest.raises(ev.AgentError) as again:
+        play_game([FirstLegalAgent(), Raising()], config, int(seed), key=int(key))
+    assert str(again.value) == message
+
+
+def test_progress_in_a_log_is_plain_lines(capsys, monkeypatch) -> None:
+    """With stderr not a terminal (nohup, CI) the tqdm bar drew nothing for a whole run."""
+    monkeypatch.setattr(parallel, "PLAIN_PROGRESS_SECONDS", 0.0)
+    bar = parallel.Progress(4, True, "2 table(s)")
+    for _ in range(4):
+        bar.update(1)
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("2 table(s): 1/4 (25%), ") and "s left" in lines[0]
+    assert lines[-1].startswith("2 table(s): 4/4 (100%), ") and len(lines) == 5
+    quiet = parallel.Progress(4, False, "x")
+    quiet.update(4)
+    quiet.close()
+    assert capsys.readouterr().err == ""
+
+
 def test_an_illegal_action_is_reported_with_the_agent():
     class Bad(FirstLegalAgent):
         def act(self, observation, action_mask, game=None):
@@ -165,11 +207,19 @@ def test_games_round_up_to_whole_rotations_on_shared_deals(small_2p):
 
 
 def test_a_checkpoint_is_never_labelled_as_a_shipped_agent_it_is_not() -> None:
-    from umbrella_env.evaluation.tournament import parse_specs
-
     specs = ["net:agents/models/az-2p.pt", "az-2p-net", "agents/models/az-solo.pt", "runs/quick/best.pt"]
     _, labels = parse_specs(specs)
     assert labels == ["net:az-2p.pt", "az-2p-net", "az-solo.pt", "best"]
+
+
+@pytest.mark.parametrize(
+    "specs", [["heuristic=random", "heuristic"], ["a=random", "a=greedy"], ["greedy", "greedy=heuristic"]]
+)
+def test_a_chosen_label_that_names_another_agent_is_refused(specs: list[str]) -> None:
+    """``heuristic=random heuristic`` showed random as "heuristic", the heuristic as "heuristic#2"."""
+    with pytest.raises(ev.EvaluationError, match="is also the name of agent .*give each agent its own label"):
+        parse_specs(specs)
+    assert parse_specs(["random", "random"])[1] == ["random", "random#2"]  # the same agent twice, numbered
 
 
 def test_seat_rotation_is_balanced():
@@ -185,12 +235,28 @@ def test_seat_rotation_is_balanced():
     summary = ev.summarise(r)
     assert [e["seat_games"] for e in summary["agents"]] == [[3, 3, 3], [3, 3, 3]]
     assert all(np.isfinite(e["mu"]) for e in summary["agents"])
+    # The count is of seats, not games (it was headed "games": 9 of them in 6 games), and says so.
+    assert summary["multi_seat"] and ev.standings_rows(summary)[0][1] == "seats"
+    assert [e["games"] for e in summary["agents"]] == [9, 9] and summary["games"] == 6
+
+
+def test_the_report_states_how_many_orderings_the_ratings_average(tmp_path, monkeypatch, small_2p) -> None:
+    """The report always said 16 orderings; fewer are used past 400,000 updates."""
+    summary = ev.summarise(small_2p)
+    assert summary["rating_orders"] == 16 and not summary["multi_seat"]
+    assert ev.standings_rows(summary)[0][1] == "games"
+    monkeypatch.setattr(ev.stats, "RATING_ORDERS", 5)
+    fewer = ev.summarise(small_2p)
+    assert fewer["rating_orders"] == 5
+    text = ev.write_report(small_2p, tmp_path / "r", fewer).read_text()
+    assert "mean over 5 seeded orderings" in text and "16 seeded" not in text
 
 
 def test_results_are_reproducible_and_independent_of_workers(small_2p):
     again = ev.run_tournament([RANDOM, FIRST], 2, plate_level=1, games=7, seed=3, workers=2)
     assert again.records == small_2p.records
-    assert ev.summarise(again)["agents"] == ev.summarise(small_2p)["agents"]
+    # compared as JSON text: a missing interval is nan, and nan != nan in a dict comparison
+    assert json.dumps(ev.summarise(again)["agents"]) == json.dumps(ev.summarise(small_2p)["agents"])
     other = ev.run_tournament([RANDOM, FIRST], 2, plate_level=1, games=7, seed=4, workers=1)
     assert other.records != small_2p.records
 
@@ -331,11 +397,17 @@ def test_summary_has_elo_ratings_with_bootstrap_intervals(small_2p) -> None:
     summary = ev.summarise(small_2p)
     elos = [e["elo"] for e in summary["agents"]]
     assert abs(sum(elos) / len(elos) - 1500) < 1e-6
-    for e in summary["agents"]:
-        low, high = e["elo_ci"]
-        assert low <= e["elo"] <= high
     header, rows = ev.standings_rows(summary)
     assert header[-2:] == ["Elo", "Elo 95% CI"] and all(r[-2].lstrip("-").isdigit() for r in rows)
+    perfect = 0
+    for e, row in zip(ev.ranked(summary), rows):
+        low, high = e["elo_ci"]
+        if e["win_rate"] in (0.0, 1.0):  # a record resampling cannot vary: no interval
+            assert math.isnan(low) and math.isnan(high) and row[-1] == "–"
+            perfect += 1
+        else:
+            assert low <= e["elo"] <= high and row[-1].startswith("[")
+    assert perfect == 2  # this fixture's random agent won every game
 
 
 def test_cli_refuses_a_folder_holding_a_report_unless_told_to_replace_it(tmp_path, capsys):

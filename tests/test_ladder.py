@@ -3,6 +3,7 @@ with exit status 2 before any game."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,9 @@ def test_ladder_largest_seed_deals_every_game(capsys) -> None:
     games = 3
     top = (2**64 - games) // 100_000
     assert ladder.main(["--solo-games", str(games), "--agents", "random", "--seed", str(top)]) == 0
-    assert f"games    {games}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"games    {games}" in out
+    assert re.search(r"mean +[\d.]+ ± [\d.]+ s\.e\. ", out)  # one standard error, said (evaluate gives 95%)
     with pytest.raises(SystemExit):
         ladder.main(["--solo-games", str(games), "--agents", "random", "--seed", str(top + 1)])
 

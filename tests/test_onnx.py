@@ -281,7 +281,9 @@ def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
             if Path("/proc/self").is_dir()
             else []
         ),
-        ([str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "-1"], "must be >= 0"),
+        ([str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "-1"], "must be 0 to 100,000, got -1"),
+        # no limit: 1e8 positions ran for ever, 20,000 took 6 GB
+        ([str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "100001"], "must be 0 to 100,000"),
         ([str(checkpoint), str(tmp_path / "x.onnx"), "--opset", "9"], "--opset must be 14 to 20, got 9"),
         # a network that reads the heuristic's action values needs the game, not only the observation
         ([str(MODELS / "az-2p-net.pt"), str(tmp_path / "x.onnx")], "cannot be exported to ONNX"),
@@ -592,6 +594,10 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
     obs, masks = export.sample_positions(GameConfig(num_players=2, plate_level=1), 300, seed=3)
     module = export.load_az(source)[0]
     parity = export.check_parity(module, out, obs, masks)
+    chunked = export.check_parity(module, out, obs, masks, chunk=64)  # in chunks, the same figures
+    assert (chunked.positions, chunked.same_actions) == (parity.positions, parity.same_actions)
+    assert chunked.max_logit_diff == pytest.approx(parity.max_logit_diff, abs=1e-5)
+    assert chunked.max_value_diff == pytest.approx(parity.max_value_diff, abs=1e-6)
     with torch.no_grad():
         scale = float(module(torch.as_tensor(obs), torch.as_tensor(masks))[0].abs().max())
     assert parity.max_logit_diff <= 1e-6 * max(10.0, scale), (parity, scale)

@@ -11,7 +11,7 @@ speed.
 With a picture option it plays one seeded game instead (``--players``, ``--level``,
 ``--seed`` and ``--policy`` as above) and draws it:
 
-    python -m umbrella_env.demo --gif game.gif [--frames DIR] [--svg last.svg] [--turns K] \
+    python -m umbrella_env.demo --gif game.gif [--frames DIR] [--svg last.svg] [--turns K]
         [--max-frames 200] [--frame-ms 300]
 
 * ``--gif FILE.gif``: an animated GIF, one frame per decision (the picture of

@@ -35,6 +35,7 @@ import inspect
 import math
 import re
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,7 +209,9 @@ def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
     except StopMatch:
         raise
     except Exception as exc:
-        raise AgentError(f"{who} (seat {actor}) raised {exc!r} at turn {game.turn}") from exc
+        frame = traceback.extract_tb(exc.__traceback__)[-1]  # where it was raised (lost across processes)
+        where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+        raise AgentError(f"{who} (seat {actor}) raised {exc!r} at turn {game.turn} ({where})") from exc
     if (
         isinstance(action, (bool, np.bool_))
         or not isinstance(action, (int, np.integer))
@@ -326,7 +329,12 @@ def play_game(
         key = draw_key(rng)
     for agent, s in zip(agents, agent_seeds):
         agent.reset(int(s))
-    game = play_out(agents, SingleGame.new(config, key), names=names, on_move=on_move, times=times)
+    try:
+        game = play_out(agents, SingleGame.new(config, key), names=names, on_move=on_move, times=times)
+    except AgentError as exc:  # say which game, so that it can be replayed
+        raise AgentError(f"{exc}; in the game of seed {seed}, deal key {key} (play_game(..., seed, key=key))") from (
+            exc.__cause__ or exc
+        )
     return MatchResult(
         scores=tuple(int(x) for x in game.scores()),
         ranks=tuple(int(x) for x in game.ranks()),

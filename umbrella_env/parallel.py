@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -120,13 +121,25 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+#: Seconds between two progress lines when stderr is not a terminal (a log file).
+PLAIN_PROGRESS_SECONDS = 30.0
+
+
 class Progress:
-    """tqdm, else rich, else nothing; on stderr, only when asked."""
+    """On stderr, only when asked: a tqdm bar (else rich, else nothing) on a terminal;
+    otherwise (a log under nohup, CI) a plain line every :data:`PLAIN_PROGRESS_SECONDS`
+    and one at the end (a bar there drew nothing)."""
 
     def __init__(self, total: int, enabled: bool, desc: str) -> None:
         self._bar: Any = None
         self._rich: Any = None
+        self._plain: list[float] | None = None  # [start, last line] times, for a log
+        self._total, self._done, self._desc = total, 0, desc
         if not enabled:
+            return
+        if not sys.stderr.isatty():
+            now = time.monotonic()
+            self._plain = [now, now]
             return
         try:
             from tqdm import tqdm
@@ -145,13 +158,32 @@ class Progress:
             pass
 
     def update(self, n: int) -> None:
+        self._done += n
         if self._bar is not None:
             self._bar.update(n)
         elif self._rich is not None:
             self._rich.update(self._task, advance=n)
+        elif self._plain is not None and time.monotonic() - self._plain[1] >= PLAIN_PROGRESS_SECONDS:
+            self._line()
+
+    def _line(self) -> None:
+        assert self._plain is not None
+        now = time.monotonic()
+        self._plain[1] = now
+        elapsed = now - self._plain[0]
+        share = self._done / self._total if self._total else 1.0
+        left = f", about {elapsed * (1 - share) / share:.0f} s left" if 0 < share < 1 else ""
+        print(
+            f"{self._desc}: {self._done:,}/{self._total:,} ({share:.0%}), {elapsed:.0f} s{left}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
         elif self._rich is not None:
             self._rich.stop()
+        elif self._plain is not None and self._done:
+            self._line()
+            self._plain = None

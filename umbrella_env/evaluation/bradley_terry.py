@@ -22,7 +22,10 @@ and the others' intervals are relative to it (its own interval is a single point
 
 Intervals: the games are resampled with replacement ``bootstrap`` times (a seeded
 ``numpy`` Generator), each resample is refitted, and ``low``/``high`` are the 2.5th and
-97.5th percentiles of an agent's rating.  The resampling draws how often each distinct
+97.5th percentiles of an agent's rating.  An agent that won every comparison or lost
+every one (or whose rating every resample repeats, e.g. one result repeated) gets no
+interval (nan): resampling its games cannot vary its record, and the percentiles would
+be the prior's doing (a 20-0 record gave a zero-width interval).  The resampling draws how often each distinct
 game outcome appears (multinomial counts), which is the same distribution as drawing
 the games one by one, at a cost independent of the number of games.
 
@@ -51,7 +54,8 @@ _MAX_ITER = 100_000
 class Rating:
     """An agent's Bradley–Terry rating on the Elo scale and its 95% bootstrap interval.
 
-    ``low`` and ``high`` are nan when no bootstrap was asked for (``bootstrap=0``).
+    ``low`` and ``high`` are nan when no bootstrap was asked for (``bootstrap=0``) and for
+    an agent whose record resampling cannot vary (module doc).
     """
 
     elo: float
@@ -114,6 +118,14 @@ def bradley_terry(
 
     if bootstrap:
         low, high = np.percentile(elo[1:], [2.5, 97.5], axis=0)
+        # Resampling cannot vary a record that never varies: an agent that won (or lost)
+        # every comparison is held near the prior in every resample, and when every resample
+        # gives an agent the same rating its interval says nothing.  No interval for them.
+        played = np.einsum("u,uij->ij", counts, wins_by_type)
+        undetermined = (played.sum(axis=1) == 0) | (played.sum(axis=0) == 0) | (high - low < 1e-9)
+        if anchor is not None:
+            undetermined[anchor] = False  # a single point by definition
+        low[undetermined] = high[undetermined] = math.nan
     else:
         low = high = np.full(K, math.nan)
     return [Rating(float(elo[0, k]), float(low[k]), float(high[k])) for k in range(K)]

@@ -3,7 +3,7 @@
 Solo: the mean final score of each agent over the same seeded deals.  2 players: for
 each pair of agents, seeded deals each played twice with the seats swapped; the win
 rate is :func:`umbrella_env.match.win_credits` (a shared victory or a truncated game
-counts half a win).
+counts half a win).  Every "±" is one standard error (``evaluate.py`` gives 95% intervals).
 
     python -m umbrella_env.evaluation.ladder --solo-games 500 --agents random greedy heuristic
     python -m umbrella_env.evaluation.ladder --solo-games 100 --agents "search:simulations=100" --jobs 2
@@ -129,7 +129,8 @@ class SoloResult:
         sem = statistics.stdev(s) / len(s) ** 0.5 if len(s) > 1 else 0.0
         six = sum(self.all_tokens) / len(s)
         return (
-            f"{self.spec:<26} games {len(s):4d}  mean {mean:6.2f} ± {sem:4.2f}  median {statistics.median(s):4.1f}  "
+            f"{self.spec:<26} games {len(s):4d}  mean {mean:6.2f} ± {sem:4.2f} s.e.  "
+            f"median {statistics.median(s):4.1f}  "
             f"min {min(s):3d} max {max(s):3d}  ≥27 {sum(x >= 27 for x in s) / len(s):5.1%}  "
             f"all tokens {six:5.1%}  bonus {statistics.fmean(self.bonus):4.2f}  "
             f"{1000 * self.seconds / max(1, self.decisions):8.2f} ms/decision"
@@ -202,7 +203,7 @@ class PairResult:
         rate = self.points / n
         sem = (rate * (1 - rate) / n) ** 0.5
         return (
-            f"{self.a:>26} vs {self.b:<26} win rate {rate:6.1%} ± {sem:4.1%} over {self.games} games; "
+            f"{self.a:>26} vs {self.b:<26} win rate {rate:6.1%} ± {sem:4.1%} s.e. over {self.games} games; "
             f"mean score {self.score_a / n:5.2f} vs {self.score_b / n:5.2f}; {self.turns / n:5.1f} turns/game; "
             f"{1000 * self.seconds_a / max(1, self.decisions_a):.1f} ms/decision ({self.a})"
         )

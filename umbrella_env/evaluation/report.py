@@ -14,13 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from umbrella_env.evaluation.plots import write_plots
-from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, RATING_ORDERS, ranked, summarise
+from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import TournamentResult
 from umbrella_env.match import MERIT_BANDS, band_label
 
 
 def _f(x: float | None, digits: int = 2) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _interval(bounds: list[float], digits: int) -> str:
+    """``[low, high]``, or "–" when there is none (nan)."""
+    low, high = bounds
+    return "–" if math.isnan(low) or math.isnan(high) else f"[{_f(low, digits)}, {_f(high, digits)}]"
 
 
 def _pct(x: float) -> str:
@@ -41,7 +47,7 @@ def standings_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]
         return header, rows
     header = [
         "agent",
-        "games",
+        "seats" if summary["multi_seat"] else "games",  # an agent may hold several seats of a game
         "win rate",
         "95% CI",
         "mean score ± 95% CI",
@@ -58,7 +64,7 @@ def standings_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]
         rows.append([
             e["label"], str(e["games"]), _pct(e["win_rate"]), f"[{_pct(lo)}, {_pct(hi)}]",
             f"{_f(e['mean_score'])} ± {_f(half)}", _f(e["mu"]), _f(e["sigma"]), _f(e["ordinal"]),
-            _f(e["elo"], 0), f"[{_f(e['elo_ci'][0], 0)}, {_f(e['elo_ci'][1], 0)}]",
+            _f(e["elo"], 0), _interval(e["elo_ci"], 0),
         ])  # fmt: skip
     return header, rows
 
@@ -150,10 +156,18 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
     else:
         lines += [
             f"Win rate per seat played (a win shared by k counts 1/k; equal strength is {100 / P:.0f}%), "
-            "95% Wilson interval; OpenSkill Plackett-Luce rating from each game's ranks (mean over "
-            f"{RATING_ORDERS} seeded orderings of the games), ordinal = mu − 3 sigma (the sort key); "
+            "95% Wilson interval"
+            + (
+                " (agents held several seats of a game: the seats column counts them, and the interval, "
+                "which takes them as independent, is wider than it should be)"
+                if summary["multi_seat"]
+                else ""
+            )
+            + "; OpenSkill Plackett-Luce rating from each game's ranks (mean over "
+            f"{summary['rating_orders']} seeded orderings of the games), ordinal = mu − 3 sigma (the sort key); "
             "Bradley–Terry rating on the Elo scale (mean 1500; 400 points = odds of 10 to 1) from every "
-            f"pair of seats of every game, its 95% interval from {ELO_BOOTSTRAP} bootstrap resamples of the games.",
+            f"pair of seats of every game, its 95% interval from {ELO_BOOTSTRAP} bootstrap resamples of the games "
+            "(– for an agent that won or lost every comparison: resampling cannot vary its record).",
             "",
             "## Head to head",
             "",

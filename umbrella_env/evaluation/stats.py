@@ -50,6 +50,11 @@ def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float
 RATING_ORDERS = 16
 
 
+def rating_orders(num_games: int) -> int:
+    """How many orderings of ``num_games`` games :func:`openskill_ratings` averages."""
+    return max(1, min(RATING_ORDERS, 400_000 // max(1, num_games)))
+
+
 def openskill_ratings(result: TournamentResult) -> list[tuple[float, float]]:
     """(mu, sigma) per agent: OpenSkill Plackett-Luce, every game rated by its ranks
     (:func:`~umbrella_env.match.outcome_ranks`: a truncated game is a draw).
@@ -65,7 +70,7 @@ def openskill_ratings(result: TournamentResult) -> list[tuple[float, float]]:
     model = PlackettLuce()
     G = result.games_per_table
     records = sorted(result.records, key=lambda r: (r.index % G, r.table))
-    k = max(1, min(RATING_ORDERS, 400_000 // max(1, len(records))))
+    k = rating_orders(len(records))
     rng = np.random.default_rng(np.random.SeedSequence(result.seed, spawn_key=(2,)))
     orders = [np.arange(len(records))] + [rng.permutation(len(records)) for _ in range(k - 1)]
     totals = np.zeros((len(result.labels), 2))
@@ -182,6 +187,7 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
         "games_per_table": result.games_per_table,
         "tables": [[result.labels[a] for a in t] for t in result.tables],
         "games": len(result.records),
+        "multi_seat": any(len(set(r.seats)) < len(r.seats) for r in result.records),
         "truncated_games": sum(r.truncated for r in result.records),
         "mean_turns": float(np.mean(turns)) if turns else math.nan,
         "elapsed_seconds": result.elapsed,
@@ -194,6 +200,7 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
         },
     }
     if not result.solo:
+        out["rating_orders"] = rating_orders(len(result.records))
         out["seats"] = [
             {
                 "seat": s,

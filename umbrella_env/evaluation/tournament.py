@@ -189,6 +189,7 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     """(specs, labels): ``label=spec`` split, repeated labels numbered ``label#2``, ..."""
     out_specs: list[str] = []
     labels: list[str] = []
+    chosen: list[bool] = []  # the label was given (label=spec)
     for raw in specs:
         m = _SPEC_LABEL.match(raw)
         labelled = bool(m) and not Path(raw).exists()
@@ -203,6 +204,14 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         label = m.group(1) if labelled else _default_label(raw)
         out_specs.append(spec)
         labels.append(label)
+        chosen.append(labelled)
+    for i, label in enumerate(labels):  # a label the user chose names one agent only
+        other = next((j for j, x in enumerate(labels) if x == label and j != i), None)
+        if chosen[i] and other is not None:
+            raise EvaluationError(
+                f"agent {specs[i]!r}: the label {label!r} is also the name of agent {specs[other]!r}; "
+                "give each agent its own label"
+            )
     seen: Counter[str] = Counter()
     for i, label in enumerate(labels):
         seen[label] += 1

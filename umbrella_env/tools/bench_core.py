@@ -66,7 +66,11 @@ def bench_reference(config: GameConfig, seconds: float, seed: int = 0) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m umbrella_env.tools.bench_core",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     parser.add_argument(
         "--batches", type=int, nargs="+", default=[1, 256, 4096], help=f"batch sizes, 1 to {MAX_BATCH:,} each"

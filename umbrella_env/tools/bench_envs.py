@@ -91,7 +91,11 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int = 0) -> flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m umbrella_env.tools.bench_envs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument(
         "--num-envs", type=int, default=1024, help=f"envs of the vector env, 1 to {MAX_NUM_ENVS:,} (default 1024)"

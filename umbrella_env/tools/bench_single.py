@@ -148,7 +148,11 @@ def time_new(config: GameConfig, games: int = 2000) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m umbrella_env.tools.bench_single",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--steps", type=int, default=100_000, help="decisions timed per configuration")
     parser.add_argument("--batched-steps", type=int, default=20_000, help="decisions timed on the batched engine")
     parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 4], choices=[1, 2, 3, 4])

@@ -59,6 +59,7 @@ def _timed(model, timesteps: int) -> tuple[int, float]:
 def build_parser() -> argparse.ArgumentParser:
     """train.py's parser (its model options apply) plus this benchmark's own options."""
     parser = train.build_parser()
+    parser.prog = "python -m umbrella_env.training.bench"
     parser.description = __doc__
     parser.set_defaults(players=1)
     parser.add_argument("--bench-timesteps", type=int, default=60_000, help="decisions timed per env")
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = train.resolve_defaults(parser.parse_args(argv))
     if args.players != 1:
-        parser.error("bench_train measures solo training (the native vector env is solo); use --players 1")
+        parser.error("this benchmark measures solo training (the native vector env is solo); use --players 1")
     unused = given_among(build_parser, argv, {a.dest for a in parser._actions} - USED)
     if unused:
         parser.error(f"{', '.join(unused)}: not used by this benchmark (it times training only)")
