@@ -15,6 +15,7 @@ masked distribution with its own seeded generator.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,15 @@ METADATA = "umbrella.json"
 #: Where RLlib keeps the RLModule of ``module_id`` inside an algorithm checkpoint.
 MODULE_DIR = ("learner_group", "learner", "rl_module")
 RAY_INSTALL = 'pip install -c constraints.txt -e ".[ray]"'
+#: Ray's loggers kept to errors while a module is loaded (RLlib 2.60 warns that it rebuilds
+#: the module through a deprecated path of its own).
+QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The ``umbrella.json`` of a checkpoint folder, checked, or a ``ValueError``."""
+    if not str(path):
+        raise ValueError("RLlib checkpoint: no path given (rllib:PATH, PATH the last/ or best/ folder of a run)")
     path = Path(path)
     if not path.is_dir():
         raise ValueError(
@@ -44,6 +50,12 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             "python -m umbrella_env.rllib_train)"
         )
     meta_file = path / METADATA
+    inside = [name for name in ("best", "last") if (path / name / METADATA).is_file()]
+    if not meta_file.is_file() and inside:
+        raise ValueError(
+            f"RLlib checkpoint {str(path)!r} is a run folder: give one of its checkpoints, "
+            + " or ".join(f"{str(path / name)!r}" for name in inside)
+        )
     if not meta_file.is_file():
         raise ValueError(
             f"RLlib checkpoint {str(path)!r} has no {METADATA}: "
@@ -87,8 +99,9 @@ class RLlibAgent:
         deterministic = check_flag("deterministic", deterministic)
         name = check_name(name, optional=True)
         text = str(path)
-        self.path = Path(text[len(PREFIX) :] if text.startswith(PREFIX) else text)
-        self.meta = read_metadata(self.path)
+        raw = text[len(PREFIX) :] if text.startswith(PREFIX) else text
+        self.meta = read_metadata(raw)  # "rllib:" alone was read as the current folder
+        self.path = Path(raw)
         check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)
         try:
             import torch
@@ -98,10 +111,19 @@ class RLlibAgent:
         where = module_path(self.path, self.meta["module_id"])
         if not where.is_dir():
             raise ValueError(f"RLlib checkpoint {str(self.path)!r} has no RLModule folder {str(where)!r}")
+        # RLlib's own deprecation notice about how it rebuilds the module: not the user's to fix.
+        quiet = [logging.getLogger(name) for name in QUIET_LOGGERS]
+        levels = [log.level for log in quiet]
+        for log in quiet:
+            log.setLevel(logging.ERROR)
         try:
             module = RLModule.from_checkpoint(where.resolve())
         except Exception as exc:  # a damaged or foreign checkpoint
-            raise ValueError(f"RLlib checkpoint {str(self.path)!r} could not be loaded: {exc}") from None
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__  # some say nothing
+            raise ValueError(f"RLlib checkpoint {str(self.path)!r} could not be loaded: {reason}") from None
+        finally:
+            for log, level in zip(quiet, levels):
+                log.setLevel(level)
         module.eval()
         self._torch = torch
         self.module = module

@@ -8,12 +8,15 @@ import importlib
 import io
 import os
 import re
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from umbrella_env.cli_args import program_name, seed_option
+from umbrella_env.cli_args import program_name, seed_option, sigterm_as_interrupt
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import cli as evaluate_cli
 from umbrella_env.match import AgentSpecError, build_agent
@@ -54,6 +57,28 @@ def test_the_seed_option_names_the_valid_range_and_the_text_given(text: str) -> 
     assert seed_option()("0") == 0 and seed_option(9)("9") == 9 and seed_option()(str(2**70)) == 2**70
     with pytest.raises(argparse.ArgumentTypeError, match="expected an integer from 0 to 9, got '10'"):
         seed_option(9)("10")
+
+
+def test_sigterm_inside_a_command_is_an_interrupt_and_the_handler_is_put_back() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt, match="SIGTERM"), sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler runs between two bytecodes: it never gets here
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys) -> None:
+    """A ``kill`` ended evaluate without a word (SIGTERM's default), like a crash."""
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        argv = ["--agents", "search", "heuristic", "--games", "400", "--workers", "1", "--no-progress"]
+        code = evaluate_cli.main([*argv, "--out", str(tmp_path / "r")])
+    finally:
+        timer.cancel()
+    assert code == 130
+    assert "interrupted: the games played are not reported" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize(

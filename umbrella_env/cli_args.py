@@ -1,5 +1,6 @@
 """Option types shared by the command-line tools: one place for what a ``--seed`` and a
-path (``--out``, ``--resume``, ...) accept.
+path (``--out``, ``--resume``, ...) accept, how a usage line names the command, and how a
+command takes SIGTERM.
 
 Every command that takes a seed parses it with :func:`seed_option`, so a bad seed gets the
 same answer everywhere, from argparse before any work: exit status 2 and
@@ -9,9 +10,13 @@ same answer everywhere, from argparse before any work: exit status 2 and
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 
 def seed_option(upper: int | None = None, why: str = "") -> Callable[[str], int]:
@@ -53,3 +58,24 @@ def program_name(module_command: str) -> str:
     if not name or name in ("-c", "__main__.py"):
         return module_command
     return f"python {name}" if name.endswith(".py") else name
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Inside, SIGTERM (``kill``, ``timeout``, a cluster scheduler) raises
+    :class:`KeyboardInterrupt`, so the long commands stop as on Ctrl-C: what they wrote is
+    kept and said, exit status 130 (SIGTERM's default ended them without a word, a run
+    folder half written).  The previous handler is restored on leaving; off the main thread
+    it does nothing.  Ray installs its own handler when it starts: enter this after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

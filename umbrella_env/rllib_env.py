@@ -22,8 +22,11 @@ policy and end rewards; ``tests/test_ray.py`` checks it step for step against
 * cannot seat frozen opponents (``opponents``), whose moves must happen inside the step.
 
 **Turn-taking and rewards.**  A step returns an observation only for the seat to move
-next.  Every seat is paid its reward at every step (RLlib keeps the reward of an agent
-that did not observe as "hanging" and adds it to the agent's next transition), and when
+next.  Every seat that has observed is paid its reward at every step (RLlib keeps the
+reward of an agent that did not observe in that step as "hanging" and adds it to the
+agent's next transition); a seat that has not observed yet has no transition to add it
+to (RLlib drops it), so its rewards wait and are paid with its first one after that
+(shaping only: the opponents' first moves can change its score edge).  When
 the game ends *every* seat gets its last observation with the end reward and
 ``terminated`` (or ``truncated``): so the -1 of a loser, who did not make the last move,
 is in its last transition and reaches the learner.  The rewards: +1 sole winner, +0.5
@@ -153,6 +156,8 @@ class TurnBasedEnv(MultiAgentEnv):
         self._learner = -1  # the learner's seat in opponent mode, -1 in self-play
         self._opponent: Any = None
         self._edge = np.zeros(self.config.num_players)
+        self._observed = np.zeros(self.config.num_players, bool)  # seats that have had an observation
+        self._waiting = np.zeros(self.config.num_players)  # their rewards until then
         #: Illegal actions received since construction, and in the current game.
         self.illegal_actions = 0
         self.episode_illegal_actions = 0
@@ -175,6 +180,9 @@ class TurnBasedEnv(MultiAgentEnv):
             if g.over:  # the opponents ended the game before the learner's first move: deal again
                 return self.reset(options=options)
         self._edge = self._edges()
+        self._observed[:] = False
+        self._observed[g.actor] = True
+        self._waiting[:] = 0.0
         return {self.possible_agents[g.actor]: masked_observation(g.observe(g.actor), g.legal())}, {}
 
     def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
@@ -200,7 +208,12 @@ class TurnBasedEnv(MultiAgentEnv):
         if g.over and g.ended is None:
             rewards += end_rewards(g.scores(), g.game.ranks(), g.terminated, "win")
         seats = [self._learner] if self._learner >= 0 else range(self.config.num_players)
-        reward_d = {self.possible_agents[s]: float(rewards[s]) for s in seats}
+        # Paid only to seats that have observed (module doc), with what waited for them.
+        self._waiting += rewards
+        paid = [s for s in seats if self._observed[s] or g.over]
+        reward_d = {self.possible_agents[s]: float(self._waiting[s]) for s in paid}
+        self._waiting[paid] = 0.0
+        self._observed[g.actor] = True
         if g.over:
             obs = {self.possible_agents[s]: masked_observation(g.observe(s), g.legal()) for s in seats}
             terminated = {**dict.fromkeys(obs, g.terminated), "__all__": g.terminated}

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import path_option, seed_option
+from umbrella_env.cli_args import path_option, seed_option, sigterm_as_interrupt
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
@@ -470,7 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"the Ray cluster has {cpus}"
                 )
             out.mkdir(parents=True, exist_ok=True)
-            return _train(args, config, out, cpus, ray)
+            with sigterm_as_interrupt():  # after Ray's own handler: kill / timeout end the run as Ctrl-C does
+                return _train(args, config, out, cpus, ray)
     except RayUnavailable as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:  # starting Ray, building the algorithm, cloning the teacher: nothing trained yet
@@ -497,7 +498,11 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     from agents.rllib_agent import RLlibAgent
 
     torch.set_num_threads(args.torch_threads)
-    logging.getLogger("ray").setLevel(logging.ERROR)  # RLlib's notices; the progress lines say what matters
+    for name in (
+        "ray",
+        "ray.rllib",
+    ):  # RLlib's notices (Ray sets ray.rllib's own level); the progress lines say what matters
+        logging.getLogger(name).setLevel(logging.ERROR)
     module_id = SOLO_MODULE if config.solo else SHARED
     opponents = [None] if config.solo else list(args.eval_opponent)
     mode = (
@@ -567,12 +572,12 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                 # A remote env runner that raised is ended by RLlib (sys.exit): Ray reports the
                 # actor's death and the runner's own log holds the cause. A local one raises here.
                 ray_error = isinstance(exc, ray.exceptions.RayError)
-                cause = worker_error(ray, exc) if ray_error else None
+                cause = worker_error(ray, exc) if ray_error else _agent_error(exc)
                 logging.disable(logging.CRITICAL)  # stopping the dead runners would log their tracebacks
                 raise TrainingFailed(
                     f"iteration {iteration + 1} failed: "
                     + (f"the env runner's error: {cause}" if cause else _described(exc))
-                ) from (None if ray_error else exc)
+                ) from (None if ray_error or cause else exc)  # a failing agent needs no traceback
             iteration += 1
             runners = result.get(ENV_RUNNER_RESULTS, {})
             before, steps = steps, int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
@@ -661,6 +666,17 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
 
 def _empty(path: Path) -> bool:
     return path.is_file() and not path.stat().st_size
+
+
+def _agent_error(exc: BaseException) -> str | None:
+    """``AgentError: message`` when an agent's failure is in ``exc``'s chain (a frozen
+    opponent that raised in a local env runner; the message says where and in which game)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, AgentError):
+            return f"{type(seen).__name__}: {seen}"
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _described(exc: BaseException) -> str:

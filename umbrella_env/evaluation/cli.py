@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from umbrella_env.cli_args import path_option, program_name, seed_option
+from umbrella_env.cli_args import path_option, program_name, seed_option, sigterm_as_interrupt
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
@@ -90,10 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        result = run_tournament(
-            args.agents, args.players, args.level, args.games, args.seed, args.workers,
-            max_turns=args.max_turns, progress=not args.no_progress, backend=args.backend, address=args.address,
-        )  # fmt: skip
+        with sigterm_as_interrupt():  # kill / timeout: one line and 130, as Ctrl-C
+            result = run_tournament(
+                args.agents, args.players, args.level, args.games, args.seed, args.workers,
+                max_turns=args.max_turns, progress=not args.no_progress, backend=args.backend, address=args.address,
+            )  # fmt: skip
     except EvaluationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from umbrella_env.cli_args import program_name
+from umbrella_env.cli_args import program_name, sigterm_as_interrupt
 from umbrella_env.training import alphazero, ppo
 
 ALGOS = ("ppo", "alphazero")
@@ -44,9 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if algo == "alphazero":
-        return alphazero.main(rest, prog=f"{prog} --algo alphazero")
-    return ppo.main(rest)
+    with sigterm_as_interrupt():  # a killed run keeps its checkpoints and says so, as on Ctrl-C
+        if algo == "alphazero":
+            return alphazero.main(rest, prog=f"{prog} --algo alphazero")
+        return ppo.main(rest)
 
 
 if __name__ == "__main__":
