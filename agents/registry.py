@@ -124,6 +124,8 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
         except TypeError as exc:
             raise TypeError(f"agent {spec!r}: {exc}") from None
     builder = _BUILDERS.get(spec.strip().lower())
+    if builder is None and os.path.isdir(spec):
+        raise ValueError(f"agent {spec!r} is a folder: an RLlib checkpoint folder is given as 'rllib:{spec}'")
     if builder is None:
         raise ValueError(
             f"unknown agent {spec!r}: expected one of {', '.join(repr(n) for n in AGENT_NAMES + AZ_NAMES)}, "

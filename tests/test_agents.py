@@ -526,6 +526,14 @@ def test_make_agent_errors_name_the_valid_choices() -> None:
         make_agent("heuristic", depth=7)
 
 
+def test_make_agent_given_a_folder_says_how_to_name_an_rllib_checkpoint(tmp_path) -> None:
+    """A run's best/ folder without the rllib: prefix was only an "unknown agent"."""
+    with pytest.raises(
+        ValueError, match=re.escape(f"is a folder: an RLlib checkpoint folder is given as 'rllib:{tmp_path}'")
+    ):
+        make_agent(str(tmp_path))
+
+
 def test_make_agent_zip_goes_to_the_policy_agent(tmp_path) -> None:
     """A .zip path is handed to agents.policy.PolicyAgent, which refuses a missing file."""
     with pytest.raises(Exception) as err:

@@ -160,6 +160,13 @@ def test_an_agent_that_raises_is_reported_with_where_and_the_game_to_replay_it()
     assert str(again.value) == message
 
 
+def test_more_workers_than_cpus_is_noted(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    argv = ["--agents", RANDOM, FIRST, "--games", "2", "--workers", "2", "--no-progress"]
+    assert ev.main([*argv, "--out", str(tmp_path / "r")]) == 0
+    assert "note: --workers 2 on 1 CPUs: more processes than CPUs slow the games down" in capsys.readouterr().err
+
+
 def test_progress_in_a_log_is_plain_lines(capsys, monkeypatch) -> None:
     """With stderr not a terminal (nohup, CI) the tqdm bar drew nothing for a whole run."""
     monkeypatch.setattr(parallel, "PLAIN_PROGRESS_SECONDS", 0.0)

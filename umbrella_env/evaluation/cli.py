@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -76,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers is not None and args.workers < 1:
         print(f"error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
         return 2
+    cpus = os.cpu_count() or 1
+    if args.workers is not None and args.workers > cpus:  # 16 on 2 cores took 4.7 times as long as 2
+        print(f"note: --workers {args.workers} on {cpus} CPUs: more processes than CPUs slow the games down",
+              file=sys.stderr)  # fmt: skip
     out = args.out if args.out is not None else Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}"
     problem = output_dir_problem(out)
     if problem is not None:
