@@ -528,9 +528,13 @@ def test_make_agent_errors_name_the_valid_choices() -> None:
 
 def test_make_agent_given_a_folder_says_how_to_name_an_rllib_checkpoint(tmp_path) -> None:
     """A run's best/ folder without the rllib: prefix was only an "unknown agent"."""
-    with pytest.raises(
-        ValueError, match=re.escape(f"is a folder: an RLlib checkpoint folder is given as 'rllib:{tmp_path}'")
-    ):
+    (tmp_path / "run" / "best").mkdir(parents=True)
+    (tmp_path / "run" / "best" / "umbrella.json").write_text("{}")
+    for folder in (tmp_path / "run", tmp_path / "run" / "best"):
+        message = f"is an RLlib checkpoint or run folder: give it as 'rllib:{folder}'"
+        with pytest.raises(ValueError, match=re.escape(message)):
+            make_agent(str(folder))
+    with pytest.raises(ValueError, match="unknown agent"):  # any other folder: not told to use rllib:
         make_agent(str(tmp_path))
 
 

@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from umbrella_env.cli_args import program_name, seed_option, sigterm_as_interrupt
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import cli as evaluate_cli
+from umbrella_env.evaluation import tournament
 from umbrella_env.match import AgentSpecError, build_agent
 from umbrella_env.play import main as play_main
 
@@ -67,15 +67,17 @@ def test_sigterm_inside_a_command_is_an_interrupt_and_the_handler_is_put_back() 
     assert signal.getsignal(signal.SIGTERM) == before
 
 
-def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys) -> None:
+def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys, monkeypatch) -> None:
     """A ``kill`` ended evaluate without a word (SIGTERM's default), like a crash."""
-    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGTERM))
-    timer.start()
-    try:
-        argv = ["--agents", "search", "heuristic", "--games", "400", "--workers", "1", "--no-progress"]
-        code = evaluate_cli.main([*argv, "--out", str(tmp_path / "r")])
-    finally:
-        timer.cancel()
+    real = tournament._play_chunk
+
+    def sigterm_then_play(*args, **kwargs):  # the signal arrives while the games are played
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tournament, "_play_chunk", sigterm_then_play)
+    argv = ["--agents", "random", "greedy", "--games", "4", "--workers", "1", "--no-progress"]
+    code = evaluate_cli.main([*argv, "--out", str(tmp_path / "r")])
     assert code == 130
     assert "interrupted: the games played are not reported" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
@@ -87,13 +89,15 @@ def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys) -> No
         ("/venv/bin/umbrella-evaluate", "umbrella-evaluate"),
         ("evaluate.py", "python evaluate.py"),
         ("/x/umbrella_env/evaluation/__main__.py", "python evaluate.py"),
+        ("/x/umbrella_env/evaluation/cli.py", "python evaluate.py"),  # python -m: the module's file
         ("-c", "python evaluate.py"),
+        ("/venv/bin/pytest", "python evaluate.py"),
     ],
 )
 def test_usage_lines_name_the_command_as_typed(monkeypatch, capsys, argv0: str, expected: str) -> None:
     """``umbrella-evaluate --help`` printed ``usage: python evaluate.py``."""
     monkeypatch.setattr(sys, "argv", [argv0])
-    assert program_name("python evaluate.py") == expected
+    assert program_name("python evaluate.py", ("umbrella-evaluate", "evaluate.py")) == expected
     assert evaluate_cli.main(["--players", "1"]) == 2
     assert capsys.readouterr().err.startswith(f"usage: {expected} ")
 

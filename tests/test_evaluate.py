@@ -23,6 +23,7 @@ from umbrella_env import evaluation as ev  # noqa: E402
 from umbrella_env import parallel  # noqa: E402
 from umbrella_env.core import actions as A  # noqa: E402
 from umbrella_env.core.config import GameConfig  # noqa: E402
+from umbrella_env.evaluation import cli as evaluate_cli  # noqa: E402
 from umbrella_env.evaluation.tournament import parse_specs  # noqa: E402
 from umbrella_env.match import play_game  # noqa: E402
 
@@ -161,10 +162,10 @@ def test_an_agent_that_raises_is_reported_with_where_and_the_game_to_replay_it()
 
 
 def test_more_workers_than_cpus_is_noted(tmp_path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    monkeypatch.setattr(evaluate_cli, "local_cpus", lambda: 1)
     argv = ["--agents", RANDOM, FIRST, "--games", "2", "--workers", "2", "--no-progress"]
     assert ev.main([*argv, "--out", str(tmp_path / "r")]) == 0
-    assert "note: --workers 2 on 1 CPUs: more processes than CPUs slow the games down" in capsys.readouterr().err
+    assert "note: --workers 2 on 1 CPU(s): more processes than CPUs slow the games down" in capsys.readouterr().err
 
 
 def test_progress_in_a_log_is_plain_lines(capsys, monkeypatch) -> None:
@@ -176,7 +177,12 @@ def test_progress_in_a_log_is_plain_lines(capsys, monkeypatch) -> None:
     bar.close()
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("2 table(s): 1/4 (25%), ") and "s left" in lines[0]
-    assert lines[-1].startswith("2 table(s): 4/4 (100%), ") and len(lines) == 5
+    assert lines[-1].startswith("2 table(s): 4/4 (100%), ") and len(lines) == 4  # the last one once
+    monkeypatch.setattr(parallel, "PLAIN_PROGRESS_SECONDS", 3600.0)  # a short run: one line, at the end
+    bar = parallel.Progress(4, True, "games")
+    bar.update(4)
+    bar.close()
+    assert [line.split(",")[0] for line in capsys.readouterr().err.splitlines()] == ["games: 4/4 (100%)"]
     quiet = parallel.Progress(4, False, "x")
     quiet.update(4)
     quiet.close()
@@ -220,11 +226,12 @@ def test_a_checkpoint_is_never_labelled_as_a_shipped_agent_it_is_not() -> None:
 
 
 @pytest.mark.parametrize(
-    "specs", [["heuristic=random", "heuristic"], ["a=random", "a=greedy"], ["greedy", "greedy=heuristic"]]
+    "specs",
+    [["heuristic=random", "heuristic"], ["a=random", "a=greedy"], ["greedy", "greedy=heuristic"], ["x=random"] * 2],
 )
 def test_a_chosen_label_that_names_another_agent_is_refused(specs: list[str]) -> None:
     """``heuristic=random heuristic`` showed random as "heuristic", the heuristic as "heuristic#2"."""
-    with pytest.raises(ev.EvaluationError, match="is also the name of agent .*give each agent its own label"):
+    with pytest.raises(ev.EvaluationError, match=r"agents 1 \(.*\) and 2 \(.*\) both go by .*its own label"):
         parse_specs(specs)
     assert parse_specs(["random", "random"])[1] == ["random", "random#2"]  # the same agent twice, numbered
 
@@ -415,6 +422,10 @@ def test_summary_has_elo_ratings_with_bootstrap_intervals(small_2p) -> None:
         else:
             assert low <= e["elo"] <= high and row[-1].startswith("[")
     assert perfect == 2  # this fixture's random agent won every game
+    mixed = ev.summarise(ev.run_tournament([RANDOM, "twin=" + RANDOM], 2, plate_level=1, games=10, seed=5, workers=1))
+    for e in mixed["agents"]:  # records that resampling varies: intervals around the estimate
+        low, high = e["elo_ci"]
+        assert 0 < e["win_rate"] < 1 and low < e["elo"] < high
 
 
 def test_cli_refuses_a_folder_holding_a_report_unless_told_to_replace_it(tmp_path, capsys):

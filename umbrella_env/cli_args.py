@@ -49,15 +49,27 @@ def path_option(text: str) -> Path:
     return Path(text)
 
 
-def program_name(module_command: str) -> str:
-    """The command as the user typed it, for a usage line: ``umbrella-evaluate`` for an
-    installed script, ``python evaluate.py`` for a script run by Python, and
-    ``module_command`` (e.g. ``python -m umbrella_env.play``) for ``python -m`` or a call
-    from Python."""
+def program_name(module_command: str, scripts: tuple[str, ...] = ()) -> str:
+    """The command as the user typed it, for a usage line: one of ``scripts`` when the
+    process was started by it (an installed script such as ``umbrella-evaluate``, or a
+    script of the clone such as ``evaluate.py``, shown as ``python evaluate.py``), else
+    ``module_command`` (``python -m ...``, whose ``argv[0]`` is the module's file, or a call
+    from Python)."""
     name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
-    if not name or name in ("-c", "__main__.py"):
+    if name not in scripts:
         return module_command
     return f"python {name}" if name.endswith(".py") else name
+
+
+#: Set once SIGTERM arrived inside :func:`sigterm_as_interrupt` (see :func:`sigterm_received`).
+_SIGTERM = threading.Event()
+
+
+def sigterm_received() -> bool:
+    """Whether SIGTERM arrived inside :func:`sigterm_as_interrupt`: a scheduler that signals
+    the whole process group also ends a command's worker processes, and the command may
+    see their death before its own interrupt."""
+    return _SIGTERM.is_set()
 
 
 @contextlib.contextmanager
@@ -66,16 +78,18 @@ def sigterm_as_interrupt() -> Iterator[None]:
     :class:`KeyboardInterrupt`, so the long commands stop as on Ctrl-C: what they wrote is
     kept and said, exit status 130 (SIGTERM's default ended them without a word, a run
     folder half written).  The previous handler is restored on leaving; off the main thread
-    it does nothing.  Ray installs its own handler when it starts: enter this after."""
+    it does nothing.  (``ray_session`` keeps the handler Ray's start replaces.)"""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum: int, frame: Any) -> None:
+        _SIGTERM.set()
         raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if previous is not None:  # None: a handler not set from Python, which cannot be put back
+            signal.signal(signal.SIGTERM, previous)

@@ -322,7 +322,7 @@ def _missing_package(suffix: str, check_positions: int) -> str | None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=program_name("python -m umbrella_env.export"),
+        prog=program_name("python -m umbrella_env.export", ("umbrella-export",)),
         description="Export a MaskablePPO checkpoint (.zip) or an alphazero network (.pt), each with its .json "
         "sidecar, to ONNX, playable without torch (make_agent('model.onnx'), agents/onnx_agent.py).",
     )

@@ -121,6 +121,14 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+def local_cpus() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 #: Seconds between two progress lines when stderr is not a terminal (a log file).
 PLAIN_PROGRESS_SECONDS = 30.0
 
@@ -135,6 +143,7 @@ class Progress:
         self._rich: Any = None
         self._plain: list[float] | None = None  # [start, last line] times, for a log
         self._total, self._done, self._desc = total, 0, desc
+        self._shown = 0  # the count of the last plain line
         if not enabled:
             return
         if not sys.stderr.isatty():
@@ -170,6 +179,7 @@ class Progress:
         assert self._plain is not None
         now = time.monotonic()
         self._plain[1] = now
+        self._shown = self._done
         elapsed = now - self._plain[0]
         share = self._done / self._total if self._total else 1.0
         left = f", about {elapsed * (1 - share) / share:.0f} s left" if 0 < share < 1 else ""
@@ -184,6 +194,6 @@ class Progress:
             self._bar.close()
         elif self._rich is not None:
             self._rich.stop()
-        elif self._plain is not None and self._done:
+        elif self._plain is not None and self._done != self._shown:  # the last count, once
             self._line()
             self._plain = None

@@ -16,12 +16,16 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from umbrella_env.parallel import local_cpus
 
 #: The install command of the ray extra, in every message about it missing.
 RAY_INSTALL = 'pip install -c constraints.txt -e ".[ray]"'
@@ -109,14 +113,6 @@ def try_join(address: str, timeout: float = JOIN_TIMEOUT) -> float:
     return float(lines[-1])
 
 
-def local_cpus() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 @contextmanager
 def ray_session(
     address: str | None = None, *, what: str = "this command", num_cpus: int | None = None
@@ -131,6 +127,8 @@ def ray_session(
             probe(address)
         yield ray
         return
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
     if address is not None:
         probe(address)
         try_join(address)
@@ -138,6 +136,8 @@ def ray_session(
     else:  # address "local": a new Ray here even when RAY_ADDRESS or a `ray start` cluster would be found
         ray.init(address="local", num_cpus=num_cpus or local_cpus(), include_dashboard=False, log_to_driver=False,
                  logging_level=logging.ERROR)  # fmt: skip
+    if callable(sigterm):  # ray.init installs a SIGTERM handler that exits: a command's own one stays
+        signal.signal(signal.SIGTERM, sigterm)
     try:
         yield ray
     finally:

@@ -671,22 +671,28 @@ def _empty(path: Path) -> bool:
 def _agent_error(exc: BaseException) -> str | None:
     """``AgentError: message`` when an agent's failure is in ``exc``'s chain (a frozen
     opponent that raised in a local env runner; the message says where and in which game)."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, AgentError):
-            return f"{type(seen).__name__}: {seen}"
-        seen = seen.__cause__ or seen.__context__
+    for link in _chain(exc):
+        if isinstance(link, AgentError):
+            return f"{type(link).__name__}: {link}"
     return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes (``__cause__``, else ``__context__``), each once: a chain can loop."""
+    out: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and all(seen is not e for e in out):
+        out.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return out
 
 
 def _described(exc: BaseException) -> str:
     """``Type: message`` of the outermost exception of ``exc``'s chain that has a message
     (RLlib re-raises an env's error as a bare ``RuntimeError``)."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if str(seen):
-            return f"{type(seen).__name__}: {seen}"
-        seen = seen.__cause__ or seen.__context__
+    for link in _chain(exc):
+        if str(link):
+            return f"{type(link).__name__}: {link}"
     return type(exc).__name__
 
 

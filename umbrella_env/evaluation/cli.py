@@ -9,27 +9,28 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from umbrella_env.cli_args import path_option, program_name, seed_option, sigterm_as_interrupt
+from umbrella_env.cli_args import path_option, program_name, seed_option, sigterm_as_interrupt, sigterm_received
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
 from umbrella_env.match import SPECS_HELP, AgentError
-from umbrella_env.parallel import WorkerDied
+from umbrella_env.parallel import WorkerDied, local_cpus
 from umbrella_env.paths import output_dir_problem, previous_run, remove_run
 
-PROG = "python evaluate.py"  # the usage line names the command as typed (program_name)
+PROG = "python evaluate.py"
+#: The scripts that start this command (the usage line names the one typed: program_name).
+SCRIPTS = ("umbrella-evaluate", "evaluate.py")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=program_name(PROG),
+        prog=program_name(PROG, SCRIPTS),
         description="Round-robin tournament (2-4 players) or solo evaluation of umbrella-env agents.",
     )
     p.add_argument(
@@ -40,7 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=int, default=1, help="score-plate level 1-4 (default 1)")
     p.add_argument("--games", type=int, default=40, help="games per table, rounded up to a multiple of --players")
     p.add_argument("--seed", type=seed_option(), default=0, help="base seed, an integer >= 0 (default 0)")
-    p.add_argument("--workers", type=int, default=None, help="processes of --backend process (default: os.cpu_count())")
+    p.add_argument(
+        "--workers", type=int, default=None,
+        help="processes of --backend process (default: the CPUs this process may use)",
+    )  # fmt: skip
     p.add_argument(
         "--backend",
         choices=("process", "ray"),
@@ -70,16 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [m for m in ("openskill", "matplotlib") if importlib.util.find_spec(m) is None]
     if missing:
         print(
-            f"error: {program_name(PROG)} needs {' and '.join(missing)}: pip install -c constraints.txt -e '.[eval]'",
+            f"error: {program_name(PROG, SCRIPTS)} needs {' and '.join(missing)}: "
+            "pip install -c constraints.txt -e '.[eval]'",
             file=sys.stderr,
         )
         return 2
     if args.workers is not None and args.workers < 1:
         print(f"error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
         return 2
-    cpus = os.cpu_count() or 1
-    if args.workers is not None and args.workers > cpus:  # 16 on 2 cores took 4.7 times as long as 2
-        print(f"note: --workers {args.workers} on {cpus} CPUs: more processes than CPUs slow the games down",
+    cpus = local_cpus()
+    if args.backend == "process" and args.workers is not None and args.workers > cpus:  # 16 on 2 cores: 4.7x as long
+        print(f"note: --workers {args.workers} on {cpus} CPU(s): more processes than CPUs slow the games down",
               file=sys.stderr)  # fmt: skip
     out = args.out if args.out is not None else Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}"
     problem = output_dir_problem(out)
@@ -103,12 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvaluationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (AgentError, WorkerDied) as exc:
+    except (AgentError, WorkerDied, KeyboardInterrupt) as exc:
+        if isinstance(exc, KeyboardInterrupt) or (isinstance(exc, WorkerDied) and sigterm_received()):
+            print("interrupted: the games played are not reported (no report written)", file=sys.stderr)
+            return 130  # a SIGTERM to the process group ends the workers too
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted: the games played are not reported (no report written)", file=sys.stderr)
-        return 130
     summary = summarise(result)
     if args.overwrite:
         remove_run(out, REPORT_FILES)  # none of the previous report's files stays beside the new one

@@ -167,7 +167,8 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
             f"{summary['rating_orders']} seeded orderings of the games), ordinal = mu − 3 sigma (the sort key); "
             "Bradley–Terry rating on the Elo scale (mean 1500; 400 points = odds of 10 to 1) from every "
             f"pair of seats of every game, its 95% interval from {ELO_BOOTSTRAP} bootstrap resamples of the games "
-            "(– for an agent that won or lost every comparison: resampling cannot vary its record).",
+            "(– for an agent that won or lost every comparison, or whose rating every resample repeats: "
+            "resampling cannot vary its record).",
             "",
             "## Head to head",
             "",

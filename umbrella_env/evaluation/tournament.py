@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 import re
 import shlex
 import time
@@ -78,7 +77,7 @@ from umbrella_env.match import (
     play_game,
     valid_choices,
 )
-from umbrella_env.parallel import Progress, process_pool
+from umbrella_env.parallel import Progress, local_cpus, process_pool
 from umbrella_env.ray_cluster import RayUnavailable
 
 __all__ = [
@@ -208,8 +207,9 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     for i, label in enumerate(labels):  # a label the user chose names one agent only
         other = next((j for j, x in enumerate(labels) if x == label and j != i), None)
         if chosen[i] and other is not None:
+            first, second = sorted((i, other))
             raise EvaluationError(
-                f"agent {specs[i]!r}: the label {label!r} is also the name of agent {specs[other]!r}; "
+                f"agents {first + 1} ({specs[first]!r}) and {second + 1} ({specs[second]!r}) both go by {label!r}: "
                 "give each agent its own label"
             )
     seen: Counter[str] = Counter()
@@ -371,7 +371,7 @@ def run_tournament(
     """Play a round-robin tournament (or, for ``num_players=1``, solo games) of the agents.
 
     ``games`` is per table, rounded up to a multiple of ``num_players``; ``workers``
-    processes play them (default ``os.cpu_count()``; 1 plays in this process).  Every
+    processes play them (default :func:`~umbrella_env.parallel.local_cpus`; 1 plays in this process).  Every
     agent is built once here first, so a bad spec raises :class:`EvaluationError` before
     any game starts.  ``backend="ray"`` plays the games as Ray tasks instead, on the
     cluster at ``address`` or on a local Ray (:mod:`umbrella_env.evaluation.ray_backend`;
@@ -391,7 +391,7 @@ def run_tournament(
     forget_agents()  # a checkpoint replaced since the last tournament is loaded again
     for spec in dict.fromkeys(specs):
         _agent_for(spec, 0, config)
-    workers = max(1, int(workers or os.cpu_count() or 1))
+    workers = max(1, int(workers or local_cpus()))
     per_table = games if num_players == 1 else -(-games // num_players) * num_players
     result = TournamentResult(
         specs=specs,

@@ -49,7 +49,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(out: TextIO) -> _Parser:
     p = _Parser(
         out,
-        prog=program_name("python -m umbrella_env.play"),
+        prog=program_name("python -m umbrella_env.play", ("umbrella-play",)),
         description="Play Umbrella against agents in the terminal.",
         epilog="Options left out are asked for when stdin is a terminal.",
     )

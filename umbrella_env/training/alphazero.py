@@ -60,7 +60,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Collection, Sequence
@@ -101,7 +100,7 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
-from umbrella_env.parallel import Progress, WorkerDied, process_pool, stop_pool
+from umbrella_env.parallel import Progress, WorkerDied, local_cpus, process_pool, stop_pool
 from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import (
     RUN_FILES,
@@ -942,13 +941,6 @@ def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple
     return args, given
 
 
-def default_workers() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 #: (flag, attribute, lowest valid value)
 _MINIMUM = (
     ("--iterations", "iterations", 0),
@@ -1095,7 +1087,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     parser = build_parser(prog)
     args, given = parse_options(parser, argv)
     if args.workers is None:
-        args.workers = default_workers()
+        args.workers = local_cpus()
     try:
         check_options(args, given)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)

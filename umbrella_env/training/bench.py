@@ -33,6 +33,7 @@ import umbrella_env  # noqa: F401  (registers the envs)
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError
 from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
+from umbrella_env.parallel import local_cpus
 from umbrella_env.training import ppo as train
 from umbrella_env.training.options import given_among, given_options
 
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         GameConfig(num_players=1, plate_level=args.level, max_turns=args.max_turns)
     except (ValueError, ConfigError) as exc:
         parser.error(str(exc))
-    args.torch_threads = args.torch_threads or train.default_threads()
+    args.torch_threads = args.torch_threads or local_cpus()
     torch.set_num_threads(max(1, args.torch_threads))
     print(
         f"MaskablePPO, solo level {args.level}, {args.n_envs} games, {train.N_STEPS} steps per rollout, "

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from umbrella_env.cli_args import program_name, sigterm_as_interrupt
 from umbrella_env.training import alphazero, ppo
+from umbrella_env.training.options import TRAIN_COMMAND
 
 ALGOS = ("ppo", "alphazero")
 
@@ -36,7 +37,7 @@ def split_algo(argv: Sequence[str]) -> tuple[str, list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     algo, rest = split_algo(sys.argv[1:] if argv is None else list(argv))
-    prog = program_name("python train.py")
+    prog = program_name(*TRAIN_COMMAND)
     if algo not in ALGOS:
         print(
             f"usage: {prog} [--algo {{{','.join(ALGOS)}}}] ...\n"

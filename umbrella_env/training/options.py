@@ -41,6 +41,8 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 #: The largest --seed of the trainers: Stable-Baselines3 (and NumPy's legacy seeding) take
 #: seeds below 2**32.
 MAX_SEED = 2**32 - 1
+#: ``train.py`` / ``umbrella-train`` for usage lines (:func:`umbrella_env.cli_args.program_name`).
+TRAIN_COMMAND = ("python train.py", ("umbrella-train", "train.py"))
 #: The argparse type of both trainers' ``--seed``.
 trainer_seed = seed_option(MAX_SEED, "the range both trainers take, Stable-Baselines3's")
 #: The help of both trainers' ``--seed``.

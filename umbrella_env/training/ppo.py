@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 import zipfile
@@ -71,11 +70,12 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, build_agent, play_game
-from umbrella_env.parallel import WorkerDied
+from umbrella_env.parallel import WorkerDied, local_cpus
 from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
     RUN_FILES,
+    TRAIN_COMMAND,
     TRAINER_SEED_HELP,
     apply_preset,
     check_game,
@@ -393,7 +393,7 @@ def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> flo
 # --------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=program_name("python train.py"),
+        prog=program_name(*TRAIN_COMMAND),
         description=__doc__,
         epilog="train.py --algo alphazero (or umbrella-train --algo alphazero) runs the Gumbel AlphaZero "
         "trainer instead; its options: train.py --algo alphazero --help",
@@ -527,14 +527,6 @@ GAMMA = 0.99
 #: Defaults that depend on the mode: (solo, 2-4 players).  Solo keeps the network small so
 #: that training on the native vector env runs above 4,000 env steps/s on 2 cores.
 MODE_DEFAULTS = {"n_epochs": (2, 3), "batch_size": (2048, 1024), "net": ([128, 128], [256, 256])}
-
-
-def default_threads() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
@@ -789,7 +781,7 @@ def _train(
     out: Path,
     previous: dict[str, Any],
 ) -> int:
-    args.torch_threads = args.torch_threads or default_threads()
+    args.torch_threads = args.torch_threads or local_cpus()
     torch.set_num_threads(max(1, args.torch_threads))
     tb = None
     try:
