@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from umbrella_env.cli_args import program_name, seed_option, sigterm_as_interrupt
+from umbrella_env.cli_args import program_name, seed_option, sigterm_as_interrupt, sigterm_received
 from umbrella_env.core.config import GameConfig
 from umbrella_env.evaluation import cli as evaluate_cli
 from umbrella_env.evaluation import tournament
@@ -65,6 +65,9 @@ def test_sigterm_inside_a_command_is_an_interrupt_and_the_handler_is_put_back() 
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)  # the handler runs between two bytecodes: it never gets here
     assert signal.getsignal(signal.SIGTERM) == before
+    assert sigterm_received()
+    with sigterm_as_interrupt():  # the next command starts without the last one's signal
+        assert not sigterm_received()
 
 
 def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys, monkeypatch) -> None:

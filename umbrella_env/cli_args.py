@@ -61,7 +61,7 @@ def program_name(module_command: str, scripts: tuple[str, ...] = ()) -> str:
     return f"python {name}" if name.endswith(".py") else name
 
 
-#: Set once SIGTERM arrived inside :func:`sigterm_as_interrupt` (see :func:`sigterm_received`).
+#: Set when SIGTERM arrives inside :func:`sigterm_as_interrupt` (cleared on entering it).
 _SIGTERM = threading.Event()
 
 
@@ -87,6 +87,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         _SIGTERM.set()
         raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
+    _SIGTERM.clear()  # this command's signal only, not an earlier one's in the same process
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         yield
