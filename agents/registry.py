@@ -25,7 +25,7 @@ from agents.base import Agent, RandomAgent
 from agents.checks import check_flag
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
-from agents.rllib_agent import METADATA
+from agents.rllib_agent import holds_checkpoint
 from agents.search import SearchAgent
 
 #: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` and ``*.onnx`` paths).
@@ -125,7 +125,7 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
         except TypeError as exc:
             raise TypeError(f"agent {spec!r}: {exc}") from None
     builder = _BUILDERS.get(spec.strip().lower())
-    if builder is None and any(os.path.isfile(os.path.join(spec, *sub, METADATA)) for sub in ((), ("best",))):
+    if builder is None and holds_checkpoint(spec):
         raise ValueError(f"agent {spec!r} is an RLlib checkpoint or run folder: give it as 'rllib:{spec}'")
     if builder is None:
         raise ValueError(

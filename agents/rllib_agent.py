@@ -37,6 +37,14 @@ RAY_INSTALL = 'pip install -c constraints.txt -e ".[ray]"'
 #: Ray's loggers kept to errors while a module is loaded (RLlib 2.60 warns that it rebuilds
 #: the module through a deprecated path of its own).
 QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
+#: The checkpoint folders a run of ``rllib_train`` writes.
+RUN_CHECKPOINTS = ("best", "last")
+
+
+def holds_checkpoint(path: str | Path) -> bool:
+    """Whether ``path`` is an RLlib checkpoint folder of ours or a run folder holding one."""
+    path = Path(path)
+    return any((path / sub / METADATA).is_file() for sub in ("", *RUN_CHECKPOINTS))
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -50,7 +58,7 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             "python -m umbrella_env.rllib_train)"
         )
     meta_file = path / METADATA
-    inside = [name for name in ("best", "last") if (path / name / METADATA).is_file()]
+    inside = [name for name in RUN_CHECKPOINTS if (path / name / METADATA).is_file()]
     if not meta_file.is_file() and inside:
         raise ValueError(
             f"RLlib checkpoint {str(path)!r} is a run folder: give one of its checkpoints, "

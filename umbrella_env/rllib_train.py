@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
 from umbrella_env.cli_args import path_option, seed_option, sigterm_as_interrupt
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
@@ -300,7 +301,6 @@ def metadata(config: GameConfig, module_id: str, **extra: Any) -> dict[str, Any]
 
 def save_checkpoint(algo: Any, path: Path, meta: dict[str, Any]) -> None:
     """RLlib's checkpoint of ``algo`` and ``umbrella.json`` in ``path``, replaced whole."""
-    from agents.rllib_agent import METADATA
 
     tmp = path.with_name(path.name + ".tmp")
     if tmp.exists():
@@ -495,13 +495,8 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    from agents.rllib_agent import RLlibAgent
-
     torch.set_num_threads(args.torch_threads)
-    for name in (
-        "ray",
-        "ray.rllib",
-    ):  # RLlib's notices (Ray sets ray.rllib's own level); the progress lines say what matters
+    for name in ("ray", *QUIET_LOGGERS):  # RLlib's notices; the progress lines say what matters
         logging.getLogger(name).setLevel(logging.ERROR)
     module_id = SOLO_MODULE if config.solo else SHARED
     opponents = [None] if config.solo else list(args.eval_opponent)
