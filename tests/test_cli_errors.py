@@ -397,6 +397,22 @@ def test_check_and_benchmark_tools_refuse_bad_options(module: str, argv: list[st
     assert info.value.code == 2 and message in capsys.readouterr().err
 
 
+def test_bench_envs_without_its_peer_needs_no_pygame(monkeypatch, capsys) -> None:
+    from umbrella_env.tools import bench_envs
+
+    monkeypatch.setitem(sys.modules, "pettingzoo.classic", None)  # as without pygame: the import fails
+    with pytest.raises(SystemExit) as info:
+        bench_envs.main(["--seconds", "0.01", "--num-envs", "4"])
+    assert info.value.code == 2 and "or give --skip-peer to time our envs only" in capsys.readouterr().err
+    assert bench_envs.main(["--seconds", "0.01", "--num-envs", "4", "--skip-peer"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [r.split("  ")[0] for r in rows] == [
+        "umbrella AEC, 2 players", "umbrella AEC, 4 players", "umbrella solo (gymnasium.make)",
+        "umbrella vector env, 4 envs",
+    ]  # fmt: skip
+    assert all(r.endswith(" –") and float(r.split()[-2].replace(",", "")) > 0 for r in rows), rows
+
+
 @pytest.mark.skipif(
     not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where not even root can create a folder"
 )

@@ -96,6 +96,9 @@ def test_png_frames_are_the_gif_frames(pil_image, tmp_path: Path) -> None:
         file.unlink()
     assert demo.main(["--frames", str(folder), "--max-frames", "2", *SHORT]) == 0  # a folder without frames
     assert sorted(f.name for f in folder.iterdir()) == ["frame_0000.png", "frame_0001.png", "notes.txt"]
+    # --overwrite replaces the frames: none of the earlier, longer run's stays beside the new ones
+    assert demo.main(["--frames", str(folder), "--max-frames", "1", "--overwrite", *SHORT]) == 0
+    assert sorted(f.name for f in folder.iterdir()) == ["frame_0000.png", "notes.txt"]
 
 
 def test_svg_is_the_last_position(tmp_path: Path) -> None:
@@ -105,6 +108,11 @@ def test_svg_is_the_last_position(tmp_path: Path) -> None:
     assert last["turn"] == 3
     command = f"python -m umbrella_env.demo --svg {out} --players 2 --level 1 --seed 3 --policy random --turns 3"
     assert out.read_text(encoding="utf-8") == state_to_svg(last, description=f"Drawn by {command}")
+    # --overwrite replaces it (refused without, in the bad-input cases); the <desc> is the drawing's command
+    assert demo.main(["--svg", str(out), "--overwrite", "--players", "2", "--seed", "3", "--turns", "2"]) == 0
+    command = command.replace("--turns 3", "--turns 2")
+    after_two = list(demo.positions(2, 1, 3, "random", 2))[-1]
+    assert out.read_text(encoding="utf-8") == state_to_svg(after_two, description=f"Drawn by {command}")
 
 
 def test_the_readme_picture_is_what_its_command_draws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,7 +122,7 @@ def test_the_readme_picture_is_what_its_command_draws(tmp_path: Path, monkeypatc
     drawn = (tmp_path / "docs" / "images" / "game.svg").read_text(encoding="utf-8")
     committed = README_PICTURE.read_text(encoding="utf-8")
     command = "python -m umbrella_env.demo " + " ".join(README_PICTURE_ARGS)
-    assert committed == drawn, f"docs/images/game.svg is stale: run {command}"
+    assert committed == drawn, f"docs/images/game.svg is stale: run {command} --overwrite"
     assert "Umbrella, 2 players" in committed and "turn 40 of" in committed
     assert f"<desc>Drawn by {command}</desc>" in committed  # the file says how it was made
 
@@ -159,7 +167,11 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
     (earlier / "frame_0006.png").write_bytes(b"")  # an earlier, longer game's last frame
     folder_gif = tmp / "folder.gif"
     folder_gif.mkdir()
+    drawn = tmp / "drawn.svg"
+    drawn.write_text("<svg/>", encoding="utf-8")  # an earlier picture: replaced only when asked
     return [
+        (["--svg", str(drawn), *SHORT], f"--svg: {str(drawn)!r} already exists: give another name, or --overwrite"),
+        (["--overwrite"], "--overwrite: only with a picture option"),
         (["--gif", str(tmp / "out.png")], "--gif: expected a file name ending in .gif"),
         (["--svg", str(tmp / "out.gif")], "--svg: expected a file name ending in .svg"),
         (["--gif", str(tmp / "missing" / "out.gif")], "does not exist"),

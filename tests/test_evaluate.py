@@ -84,11 +84,34 @@ def test_wilson_interval_contains_the_rate_and_matches_known_values():
 def test_mean_interval_and_win_credits():
     mean, lo, hi = ev.mean_interval([1, 2, 3, 4])
     assert mean == 2.5 and lo < 2.5 < hi
-    assert hi - 2.5 == pytest.approx(1.96 * np.std([1, 2, 3, 4], ddof=1) / 2, rel=1e-3)
+    # Student's t with 3 degrees of freedom (3.182), not the normal 1.96: 4 games are few
+    assert hi - 2.5 == pytest.approx(3.1824463 * np.std([1, 2, 3, 4], ddof=1) / 2, rel=1e-6)
+    assert ev.mean_interval([1, 2, 3, 4], z=ev.Z95)[2] - 2.5 == pytest.approx(
+        1.96 * np.std([1, 2, 3, 4], ddof=1) / 2, rel=1e-3
+    )
     assert math.isnan(ev.mean_interval([7])[1])
     assert ev.win_credits([0, 1, 0]) == [0.5, 0.0, 0.5]
     assert ev.win_credits([1, 0, 2, 3]) == [0.0, 1.0, 0.0, 0.0]
     assert ev.win_credits([1, 0, 2, 3], truncated=True) == [0.25] * 4 and ev.win_credits([0]) == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("df", "quantile"),  # published two-sided 95% quantiles of Student's t
+    [(1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (10, 2.2281), (12, 2.1788), (19, 2.0930),
+     (30, 2.0423), (60, 2.0003), (120, 1.9799), (10**6, 1.9600)],
+)  # fmt: skip
+def test_t95_is_students_quantile(df: int, quantile: float) -> None:
+    assert ev.stats.t95(df) == pytest.approx(quantile, abs=1e-4)
+
+
+def test_the_student_t_interval_covers_the_mean_of_few_games_95_percent_of_the_time() -> None:
+    """Normal scores, 5 games: the t interval covers the true mean about 95% of the time; the
+    normal one (z = 1.96) only about 88%, which is why the report's solo intervals use t."""
+    rng = np.random.default_rng(0)
+    samples = rng.normal(28.0, 3.0, size=(4000, 5))
+    t_cover = np.mean([lo <= 28.0 <= hi for _, lo, hi in map(ev.mean_interval, samples)])
+    z_cover = np.mean([lo <= 28.0 <= hi for _, lo, hi in (ev.mean_interval(x, z=ev.Z95) for x in samples)])
+    assert 0.94 <= t_cover <= 0.96 and z_cover < 0.90
 
 
 def test_win_credits_of_a_batch_are_those_of_each_game():
@@ -223,6 +246,18 @@ def test_a_checkpoint_is_never_labelled_as_a_shipped_agent_it_is_not() -> None:
     specs = ["net:agents/models/az-2p.pt", "az-2p-net", "agents/models/az-solo.pt", "runs/quick/best.pt"]
     _, labels = parse_specs(specs)
     assert labels == ["net:az-2p.pt", "az-2p-net", "az-solo.pt", "best"]
+
+
+def test_checkpoints_of_the_same_name_are_labelled_by_their_folders() -> None:
+    """Two runs' best checkpoints were "best" and "best#2": which run was which?"""
+    specs = ["runs/a/best.zip", "runs/b/best.zip", "rllib:x/a/best", "rllib:y/a/best", "net:runs/a/last.pt"]
+    # each label takes as few folders as tell it apart
+    assert parse_specs(specs)[1] == ["runs/a/best", "b/best", "x/a/best", "y/a/best", "last-net"]
+    # the same checkpoint twice is numbered; a chosen label is kept; a lone checkpoint keeps its stem
+    assert parse_specs(["runs/a/best.zip"] * 2)[1] == ["best", "best#2"]
+    assert parse_specs(["mine=runs/a/best.zip", "runs/b/best.zip"])[1] == ["mine", "best"]
+    assert parse_specs(["/a/best.zip", "b/best.zip", "greedy"])[1] == ["a/best", "b/best", "greedy"]
+    assert parse_specs(["/a/best.zip", "./a/best.zip"])[1] == ["/a/best", "a/best"]
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.onnx_agent import MASKED_LOGIT, sample_masked
+from agents.onnx_agent import MASKED_LOGIT, OnnxAgent, sample_masked
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -293,6 +293,13 @@ def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
         assert info.value.code == 2, argv
         assert message in capsys.readouterr().err, argv
     assert not (tmp_path / "x.onnx").exists()
+    (tmp_path / "kept.onnx").write_bytes(b"an earlier export")  # replaced only when asked
+    with pytest.raises(SystemExit) as info:
+        export.main([str(checkpoint), str(tmp_path / "kept.onnx")])
+    assert info.value.code == 2 and "already exists: give another name, or --overwrite" in capsys.readouterr().err
+    assert (tmp_path / "kept.onnx").read_bytes() == b"an earlier export"
+    assert export.main([str(checkpoint), str(tmp_path / "kept.onnx"), "--overwrite", "--check-positions", "8"]) == 0
+    assert OnnxAgent(tmp_path / "kept.onnx").meta["num_players"] == 2
     (tmp_path / "foreign.zip").write_bytes(b"not a zip")  # no sidecar
     with pytest.raises(SystemExit) as info:
         export.main([str(tmp_path / "foreign.zip"), str(tmp_path / "x.onnx")])

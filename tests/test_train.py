@@ -4,6 +4,7 @@ hands every decision to the learner and pays its losses.  Marked ``train`` (need
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -328,6 +329,19 @@ def test_bench_train_runs_both_envs(capsys) -> None:
     assert "ratio native / peer" in out and "(median of 2 rounds)" in out
     # each env times whole rollouts of 32 x 4 steps: 2 rounds of 128 (at least 256 / 2 each)
     assert out.count("(256 steps in ") == 2
+
+
+def test_bench_train_help_lists_only_the_options_it_uses(capsys) -> None:
+    from umbrella_env.training import bench as bench_train
+
+    with pytest.raises(SystemExit):
+        bench_train.main(["--help"])
+    shown = set(re.findall(r"(--[a-z][a-z-]+)", capsys.readouterr().out.split("\n\n", 1)[0]))  # the usage lines
+    assert {"--n-epochs", "--features", "--bench-timesteps", "--skip-peer"} <= shown
+    assert not shown & {"--algo", "--out", "--resume", "--eval-every", "--pretrain"}, shown
+    with pytest.raises(SystemExit) as info:  # still refused by name when given
+        bench_train.main(["--eval-every", "5"])
+    assert info.value.code == 2 and "--eval-every: not used by this benchmark" in capsys.readouterr().err
 
 
 def test_bench_alphazero_reports_its_peer_in_the_same_run(capsys) -> None:

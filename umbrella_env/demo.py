@@ -12,12 +12,13 @@ With a picture option it plays one seeded game instead (``--players``, ``--level
 ``--seed`` and ``--policy`` as above) and draws it:
 
     python -m umbrella_env.demo --gif game.gif [--frames DIR] [--svg last.svg] [--turns K]
-        [--max-frames 200] [--frame-ms 300]
+        [--max-frames 200] [--frame-ms 300] [--overwrite]
 
 * ``--gif FILE.gif``: an animated GIF, one frame per decision (the picture of
   ``render_mode="rgb_array"``, :mod:`umbrella_env.core.image`), the last one held longer;
 * ``--frames DIR``: the same frames as PNG files ``DIR/frame_0000.png``, ... (DIR is created;
-  a folder that already holds frames is refused);
+  a folder that already holds frames is refused, as is an existing ``--gif`` or ``--svg``
+  file, unless ``--overwrite`` is given: it replaces them, and removes the old frames first);
 * ``--svg FILE.svg``: the last position as SVG (:mod:`umbrella_env.core.svg`);
 * ``--turns K``: stop once K whole turns are played (default: play to the end of the game);
 * ``--max-frames N`` (with ``--gif`` or ``--frames``): at most N frames (default 200, the
@@ -33,7 +34,8 @@ The README's picture, ``docs/images/game.svg``, is made by
 
     python -m umbrella_env.demo --svg docs/images/game.svg --players 2 --level 1 --seed 6 --policy greedy --turns 40
 
-(a test checks that the committed file is what this command writes).
+(a test checks that the committed file is what this command writes; ``--overwrite`` redraws it
+over the committed file).
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ def draw_game(args: argparse.Namespace) -> list[str]:
         palette.putpalette(_PALETTE.reshape(-1).tolist())
     if frames_dir is not None:
         frames_dir.mkdir(parents=True, exist_ok=True)
+        for old in frames_dir.glob(FRAME_GLOB):  # --overwrite: no frame of an earlier game stays
+            old.unlink()
     digits = max(4, len(str(max_frames - 1)))
     frames: list[Any] = []  # palette images for the GIF
     written, capped = 0, False
@@ -220,22 +224,25 @@ def _command(args: argparse.Namespace) -> str:
 
 
 # --------------------------------------------------------------------------- command line
-def _check_file(parser: argparse.ArgumentParser, option: str, path: Path, suffix: str) -> None:
-    problem = output_file_problem(path, suffix)
+def _check_file(parser: argparse.ArgumentParser, option: str, path: Path, suffix: str, overwrite: bool) -> None:
+    problem = output_file_problem(path, suffix, overwrite=overwrite)
     if problem is not None:
         parser.error(f"{option}: {problem}")
 
 
-def _check_dir(parser: argparse.ArgumentParser, option: str, path: Path) -> None:
+def _check_dir(parser: argparse.ArgumentParser, option: str, path: Path, overwrite: bool) -> None:
     value = str(path)
     if path.exists() and not path.is_dir():
         parser.error(f"{option}: {value!r} exists and is not a folder")
     problem = output_dir_problem(path)
     if problem is not None:
         parser.error(f"{option}: cannot write to {value!r}: {problem}")
-    if path.is_dir() and next(path.glob(FRAME_GLOB), None) is not None:
+    if path.is_dir() and next(path.glob(FRAME_GLOB), None) is not None and not overwrite:
         # New frames would mix with an earlier game's (a shorter game leaves the old last ones).
-        parser.error(f"{option}: {value!r} already holds frames ({FRAME_GLOB}); give an empty or new folder")
+        parser.error(
+            f"{option}: {value!r} already holds frames ({FRAME_GLOB}); give an empty or new folder, "
+            "or --overwrite to replace them"
+        )
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -263,15 +270,16 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         ("--turns", args.turns, drawing, "a picture option (--gif, --frames or --svg)"),
         ("--max-frames", args.max_frames, args.gif is not None or args.frames is not None, "--gif or --frames"),
         ("--frame-ms", args.frame_ms, args.gif is not None, "--gif"),
+        ("--overwrite", args.overwrite or None, drawing, "a picture option (--gif, --frames or --svg)"),
     ):
         if value is not None and not used:
             parser.error(f"{option}: only with {needs}")
     if args.gif is not None:
-        _check_file(parser, "--gif", args.gif, ".gif")
+        _check_file(parser, "--gif", args.gif, ".gif", args.overwrite)
     if args.svg is not None:
-        _check_file(parser, "--svg", args.svg, ".svg")
+        _check_file(parser, "--svg", args.svg, ".svg", args.overwrite)
     if args.frames is not None:
-        _check_dir(parser, "--frames", args.frames)
+        _check_dir(parser, "--frames", args.frames, args.overwrite)
 
 
 def _missing_pillow(prog: str) -> NoReturn:
@@ -303,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help=f"milliseconds per GIF frame, a multiple of 10 from {FRAME_MS_RANGE[0]} to {FRAME_MS_RANGE[1]} "
         f"(default {FRAME_MS})",
+    )
+    pictures.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --gif or --svg file, or the frames in --frames"
     )
     args = parser.parse_args(argv)
     _check_args(parser, args)

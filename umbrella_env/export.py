@@ -330,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
         "checkpoint", type=path_option, help="the .zip or .pt written by training (its .json sidecar beside it)"
     )
     p.add_argument("out", type=path_option, help="the .onnx file to write")
+    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists (refused without it)")
     p.add_argument(
         "--opset", type=int, default=OPSET, help=f"ONNX opset, {OPSETS.start}-{OPSETS.stop - 1} (default {OPSET})"
     )
@@ -348,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.checkpoint.suffix.lower() not in LOADERS:
         parser.error(f"checkpoint {str(args.checkpoint)!r} must be a .zip or .pt written by training")
-    problem = output_file_problem(args.out, ".onnx")
+    problem = output_file_problem(args.out, ".onnx", overwrite=args.overwrite)
     if problem is not None:
         parser.error(f"output: {problem}")
     if args.opset not in OPSETS:

@@ -4,7 +4,8 @@ checked before any work.
 Every tool that writes a run folder asks :func:`output_dir_problem` first, and every tool
 that writes one named file asks :func:`output_file_problem`, so that an output that cannot
 be written is refused with the reason (exit status 2) instead of a traceback after the
-work is done.  A trainer also refuses a folder that holds a previous run
+work is done; a file that exists already is refused too unless the tool was told to replace
+it (``--overwrite``).  A trainer also refuses a folder that holds a previous run
 (:func:`previous_run`) unless it resumes it or is told to replace it (:func:`remove_run`),
 and writes the files a resume reads with :func:`write_atomically`.
 """
@@ -43,10 +44,10 @@ def output_dir_problem(path: Path) -> str | None:
     return None
 
 
-def output_file_problem(path: Path, suffix: str) -> str | None:
+def output_file_problem(path: Path, suffix: str, *, overwrite: bool = False) -> str | None:
     """None when a file named ``path``, ending in ``suffix`` (".gif"), can be written, else
     the reason: another suffix, a folder of that name, a parent folder that is missing or
-    not writable, an existing file that is not writable."""
+    not writable, an existing file (unless ``overwrite``: then one that is not writable)."""
     path = Path(path)
     if path.suffix.lower() != suffix:
         return f"expected a file name ending in {suffix}, got {str(path)!r}"
@@ -58,6 +59,8 @@ def output_file_problem(path: Path, suffix: str) -> str | None:
     problem = output_dir_problem(parent)
     if problem is not None:
         return f"cannot write {str(path)!r}: {problem}"
+    if path.exists() and not overwrite:
+        return f"{str(path)!r} already exists: give another name, or --overwrite to replace it"
     if path.exists() and not os.access(path, os.W_OK):
         return f"cannot write {str(path)!r}: permission denied"
     return None

@@ -135,7 +135,7 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
     ]
     if summary["mode"] == "solo":
         lines += [
-            "Mean score with a 95% normal-approximation interval; every agent played the same deals.",
+            "Mean score with a 95% Student-t interval; every agent played the same deals.",
             "",
             "## Merit bands (docs/rules.md §8)",
             "",

@@ -34,15 +34,40 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
 
 
-def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
-    """(mean, low, high): normal-approximation interval of the mean (nan bounds below 2 values)."""
+#: Two-sided 95% quantiles of Student's t with 1 to 9 degrees of freedom (the expansion of
+#: :func:`t95` is off by up to 4e-3 there).
+_T95_SMALL = (12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851, 2.364624252,
+              2.306004135, 2.262157163)  # fmt: skip
+
+
+def t95(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with ``df`` >= 1 degrees of freedom: a
+    table up to 9, then the Cornish-Fisher expansion of Abramowitz & Stegun 26.7.5 in
+    powers of 1/df (off by less than 1e-5 from 10 on; it tends to :data:`Z95`)."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df <= len(_T95_SMALL):
+        return _T95_SMALL[df - 1]
+    z = Z95
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def mean_interval(values: Sequence[float], z: float | None = None) -> tuple[float, float, float]:
+    """(mean, low, high): the 95% Student-t interval of the mean (nan bounds below 2
+    values); given ``z``, the normal-approximation interval ``mean +- z s.e.`` instead.
+    With few games the t quantile matters: 2.78 for 5 values, 2.09 for 20, 1.97 for 200."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return (math.nan, math.nan, math.nan)
     m = float(x.mean())
     if x.size < 2:
         return (m, math.nan, math.nan)
-    half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
+    q = t95(x.size - 1) if z is None else z
+    half = q * float(x.std(ddof=1)) / math.sqrt(x.size)
     return (m, m - half, m + half)
 
 

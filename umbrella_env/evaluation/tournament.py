@@ -8,7 +8,8 @@ An agent is named by a spec string: a name of :func:`agents.make_agent` (``rando
 ``train.py``, or ``.onnx`` exported from one), or ``package.module:factory`` (a callable
 returning an agent, for agents that are not registered); see
 :func:`umbrella_env.match.build_agent`.  ``label=spec`` gives an agent a display name; a
-spec given twice is labelled ``spec#2``.
+spec given twice is labelled ``spec#2``, and checkpoints of the same name in different
+folders by their folders (``runs/a/best.zip`` and ``runs/b/best.zip``: ``a/best``, ``b/best``).
 
 **Tables.**  With P >= 2 players and at least P agents, every combination of P distinct
 agents is a table.  With fewer agents than seats, the tables are every multiset of P
@@ -69,6 +70,7 @@ from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
 from umbrella_env.match import (
     NET_PREFIX,
+    RLLIB_PREFIX,
     SPEC_FACTORY,
     AgentError,
     AgentSpecError,
@@ -171,21 +173,25 @@ _LABEL_LIKE = re.compile(r"^[^=/]+=.+$")
 _OPTIONS_LIKE = re.compile(r"^[A-Za-z][\w-]*:[A-Za-z_]\w*=[^=]*(,[A-Za-z_]\w*=[^=]*)*$")
 
 
-def _default_label(spec: str) -> str:
-    """A checkpoint's file stem (``-net`` added for ``net:``), a factory's name, or the agent
+def _default_label(spec: str, folders: int = 0) -> str:
+    """A checkpoint's file stem (``-net`` added for ``net:``), after its last ``folders``
+    folder names (``runs/a/best.zip`` with 1 is ``a/best``), a factory's name, or the agent
     name; a checkpoint whose stem would read as a shipped agent's name keeps its file name
     (``net:agents/models/az-2p.pt`` is ``net:az-2p.pt``, not the shipped ``az-2p-net``)."""
     if is_checkpoint(spec):
         net = spec.startswith(NET_PREFIX)
-        label = Path(spec).stem + ("-net" if net else "")
+        path = Path(spec.removeprefix(NET_PREFIX).removeprefix(RLLIB_PREFIX))
+        label = path.stem + ("-net" if net else "")
         if label in AGENT_NAMES or label in AZ_NAMES:
-            label = (NET_PREFIX if net else "") + Path(spec).name
-        return label
+            label = (NET_PREFIX if net else "") + path.name
+        kept = path.parent.parts[max(0, len(path.parent.parts) - folders) :] if folders else ()
+        return Path(*kept, label).as_posix()
     return spec.rsplit(":", 1)[1] if SPEC_FACTORY.match(spec) else spec
 
 
 def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(specs, labels): ``label=spec`` split, repeated labels numbered ``label#2``, ..."""
+    """(specs, labels): ``label=spec`` split, checkpoints of the same name told apart by their
+    folders, a spec given twice numbered ``label#2``, ..."""
     out_specs: list[str] = []
     labels: list[str] = []
     chosen: list[bool] = []  # the label was given (label=spec)
@@ -212,6 +218,18 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
                 f"agents {first + 1} ({specs[first]!r}) and {second + 1} ({specs[second]!r}) both go by {label!r}: "
                 "give each agent its own label"
             )
+    # Checkpoints of different runs (runs/a/best.zip, runs/b/best.zip) are told apart by
+    # their folders ("a/best", "b/best"); the same spec given twice is numbered below.
+    for folders in range(1, 1 + max((len(Path(x).parts) for x in out_specs), default=0)):
+        clash = [
+            i for i, label in enumerate(labels)
+            if not chosen[i] and is_checkpoint(out_specs[i])
+            and any(labels[j] == label and out_specs[j] != out_specs[i] for j in range(len(labels)))
+        ]  # fmt: skip
+        if not clash:
+            break
+        for i in clash:
+            labels[i] = _default_label(out_specs[i], folders)
     seen: Counter[str] = Counter()
     for i, label in enumerate(labels):
         seen[label] += 1

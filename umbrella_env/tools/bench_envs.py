@@ -8,7 +8,9 @@ In one run, with the same random-legal-move loop for every env:
 * the Gymnasium solo env (``gymnasium.make``): a random action from ``info["action_mask"]``;
 * the native vector env at ``--num-envs`` games: actions from the core's random sampler.
 
-    python -m umbrella_env.tools.bench_envs [--seconds 5] [--num-envs 1024]
+    python -m umbrella_env.tools.bench_envs [--seconds 5] [--num-envs 1024] [--skip-peer]
+
+``--skip-peer`` times our envs only (no pygame needed; the ratio column is then empty).
 
 Every row counts **decisions**: an AEC ``step(None)`` of an agent already done is not one,
 nor is the slot of a vector game waiting for its autoreset.
@@ -100,25 +102,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--num-envs", type=int, default=1024, help=f"envs of the vector env, 1 to {MAX_NUM_ENVS:,} (default 1024)"
     )
+    parser.add_argument(
+        "--skip-peer", action="store_true", help="time our envs only: no connect_four_v3, no pygame, no ratios"
+    )
     args = parser.parse_args(argv)
     if not (math.isfinite(args.seconds) and args.seconds > 0):
         parser.error(f"--seconds must be a finite number > 0, got {args.seconds}")
     if not 1 <= args.num_envs <= MAX_NUM_ENVS:
         parser.error(f"--num-envs must be from 1 to {MAX_NUM_ENVS:,}, got {args.num_envs}")
-    try:
-        from pettingzoo.classic import connect_four_v3
-    except ImportError as exc:
-        parser.error(f"connect_four_v3 is not importable ({exc}); install the bench extra: pip install -e '.[bench]'")
-    peer = aec_steps_per_second(connect_four_v3.env, args.seconds)
+    peer = math.nan
+    if not args.skip_peer:
+        try:
+            from pettingzoo.classic import connect_four_v3
+        except ImportError as exc:
+            parser.error(
+                f"connect_four_v3 is not importable ({exc}); install the bench extra: "
+                "pip install -c constraints.txt -e '.[bench]', or give --skip-peer to time our envs only"
+            )
+        peer = aec_steps_per_second(connect_four_v3.env, args.seconds)
+
+    def row(name: str, sps: float) -> None:
+        ratio = "–" if math.isnan(peer) else f"{sps / peer:.2f}"
+        print(f"{name:<34} {sps:12,.0f} {ratio:>18}", flush=True)
+
     print(f"{'env':<34} {'steps/s':>12} {'x connect_four_v3':>18}")
-    print(f"{'pettingzoo connect_four_v3 (AEC)':<34} {peer:12,.0f} {1.0:18.2f}", flush=True)
+    if not args.skip_peer:
+        row("pettingzoo connect_four_v3 (AEC)", peer)
     for players in (2, 4):
-        sps = aec_steps_per_second(functools.partial(umbrella_env.env, num_players=players), args.seconds)
-        print(f"{f'umbrella AEC, {players} players':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)
-    sps = solo_steps_per_second(args.seconds)
-    print(f"{'umbrella solo (gymnasium.make)':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)
-    sps = vector_steps_per_second(args.num_envs, args.seconds)
-    print(f"{f'umbrella vector env, {args.num_envs} envs':<34} {sps:12,.0f} {sps / peer:18.2f}", flush=True)
+        make_env = functools.partial(umbrella_env.env, num_players=players)
+        row(f"umbrella AEC, {players} players", aec_steps_per_second(make_env, args.seconds))
+    row("umbrella solo (gymnasium.make)", solo_steps_per_second(args.seconds))
+    row(f"umbrella vector env, {args.num_envs} envs", vector_steps_per_second(args.num_envs, args.seconds))
     return 0
 
 

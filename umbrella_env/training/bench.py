@@ -58,7 +58,8 @@ def _timed(model, timesteps: int) -> tuple[int, float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """train.py's parser (its model options apply) plus this benchmark's own options."""
+    """train.py's parser (its model options apply) plus this benchmark's own options; the
+    help shows only the options in :data:`USED` (the others are parsed, then refused)."""
     parser = train.build_parser()
     parser.prog = "python -m umbrella_env.training.bench"
     parser.description = __doc__
@@ -68,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--rounds", type=int, default=3, help="alternating rounds the timed decisions are split into (default 3)"
     )
+    parser.epilog = None  # train.py's, about its other trainer
+    for action in parser._actions:
+        if action.dest == "players":
+            action.help = "1 only: the native vector env is solo"
+        elif action.dest not in USED | {"help"}:
+            action.help = argparse.SUPPRESS
     return parser
 
 
