@@ -33,8 +33,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from agents.checks import check_game_mask, check_mask, check_name
+from umbrella_env.core.engine import check_seed
 from umbrella_env.core.single import SingleGame
-from umbrella_env.envs.common import check_seed
 
 #: How to give an agent the game from an env (the end of the "needs the game" errors).
 GAME_FROM_ENV = (

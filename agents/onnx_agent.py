@@ -28,6 +28,7 @@ import numpy as np
 from agents.base import SeededAgent
 from agents.checkpoint import check_configuration, check_configuration_options, check_given_game, check_metadata
 from agents.checks import MAX_THREADS, check_batch, check_flag, check_int, check_mask, check_name, check_observation
+from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
 
 #: ``metadata_props["format"]`` of the models written by :mod:`umbrella_env.export`.
@@ -36,7 +37,7 @@ ONNX_FORMAT = "umbrella-env-policy-1"
 MASKED_LOGIT = -1e8
 INPUT_NAMES: tuple[str, str] = ("observation", "action_mask")
 OUTPUT_NAMES: tuple[str, str] = ("logits", "value")
-INSTALL_HINT = 'pip install -c constraints.txt -e ".[onnx]"'
+INSTALL_HINT = install_hint("onnx")
 
 
 def encode_metadata(meta: dict[str, Any]) -> dict[str, str]:

@@ -27,6 +27,7 @@ from agents.checkpoint import (
     sidecar_path,
 )
 from agents.checks import check_batch, check_flag, check_mask, check_name, check_observation
+from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
 
@@ -40,7 +41,7 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     return read_sidecar(path, ".zip", "train.py")
 
 
-INSTALL_HINT = "pip install -c constraints.txt -e '.[train]'"
+INSTALL_HINT = install_hint("train")
 
 
 def load_model(path: str | Path) -> Any:

@@ -25,8 +25,10 @@ from agents.base import Agent, RandomAgent
 from agents.checks import check_flag
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
-from agents.rllib_agent import holds_checkpoint
+from agents.rllib_agent import PREFIX as RLLIB_PREFIX
+from agents.rllib_agent import RLlibAgent, holds_checkpoint
 from agents.search import SearchAgent
+from umbrella_env.cli_args import install_hint
 
 #: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` and ``*.onnx`` paths).
 AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search", "search-common")
@@ -73,8 +75,7 @@ def _az_module(spec: str) -> Any:
         import agents.az.agent as az_agent
     except ImportError as exc:
         raise ValueError(
-            f"agent {spec!r} plays a torch network and needs the train extra: "
-            f"pip install -c constraints.txt -e '.[train]' ({exc})"
+            f"agent {spec!r} plays a torch network and needs the train extra: {install_hint('train')} ({exc})"
         ) from None
     return az_agent
 
@@ -95,9 +96,7 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
         spec = os.fspath(spec)
     if not isinstance(spec, str):
         raise ValueError(f"agent spec must be a string, got {type(spec).__name__}: {spec!r}")
-    if spec.startswith("rllib:"):  # an RLlib checkpoint folder (python -m umbrella_env.rllib_train)
-        from agents.rllib_agent import RLlibAgent
-
+    if spec.startswith(RLLIB_PREFIX):  # an RLlib checkpoint folder (python -m umbrella_env.rllib_train)
         return RLlibAgent(spec, seed=seed, **kwargs)
     if spec.startswith(NET_PREFIX):
         if not spec.lower().endswith(".pt"):

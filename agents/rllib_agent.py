@@ -24,6 +24,7 @@ import numpy as np
 from agents.base import agent_generator
 from agents.checkpoint import check_configuration, check_metadata
 from agents.checks import check_flag, check_name
+from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
 
@@ -33,7 +34,7 @@ PREFIX = "rllib:"
 METADATA = "umbrella.json"
 #: Where RLlib keeps the RLModule of ``module_id`` inside an algorithm checkpoint.
 MODULE_DIR = ("learner_group", "learner", "rl_module")
-RAY_INSTALL = 'pip install -c constraints.txt -e ".[ray]"'
+RAY_INSTALL = install_hint("ray")
 #: Ray's loggers kept to errors while a module is loaded (RLlib 2.60 warns that it rebuilds
 #: the module through a deprecated path of its own).
 QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")

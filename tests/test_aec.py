@@ -89,6 +89,17 @@ def test_illegal_action_ends_the_game_with_the_mover_losing() -> None:
     assert all(e._cumulative_rewards[a] == 0.0 for a in e.agents if a != mover)
 
 
+def test_human_mode_prints_the_step_an_illegal_action_ends(capsys: pytest.CaptureFixture[str]) -> None:
+    e = umbrella_env.env(num_players=2, render_mode="human")
+    e.reset(seed=1)
+    capsys.readouterr()
+    mask = e.observe(e.agent_selection)["action_mask"]
+    with pytest.warns(UserWarning, match="not legal"):
+        e.step(int(np.flatnonzero(mask == 0)[0]))
+    out = capsys.readouterr().out
+    assert "phase: game_over" in out and "not legal in phase 'slide', and lost" in out
+
+
 def test_illegal_action_raises_in_strict_mode() -> None:
     e = umbrella_env.env(num_players=2, illegal_action="raise")
     e.reset(seed=1)
@@ -172,6 +183,7 @@ def test_auto_forced_option() -> None:
         e.step(int(rng.choice(np.flatnonzero(mask))))
     with pytest.raises(TypeError, match="auto_forced"):
         umbrella_env.env(auto_forced="yes")
+    assert umbrella_env.env(auto_forced=np.True_).unwrapped.auto_forced is True  # as NumPy ints are ints
 
 
 def test_cloudpickle_round_trip_continues_identically() -> None:

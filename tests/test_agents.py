@@ -816,7 +816,7 @@ def test_a_torch_agent_without_torch_says_how_to_install_it(spec: str, monkeypat
     monkeypatch.setitem(sys.modules, "torch", None)  # as in an install without the train extra
     for name in [m for m in sys.modules if m == "agents.az" or m.startswith("agents.az.")]:
         monkeypatch.delitem(sys.modules, name)
-    with pytest.raises(ValueError, match=r"needs the train extra: pip install -c constraints.txt -e '.\[train\]'"):
+    with pytest.raises(ValueError, match=r'needs the train extra: pip install -c constraints.txt -e "\.\[train\]"'):
         make_agent(spec)  # evaluate.py used to end in a ModuleNotFoundError traceback
 
 

@@ -572,6 +572,7 @@ def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, comm
     ("argv", "message"),
     [
         (["--simulations", "0"], "--simulations must be at least 1, got 0"),
+        (["--games", "1000000000000"], "--games must be from 1 to 1,000,000, got 1000000000000"),  # MemoryError
         (["--buffer", "100", "--batch-size", "256"], "--buffer (100) must be at least --batch-size (256)"),
         (["--players", "5"], "--players must be 1 (solo), 2, 3 or 4, got 5"),
         (["--margin-weight", "2"], "--margin-weight must be in [0, 1], got 2.0"),

@@ -631,15 +631,27 @@ def test_config_accepts_numpy_integers_and_stores_ints() -> None:
     assert all(type(v) is int for v in (cfg.num_players, cfg.plate_level, cfg.max_turns))
 
 
-@pytest.mark.parametrize("batch_size", [0, -1, 2.0, True, "4", None])
+@pytest.mark.parametrize("batch_size", [0, -1, 2.0, True, "4", None, 1_000_001, 10**12])  # 10**12: a MemoryError
 def test_init_rejects_bad_batch_size(batch_size: Any) -> None:
-    with pytest.raises(ConfigError, match="batch_size must be a positive int"):
+    with pytest.raises(ConfigError, match="batch_size must be an int from 1 to 1,000,000, got"):
         E.init(GameConfig(), batch_size)
+
+
+def test_the_batched_envs_take_the_cores_batch_limit() -> None:
+    """A huge batch was NumPy's MemoryError traceback from the vector envs and the trainers."""
+    import gymnasium as gym
+
+    from umbrella_env.envs.vector_game import VectorGame
+
+    with pytest.raises(ConfigError, match="num_envs must be an int from 1 to 1,000,000, got 1000000000000"):
+        gym.make_vec("umbrella_env/Solo-v0", num_envs=10**12, vectorization_mode="vector_entry_point")
+    with pytest.raises(ConfigError, match="num_games must be an int from 1 to 1,000,000, got 0"):
+        VectorGame(0, 2)
 
 
 @pytest.mark.parametrize("seed", ["1", 1.5, True, [1, 2], -1])  # -1: NumPy's own error before
 def test_init_rejects_bad_seed(seed: Any) -> None:
-    with pytest.raises(ConfigError, match="seed must be a non-negative int"):
+    with pytest.raises(ConfigError, match="seed must be None or a non-negative int or a numpy Generator, got"):
         E.init(GameConfig(), 2, seed=seed)
 
 

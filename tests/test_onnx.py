@@ -325,7 +325,7 @@ def test_a_missing_package_is_named_before_anything_is_loaded_or_written(
         export.main([str(checkpoint), str(tmp_path / "x.onnx")])
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert f"error: exporting needs {package} (" in err and err.endswith("pip install -c constraints.txt -e '.[train]'")
+    assert f"error: exporting needs {package} (" in err and err.endswith('pip install -c constraints.txt -e ".[train]"')
     assert list(tmp_path.iterdir()) == []
 
 

@@ -77,6 +77,22 @@ def test_sb3_vec_env_adapter_conventions() -> None:
     assert env.has_attr("action_masks")
 
 
+def test_sb3_vec_env_says_when_an_illegal_action_ended_a_game() -> None:
+    """The single env's info says ``illegal_action``; the SB3 infos said nothing (reward -1 only)."""
+    env = UmbrellaSB3VecEnv(num_envs=3)
+    env.seed(0)
+    env.reset()
+    masks = env.action_masks()
+    actions = np.array([int(np.flatnonzero(m)[0]) for m in masks])
+    actions[1] = int(np.flatnonzero(~masks[1])[0])
+    env.step_async(actions)
+    with pytest.warns(UserWarning, match="env 1"):
+        _, rewards, dones, infos = env.step_wait()
+    assert dones.tolist() == [False, True, False] and rewards[1] == -1.0
+    assert infos[1]["illegal_action"] is True and infos[1]["episode"]["l"] == 1
+    assert "illegal_action" not in infos[0] and "illegal_action" not in infos[2]
+
+
 def test_maskable_ppo_smoke_on_the_vector_env_and_the_single_env(tmp_path) -> None:
     env = UmbrellaSB3VecEnv(num_envs=8)
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")

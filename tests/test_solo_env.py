@@ -9,6 +9,7 @@ from gymnasium.utils.env_checker import check_env
 
 import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
 from umbrella_env.core.errors import ActionError, IllegalActionError, StateError
+from umbrella_env.core.image import render_rgb
 
 
 @pytest.mark.parametrize("plate_level", [1, 2, 3, 4])
@@ -64,6 +65,27 @@ def test_illegal_actions() -> None:
     with pytest.warns(UserWarning, match="not legal"):
         _, reward, terminated, _, _ = loose.step(illegal)
     assert terminated and reward == -1.0
+
+
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array", "human"])
+def test_a_game_an_illegal_action_ended_is_drawn_over(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The picture and the text showed the game still in play (phase slide, "TO ACT"), and
+    human mode printed nothing on that step, while the observation said game_over."""
+    env = gym.make("umbrella_env/Solo-v0", render_mode=mode).unwrapped
+    _, info = env.reset(seed=0)
+    before = env.render()
+    capsys.readouterr()
+    with pytest.warns(UserWarning, match="not legal"):
+        env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))
+    shown = capsys.readouterr().out if mode == "human" else env.render()
+    if mode == "rgb_array":
+        assert not np.array_equal(shown, before)
+        core = {k: v for k, v in env.get_state().items() if k != "illegal_action"}
+        core.update(phase="slide", terminated=False)  # the game before the illegal action
+        np.testing.assert_array_equal(shown, render_rgb(core, over=True))  # drawn over: "Game over"
+    else:
+        assert "status: terminated" in shown and "phase: game_over" in shown and "status: in play" not in shown
+        assert "game over: seat 0 played" in shown and shown.endswith("and lost\n" if mode == "human" else "and lost")
 
 
 def test_bad_arguments() -> None:

@@ -169,6 +169,52 @@ def test_resume_refuses_another_trainers_checkpoint_and_settings_it_would_ignore
         assert info.value.code == 2 and message in capsys.readouterr().err
 
 
+def test_a_refused_resume_or_cache_leaves_the_previous_run_whole(tmp_path, capsys) -> None:
+    """--overwrite removed the previous run, then the checkpoint of --resume (a zip with a
+    sidecar, not a model: SB3's AssertionError, a traceback) or the --pretrain-cache (another
+    teacher's games) was refused: nothing was left of either run."""
+    import zipfile
+
+    from umbrella_env.training import imitation
+
+    common = ["--players", "2", "--n-envs", "2", "--eval-every", "100000", "--eval-games", "1", "--max-turns", "20",
+              "--eval-opponent", "random", "--opponents", "random", "--no-progress", "--torch-threads", "1",
+              "--net", "16", "--timesteps", "64"]  # fmt: skip
+    out = tmp_path / "run"
+    assert train.main([*common, "--out", str(out)]) == 0
+    before = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as z:
+        z.writestr("notes.txt", "not a model")
+    (tmp_path / "other.json").write_bytes((out / "last.json").read_bytes())  # a valid sidecar beside it
+    resume = [a for a in common if a not in ("--net", "16")]
+    with pytest.raises(SystemExit) as info:
+        train.main([*resume, "--overwrite", "--resume", str(tmp_path / "other.zip"), "--out", str(tmp_path / "x")])
+    assert info.value.code == 2 and "could not be loaded" in capsys.readouterr().err
+    config = GameConfig(num_players=2, plate_level=1, max_turns=20)
+    imitation.collect(config, "greedy", ["random"], 2, 0, 0.1, 0.99, workers=1, progress=False).save(
+        tmp_path / "greedy.npz"
+    )
+    cache = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-cache", str(tmp_path / "greedy.npz")]
+    with pytest.raises(SystemExit) as info:
+        train.main([*common, *cache, "--overwrite", "--out", str(out)])
+    assert info.value.code == 2 and "teacher='greedy' (this run: 'heuristic')" in capsys.readouterr().err
+    assert {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()} == before
+
+
+def test_the_eval_opponent_is_built_as_it_was_checked(tmp_path) -> None:
+    """A package.module:factory opponent passed the check (match.build_agent), then the
+    evaluation built it with make_agent, which refuses factories: a traceback mid-run."""
+    from agents.policy import load_model
+
+    out = tmp_path / "run"
+    argv = ["--players", "2", "--n-envs", "2", "--eval-every", "64", "--eval-games", "2", "--max-turns", "20",
+            "--eval-opponent", "agents.base:RandomAgent", "--no-progress", "--torch-threads", "1", "--net", "16",
+            "--timesteps", "64", "--out", str(out)]  # fmt: skip
+    assert train.main(argv) == 0
+    res = train.evaluate_model(load_model(out / "last.zip"), GameConfig(num_players=2), "agents.base:RandomAgent", 2, 0)
+    assert res.games == 2 and 0.0 <= res.win_rate <= 1.0
+
+
 def test_missing_or_foreign_checkpoints_are_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match="does not exist"):
         PolicyAgent(tmp_path / "nope.zip")
@@ -279,6 +325,7 @@ def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
         (["--players", "1", "--eval-opponent", "greedy"], "--eval-opponent applies to 2-4 players only"),
         (["--net", "99999999999"], "--net layer sizes must be from 1 to 8,192, got [99999999999]"),  # was a torch error
         (["--net", "64", "0"], "--net layer sizes must be from 1 to 8,192, got [64, 0]"),
+        (["--n-envs", "1000000000000"], "--n-envs must be from 1 to 1,000,000, got 1000000000000"),  # MemoryError
     ],
 )
 def test_bad_or_ignored_options_are_refused_before_training(tmp_path, capsys, argv, message) -> None:
@@ -316,6 +363,23 @@ def test_umbrella_train_is_train_py() -> None:
     assert cli.split_algo(["--algo", "alphazero", "--quick"]) == ("alphazero", ["--quick"])
     assert cli.split_algo(["--quick", "--algo=ppo"]) == ("ppo", ["--quick"])
     assert cli.main(["--algo", "dqn"]) == 2
+
+
+def test_train_without_sb3_contrib_names_the_extra_and_alphazero_still_runs(monkeypatch, capsys) -> None:
+    """train.py printed a hint, then a ModuleNotFoundError traceback; and it imported both
+    trainers, so --algo alphazero (torch only) needed sb3-contrib too."""
+    from umbrella_env.training import cli
+
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # as without it: the import fails
+    for name in ("umbrella_env.training.ppo", "umbrella_env.training.alphazero"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # imported afresh by the command
+    assert cli.main(["--players", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "error: the MaskablePPO trainer needs the train extra (sb3_contrib is missing)" in err
+    assert err.rstrip().endswith('pip install -c constraints.txt -e ".[train]"') and "Traceback" not in err
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--algo", "alphazero", "--help"])
+    assert info.value.code == 0 and "--simulations" in capsys.readouterr().out
 
 
 def test_bench_train_runs_both_envs(capsys) -> None:

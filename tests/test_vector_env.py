@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -108,15 +110,18 @@ def test_same_step_final_observations_equal_the_single_envs_last_ones() -> None:
     assert finals >= n
 
 
-def assert_info_as_sync(native: dict, sync: dict) -> None:
+def assert_info_as_sync(native: dict, sync: dict, every_row: bool = False) -> None:
     """Every key of SyncVectorEnv's info is in the native one, with the same ``_key`` mask
-    and the same values where the mask is set (final_info compared key by key)."""
+    and the same values where the mask is set, or in ``every_row`` (final_info compared key
+    by key, every row: its unfinished sub-envs' rows are SyncVectorEnv's zeros and None)."""
+    assert set(sync) == set(native) or not every_row, f"{set(sync) ^ set(native)}"
     assert set(sync) <= set(native), f"missing {set(sync) - set(native)}"
+    assert ("illegal_action" in native) == ("illegal_action" in sync)
     for key in (k for k in sync if not k.startswith("_")):
         np.testing.assert_array_equal(native[f"_{key}"], sync[f"_{key}"], err_msg=key)
-        rows = sync[f"_{key}"]
+        rows = np.ones_like(sync[f"_{key}"]) if every_row else sync[f"_{key}"]
         if key == "final_info":
-            assert_info_as_sync(native[key], sync[key])
+            assert_info_as_sync(native[key], sync[key], every_row=True)
         else:  # row by row: SyncVectorEnv's final_obs is an object array of observations
             for i in np.flatnonzero(rows):
                 np.testing.assert_array_equal(native[key][i], sync[key][i], err_msg=f"{key}[{i}]")
@@ -134,20 +139,28 @@ def test_info_keys_and_their_masks_are_sync_vector_envs(mode: AutoresetMode) -> 
     info_n = native.reset(seed=8)[1]
     assert_info_as_sync(info_n, sync.reset(seed=8)[1])
     rng = np.random.default_rng(3)
-    ends = 0
+    ends = illegal_ends = 0
     for t in range(160):
         actions = random_actions(info_n["action_mask"], rng)
-        *_, term, trunc, info_n = native.step(actions)
-        *_, info_s = sync.step(actions)
+        live = info_n["action_mask"].any(axis=1)
+        if t % 25 == 12 and live[t % n]:  # now and then an illegal action ends a game (the single env's info says so)
+            actions[t % n] = int(np.flatnonzero(info_n["action_mask"][t % n] == 0)[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the illegal action's warning, from both envs
+            *_, term, trunc, info_n = native.step(actions)
+            *_, info_s = sync.step(actions)
         assert_info_as_sync(info_n, info_s)
         ends += int((term | trunc).sum())
+        found = info_n.get("illegal_action", info_n.get("final_info", {}).get("illegal_action"))
+        illegal_ends += 0 if found is None else int(found.sum())
         if t % 40 == 39:
             mask = np.array([True, False, t % 80 == 39])
             info_n = native.reset(options={"reset_mask": mask})[1]
             info_s = sync.reset(options={"reset_mask": mask})[1]
             assert_info_as_sync(info_n, info_s)
-            assert (info_n["_score"] == mask).all() and info_n["action_mask"][~mask].any(axis=1).all()
-    assert ends > 0
+            assert (info_n["_score"] == mask).all()  # the others' rows hold their current values:
+            np.testing.assert_array_equal(info_n["action_mask"][~mask], native.unwrapped.action_masks()[~mask])
+    assert ends > illegal_ends >= 4
     native.close()
     sync.close()
 

@@ -1,6 +1,6 @@
 """Option types shared by the command-line tools: one place for what a ``--seed`` and a
-path (``--out``, ``--resume``, ...) accept, how a usage line names the command, and how a
-command takes SIGTERM.
+path (``--out``, ``--resume``, ...) accept, how a usage line names the command, how a
+command takes SIGTERM, and the install command of an extra (:func:`install_hint`).
 
 Every command that takes a seed parses it with :func:`seed_option`, so a bad seed gets the
 same answer everywhere, from argparse before any work: exit status 2 and
@@ -17,6 +17,13 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs the optional dependencies ``extra`` ("train", "eval",
+    "onnx", "ray", "bench") of a clone, with the constraints file that pins torch: the
+    words of every "needs the ... extra" message."""
+    return f'pip install -c constraints.txt -e ".[{extra}]"'
 
 
 def seed_option(upper: int | None = None, why: str = "") -> Callable[[str], int]:

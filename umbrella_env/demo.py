@@ -43,13 +43,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.cli_args import path_option, seed_option
+from umbrella_env.cli_args import install_hint, path_option, seed_option
 from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -74,7 +75,7 @@ FRAME_MS_RANGE = (20, 655_350)
 LAST_FRAME_MS = 2000
 #: The names of the PNG frames in the --frames folder.
 FRAME_GLOB = "frame_*.png"
-INSTALL_PILLOW = 'pip install -c constraints.txt -e ".[eval]"'
+INSTALL_PILLOW = install_hint("eval")
 
 
 def _actions(state: E.BatchState, rng: np.random.Generator, policy: str) -> np.ndarray:
@@ -122,15 +123,8 @@ def run(players: int, level: int, games: int, seed: int, policy: str) -> str:
             line += f", win share {credits[:, seat].mean():6.1%}"
         out.append(line)
     if players == 1:
-        bands = [(15, "try again"), (19, "a start"), (24, "not bad"), (27, "well played"), (31, "impressive")]
-        s = scores[:, 0]
-        counts = []
-        lo = None
-        for hi, name in bands:
-            counts.append(f"{name} {int(((s < hi) if lo is None else ((s >= lo) & (s < hi))).sum())}")
-            lo = hi
-        counts.append(f"big respect {int((s >= 31).sum())}")
-        out.append("  merit bands: " + ", ".join(counts))
+        verdicts = Counter(facts.merit_band(s) for s in scores[:, 0].tolist())
+        out.append("  merit bands: " + ", ".join(f"{name} {verdicts[name]}" for _, _, name in facts.MERIT_BANDS))
     return "\n".join(out)
 
 

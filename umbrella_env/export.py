@@ -40,18 +40,20 @@ from typing import Any
 
 import numpy as np
 
+from umbrella_env.cli_args import install_hint
+
 try:
     import torch
     from torch import nn
 except ImportError:  # pragma: no cover - exercised only without the train extra
-    print("umbrella_env.export needs torch and onnx: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
+    print(f"umbrella_env.export needs torch and onnx: {install_hint('train')}", file=sys.stderr)
     raise SystemExit(2) from None
 
 import umbrella_env
 from agents.az.net import load_network
 from agents.checkpoint import check_metadata
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
-from agents.policy import INSTALL_HINT, load_model, read_metadata
+from agents.policy import load_model, read_metadata
 from umbrella_env.cli_args import path_option, program_name
 from umbrella_env.core import engine as E
 from umbrella_env.core.actions import NUM_ACTIONS
@@ -140,8 +142,7 @@ def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, 
         import onnx
     except ImportError:
         raise ImportError(
-            "exporting to ONNX needs the onnx package (torch's exporter writes through it): "
-            'pip install -c constraints.txt -e ".[train]"'
+            f"exporting to ONNX needs the onnx package (torch's exporter writes through it): {install_hint('train')}"
         ) from None
 
     path = Path(path)
@@ -316,7 +317,7 @@ def _missing_package(suffix: str, check_positions: int) -> str | None:
         try:
             importlib.import_module(module)
         except ImportError:
-            return f"exporting needs {package} ({why}): {INSTALL_HINT}"
+            return f"exporting needs {package} ({why}): {install_hint('train')}"
     return None
 
 

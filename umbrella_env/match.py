@@ -46,31 +46,15 @@ import numpy as np
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
 from agents.registry import AZ_NAMES, NET_PREFIX
+from agents.rllib_agent import PREFIX as RLLIB_AGENT_PREFIX
 from umbrella_env.core import facts
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.core.single import SingleGame
 
-#: The rulebook's solo merit table (docs/rules.md §8): (lowest score, highest score, verdict).
-MERIT_BANDS: tuple[tuple[float, float, str], ...] = (
-    (-math.inf, 14, "try again"),
-    (15, 18, "a start"),
-    (19, 23, "not bad"),
-    (24, 26, "well played"),
-    (27, 30, "impressive"),
-    (31, math.inf, "big respect"),
-)
-
-
-def merit_band(score: float) -> str:
-    """The verdict of the solo merit table for a final score, or for a mean score: a mean
-    between two bands belongs to the lower one (26.5 has not reached 27, "impressive")."""
-    if math.isnan(score):
-        raise ValueError(f"score {score!r} is not a number")
-    for _, high, name in MERIT_BANDS:
-        if score < high + 1:
-            return name
-    return MERIT_BANDS[-1][2]
+#: The rulebook's solo merit table (docs/rules.md §8.4), a rule fact of the core.
+MERIT_BANDS = facts.MERIT_BANDS
+merit_band = facts.merit_band
 
 
 def band_label(low: float, high: float) -> str:
@@ -98,8 +82,8 @@ class StopMatch(Exception):
 # --------------------------------------------------------------------------- specs
 SPEC_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 CHECKPOINT_SUFFIXES = (".zip", ".onnx", ".pt")
-#: An RLlib checkpoint folder: ``rllib:PATH`` (agents.rllib_agent).
-RLLIB_PREFIX = "rllib:"
+#: An RLlib checkpoint folder: ``rllib:PATH`` (:data:`agents.rllib_agent.PREFIX`).
+RLLIB_PREFIX = RLLIB_AGENT_PREFIX
 
 
 def is_checkpoint(spec: str) -> bool:

@@ -25,10 +25,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from umbrella_env.cli_args import install_hint
 from umbrella_env.parallel import local_cpus
 
 #: The install command of the ray extra, in every message about it missing.
-RAY_INSTALL = 'pip install -c constraints.txt -e ".[ray]"'
+RAY_INSTALL = install_hint("ray")
 #: Seconds to open a TCP connection to ``--address``, and to join the cluster there.
 CONNECT_TIMEOUT = 5.0
 JOIN_TIMEOUT = 60.0
@@ -47,14 +48,6 @@ def import_ray(what: str) -> Any:
     except ImportError:
         raise RayUnavailable(f"{what} needs the ray extra (Ray and RLlib): {RAY_INSTALL}") from None
     return ray
-
-
-def ray_installed() -> bool:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def check_address(address: str) -> tuple[str, int] | None:

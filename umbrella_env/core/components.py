@@ -41,7 +41,6 @@ COLOURS: tuple[str, ...] = ("B", "G", "R", "Y")
 COLOUR_NAMES: tuple[str, ...] = ("blue", "green", "red", "yellow")
 NUM_COLOURS = 4
 STAGE_SIZE = 4
-NUM_CELLS = 16
 NUM_SLOTS = 4
 NUM_SPACES = 10
 NUM_TILES = 24

@@ -199,12 +199,23 @@ def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
 
 
 # --------------------------------------------------------------------------- allocation / setup
+#: The largest batch: about 1.5 kB per game in play (4 players; an env adds its
+#: observations, 3.6 kB per game), so 1.5 GB; 10**12 games was NumPy's MemoryError.
+MAX_BATCH = 1_000_000
+
+
+def check_batch_size(name: str, value: Any) -> int:
+    """``value`` as a batch size: an int from 1 to :data:`MAX_BATCH` (``name`` in the error)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_BATCH:
+        raise ConfigError(f"{name} must be an int from 1 to {MAX_BATCH:,}, got {value!r}")
+    return int(value)
+
+
 def allocate(config: GameConfig, batch_size: int) -> BatchState:
     """Zeroed arrays for ``batch_size`` games (not a playable state: call :func:`reset`)."""
     if not isinstance(config, GameConfig):
         raise ConfigError(f"config must be a GameConfig, got {type(config).__name__}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ConfigError(f"batch_size must be a positive int, got {batch_size!r}")
+    check_batch_size("batch_size", batch_size)
     B, P, Z, H = int(batch_size), config.num_players, config.num_zones, config.max_stack
     return BatchState(
         config=config,
@@ -235,12 +246,23 @@ def init(config: GameConfig, batch_size: int, seed: int | np.random.Generator | 
     return state
 
 
+def check_seed(seed: Any, name: str = "seed", also: str = "") -> int | None:
+    """``None`` (fresh entropy) or a non-negative int (NumPy ints too, never a bool), else
+    :class:`ConfigError` (``also`` names what else the caller takes): every seed the core,
+    the envs and the agents take is checked here."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(
+            f"{name} must be None or a non-negative int{also}, got {seed!r} of type {type(seed).__name__}"
+        )
+    return int(seed)
+
+
 def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ConfigError(f"seed must be a non-negative int, a numpy Generator or None, got {seed!r}")
-    return np.random.default_rng(seed)
+    return np.random.default_rng(check_seed(seed, also=" or a numpy Generator"))
 
 
 def _check_generator(rng: Any, what: str) -> np.random.Generator:

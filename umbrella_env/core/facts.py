@@ -33,6 +33,7 @@ fact (docs/rules.md)                   used by
 (§5.2, §8.4)                           ``serialize`` (the dict's ``scores``), agents
 :func:`ranks` (§5.3)                   ``engine.ranks``, ``SingleGame.ranks``
 :func:`win_credits` (§5.3, §5.4)       ``match.win_credits`` (evaluation, training), demo
+:func:`merit_band` (§8.4)              ``match`` (evaluation, play), demo
 setup constants (§3, §8.1)             ``engine.reset``, ``single_deal.deal``
 =====================================  ==========================================================
 
@@ -64,6 +65,7 @@ a seat's four zones are (docs/rules.md §2)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -290,6 +292,28 @@ def win_credits(ranks: Any, truncated: Any = False) -> np.ndarray:
         return np.zeros(r.shape)
     first = (r == 0) | np.asarray(truncated, dtype=bool)[..., None]
     return first / first.sum(axis=-1, keepdims=True)
+
+
+#: The rulebook's solo merit table (§8.4): (lowest score, highest score, verdict).
+MERIT_BANDS: tuple[tuple[float, float, str], ...] = (
+    (-math.inf, 14, "try again"),
+    (15, 18, "a start"),
+    (19, 23, "not bad"),
+    (24, 26, "well played"),
+    (27, 30, "impressive"),
+    (31, math.inf, "big respect"),
+)
+
+
+def merit_band(score: float) -> str:
+    """The verdict of the solo merit table for a final score, or for a mean score: a mean
+    between two bands belongs to the lower one (26.5 has not reached 27, "impressive")."""
+    if math.isnan(score):
+        raise ValueError(f"score {score!r} is not a number")
+    for _, high, name in MERIT_BANDS:
+        if score < high + 1:
+            return name
+    return MERIT_BANDS[-1][2]
 
 
 # --------------------------------------------------------------------------- setup (§3, §8.1)

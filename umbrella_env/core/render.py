@@ -67,13 +67,16 @@ def render_text(
     seat: int | None = None,
     *,
     components: ComponentSet | None = None,
+    over: bool = False,
 ) -> str:
     """Render a state dict (validated first, so any valid input form works) as ASCII text.
 
-    ``seat`` marks that seat's block with ``[you]``; nothing is hidden.
+    ``seat`` marks that seat's block with ``[you]``; nothing is hidden.  ``over`` shows the
+    game over (terminated, phase ``game_over``) although no rule ended it: an env that
+    ended it for an illegal action (:func:`shown_over`).
     """
     cs = default_components() if components is None else components
-    s = validate_state_dict(d, components=cs)
+    s = shown_over(validate_state_dict(d, components=cs), over)
     if seat is not None and not (
         isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < s["num_players"]
     ):
@@ -87,6 +90,12 @@ def render_text(
     lines.append("")
     lines.extend(_table_block(s))
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def shown_over(s: dict[str, Any], over: bool) -> dict[str, Any]:
+    """A validated state dict as the renderers show it: with ``over``, a game ended outside
+    the rules (terminated, phase ``game_over``; the dict is not changed)."""
+    return {**s, "phase": "game_over", "terminated": True} if over else s
 
 
 def actor_of(s: Mapping[str, Any]) -> int | None:

@@ -15,6 +15,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from umbrella_env.core import actions as A
+from umbrella_env.core.engine import check_seed
 from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
@@ -26,7 +27,6 @@ from umbrella_env.envs.common import (
     check_choice,
     check_flag,
     check_reset_options,
-    check_seed,
     illegal_rewards,
     multiplayer_config,
     state_option,
@@ -92,7 +92,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     rewards over a game add up to the final score minus the score of the deal (-4: four
     umbrellas in the personal zone, docs/rules.md §5.2), i.e. the final score + 4.
     With ``illegal_action="loss"`` an illegal action ends the game: the mover gets -1,
-    the others 0, and a warning names the action. With ``"raise"`` it raises
+    the others 0, the mover's info says ``infos[agent]["illegal_action"] = True``, and a
+    warning names the action. With ``"raise"`` it raises
     ``IllegalActionError``; an action that is not an id in [0, 968) always raises
     ``ActionError``. A refused call changes nothing.
 
@@ -239,6 +240,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.terminations = dict.fromkeys(self.agents, True)
             self.infos[agent][ILLEGAL_KEY] = True
             self._accumulate_rewards()
+            if self.render_mode == "human":
+                self.render()
             return
         g.play(a, self.auto_forced)
         game = g.game

@@ -5,7 +5,7 @@ the same way, written once.
 |---|---|
 | options | :func:`make_config`, :func:`multiplayer_config` (2-4 players), :func:`check_choice`, :func:`check_flag` |
 | reset options, start state | :func:`check_reset_options`, :func:`state_option`, :func:`refuse_state_option` |
-| seeds | :func:`check_seed` (one env), :func:`seed_sequence` (a batch) |
+| seeds | :func:`seed_sequence` (a batch; one seed: the core's :func:`~umbrella_env.core.engine.check_seed`) |
 | actions, illegal-action policy | :func:`judge_action` (one game), :func:`judge_actions` (a batch) |
 | rewards | :func:`step_rewards`, :func:`end_rewards`, :func:`illegal_rewards` |
 | state save / load | :func:`save_state`, :func:`load_state`, :class:`IllegalEnd` |
@@ -93,9 +93,10 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
 
 
 def check_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
+    """``value`` as a Python bool (a NumPy bool too, as NumPy ints are ints), else TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {value!r}")
-    return value
+    return bool(value)
 
 
 def check_reset_options(options: Any) -> None:
@@ -132,15 +133,6 @@ def refuse_state_option(options: Mapping[str, Any] | None, env_name: str) -> Non
 
 
 # --------------------------------------------------------------------------- seeds
-def check_seed(seed: Any, name: str = "seed") -> int | None:
-    """``None`` (fresh entropy) or a non-negative int (NumPy ints too, never a bool)."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"{name} must be None or a non-negative int, got {seed!r} of type {type(seed).__name__}")
-    return int(seed)
-
-
 def seed_sequence(seed: Any, n: int, what: str, allow_none: bool) -> list[int | None] | None:
     """Per-item seeds from a sequence of exactly ``n`` seeds; ``None`` if ``seed`` is not a sequence.
 
@@ -525,15 +517,17 @@ def render_state(
 ) -> str | np.ndarray | None:
     """Render for the env render modes: text for "ansi", printed text for "human",
     a uint8 H x W x 3 picture of the table for "rgb_array".  ``state_dict`` is the core's
-    dict; ``ended`` adds a line saying which illegal action ended the game."""
+    dict; with ``ended``, the game is shown over (as in the env's state dict) and the text
+    says which illegal action ended it."""
     if render_mode is None:
         warnings.warn(
             f"render() called without a render_mode; pass one of {RENDER_MODES}", stacklevel=user_stacklevel()
         )
         return None
+    over = ended is not None  # the core's dict is of the game before that action: drawn over
     if render_mode == "rgb_array":
-        return render_rgb(state_dict)
-    text = render_text(state_dict)
+        return render_rgb(state_dict, over=over)
+    text = render_text(state_dict, over=over)
     if ended is not None:
         text += (
             f"\ngame over: seat {ended.seat} played {A.ACTION_STRINGS[ended.action]!r}, "

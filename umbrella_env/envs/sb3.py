@@ -26,8 +26,9 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
+from umbrella_env.core.engine import check_seed
 from umbrella_env.core.errors import ActionError
-from umbrella_env.envs.common import check_seed, refuse_state_option
+from umbrella_env.envs.common import ILLEGAL_KEY, refuse_state_option
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
 
@@ -170,7 +171,8 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     except ``autoreset_mode``: an SB3 VecEnv resets a finished game in the step that ends it,
     its last observation in ``infos[i]["terminal_observation"]``).
 
-    ``infos[i]["score"]`` holds the final score of a game that ended in the step;
+    ``infos[i]["score"]`` holds the final score of a game that ended in the step, and
+    ``infos[i]["illegal_action"]`` is True when an illegal action ended it;
     ``render()`` (``render_mode="ansi"``) returns the text of every game.
     """
 
@@ -191,8 +193,11 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     def _step_batch(self, actions: np.ndarray) -> BatchStep:
         obs, rewards, terminated, truncated, info = self.venv.step(actions)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        illegal = info["final_info"].get(ILLEGAL_KEY) if "final_info" in info else None
         for i in np.flatnonzero(terminated | truncated):
             infos[i]["score"] = int(info["final_score"][i])
+            if illegal is not None and illegal[i]:
+                infos[i][ILLEGAL_KEY] = True  # as the single env's info says
         return BatchStep(obs, rewards, terminated, truncated, info.get("final_obs"), infos)
 
     def action_masks(self) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from umbrella_env.core import actions as A
+from umbrella_env.core.engine import check_seed
 from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
@@ -25,7 +26,6 @@ from umbrella_env.envs.common import (
     check_choice,
     check_flag,
     check_reset_options,
-    check_seed,
     make_config,
     state_option,
     step_rewards,
@@ -48,7 +48,9 @@ class UmbrellaSoloEnv(gym.Env):
     ## Action Space
     ``Discrete(968)``, the core's flat action space (``docs/actions.md``); only the slide,
     validate, swap and cover ids occur in solo. ``info["action_mask"]`` (int8) and
-    :meth:`action_masks` give the legal ids.
+    :meth:`action_masks` give the legal ids. The info of every reset and step also holds
+    ``info["score"]`` (the solo score, an int) and ``info["phase"]`` (the name of the
+    decision's phase, ``"game_over"`` at the end).
 
     ## Observation Space
     ``Box(899,) float32``, the core's egocentric observation (``docs/observation.md``).
@@ -138,6 +140,8 @@ class UmbrellaSoloEnv(gym.Env):
             g.end_illegally(a)
             info = self._info()
             info[ILLEGAL_KEY] = True
+            if self.render_mode == "human":
+                self.render()
             return g.observe(0), ILLEGAL_REWARD, True, False, info
         g.play(a, self.auto_forced)
         game = g.game

@@ -14,14 +14,15 @@ from gymnasium.vector.utils import batch_space
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
+from umbrella_env.core.engine import check_seed
 from umbrella_env.core.observation import observation_bounds, observe
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
+    ILLEGAL_KEY,
     ILLEGAL_REWARD,
     IllegalEnd,
     check_choice,
     check_reset_options,
-    check_seed,
     ended_observation,
     judge_actions,
     make_config,
@@ -55,12 +56,17 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       them.  Every key has ``SyncVectorEnv``'s ``_key`` mask of the sub-envs that reported
       it: all of them, except after a ``reset_mask`` reset (the reset ones; the others'
       rows still hold their current values, where ``SyncVectorEnv`` leaves zeros).
+    * ``info["illegal_action"]`` (bool ``[N]``, mask ``info["_illegal_action"]``): the
+      sub-envs an illegal action ended in this step (``illegal_action="loss"``), the single
+      env's ``info["illegal_action"]``; the key is there only when one did (in
+      ``"same_step"`` mode, in ``info["final_info"]``).
     * Autoreset: ``autoreset_mode="next_step"`` (default, Gymnasium's default: the step
       after an episode ends resets that sub-env, its action is ignored, reward 0) or
       ``"same_step"`` (finished games are reset in the same step; their last observation
       is in ``info["final_obs"]`` with the mask ``info["_final_obs"]``, their last info in
-      ``info["final_info"]`` (``action_mask``, ``score``, ``phase``, each with its ``_``
-      mask of the finished sub-envs, as ``SyncVectorEnv`` gives it) with the mask
+      ``info["final_info"]`` (``action_mask``, ``score``, ``phase`` and ``illegal_action``,
+      each with its ``_`` mask of the finished sub-envs, the other rows zeros or None, as
+      ``SyncVectorEnv`` gives it) with the mask
       ``info["_final_info"]``, and their final score in ``info["final_score"]``, mask
       ``info["_final_score"]``);
       Gymnasium's ``AutoresetMode.NEXT_STEP`` /
@@ -87,8 +93,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         autoreset_mode: str | AutoresetMode = "next_step",
         max_episode_steps: int | None = None,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        E.check_batch_size("num_envs", num_envs)
         if max_episode_steps is not None:
             raise ValueError(
                 f"max_episode_steps={max_episode_steps!r}: the native vector env limits episodes in whole turns, "
@@ -194,7 +199,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
             final_obs = self._observe(all_scores)
             final_score = all_scores[:, 0].copy()
-            final_info = self._info(done)  # the finished games' last info, as SyncVectorEnv keeps it
+            final_info = self._info(done, illegal, blank=True)  # the finished games' last info, as SyncVectorEnv's
             self._reset_games(np.flatnonzero(done))
             info = self._info()
             info["final_obs"] = np.where(done[:, None], final_obs, 0.0).astype(np.float32)
@@ -206,7 +211,7 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             obs = observe(state)
         else:
             self._needs_reset = done
-            info = self._info()
+            info = self._info(illegal=illegal)
             obs = self._observe(all_scores)
         return obs, rewards, terminated, truncated, info
 
@@ -249,9 +254,14 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         for i in idx:
             self._illegal.pop(int(i), None)
 
-    def _info(self, reported: np.ndarray | None = None) -> dict[str, Any]:
+    def _info(
+        self, reported: np.ndarray | None = None, illegal: np.ndarray | None = None, blank: bool = False
+    ) -> dict[str, Any]:
         """Every sub-env's info, each key with its ``_key`` mask: ``reported`` (bool
-        ``[N]``; None: all True), the sub-envs ``SyncVectorEnv`` would have taken it from."""
+        ``[N]``; None: all True), the sub-envs ``SyncVectorEnv`` would have taken it from;
+        with ``blank``, the other rows hold what it leaves there (zeros, None).  ``illegal``
+        (bool ``[N]``): the sub-envs an illegal action just ended, whose info has
+        ``illegal_action`` True (the key is there when one did)."""
         self._update_mask()
         phase = _PHASE_NAMES[self._state.phase]  # fancy indexing: a fresh array
         phase[self._ended] = A.PHASES[A.PHASE_GAME_OVER]  # an illegal action ended it
@@ -261,4 +271,11 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             "phase": phase,
         }
         mask = np.ones(self.num_envs, bool) if reported is None else reported
-        return {**info, **{f"_{key}": mask.copy() for key in info}}
+        if blank:
+            info["action_mask"][~mask] = 0
+            info["score"][~mask] = 0
+            info["phase"][~mask] = None
+        masks = {f"_{key}": mask.copy() for key in info}
+        if illegal is not None and illegal.any():
+            info[ILLEGAL_KEY], masks[f"_{ILLEGAL_KEY}"] = illegal.copy(), illegal.copy()
+        return {**info, **masks}

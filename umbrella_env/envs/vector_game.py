@@ -30,12 +30,11 @@ import numpy as np
 
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
-from umbrella_env.core.errors import ConfigError
+from umbrella_env.core.engine import check_seed
 from umbrella_env.core.observation import observe
 from umbrella_env.envs.common import (
     REWARD_MODES,
     check_choice,
-    check_seed,
     multiplayer_config,
     seed_sequence,
     step_rewards,
@@ -71,8 +70,7 @@ class VectorGame:
         components: Any = None,
         seed: int | list[int] | None = None,
     ) -> None:
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ConfigError(f"num_games must be a positive int, got {num_games!r}")
+        E.check_batch_size("num_games", num_games)
         self.config = multiplayer_config(num_players, plate_level, max_turns, components, "UmbrellaSoloVectorEnv")
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.num_games = int(num_games)

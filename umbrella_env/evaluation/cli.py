@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from umbrella_env.cli_args import path_option, program_name, seed_option, sigterm_as_interrupt, sigterm_received
+from umbrella_env.cli_args import (
+    install_hint,
+    path_option,
+    program_name,
+    seed_option,
+    sigterm_as_interrupt,
+    sigterm_received,
+)
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
@@ -74,8 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [m for m in ("openskill", "matplotlib") if importlib.util.find_spec(m) is None]
     if missing:
         print(
-            f"error: {program_name(PROG, SCRIPTS)} needs {' and '.join(missing)}: "
-            "pip install -c constraints.txt -e '.[eval]'",
+            f"error: {program_name(PROG, SCRIPTS)} needs {' and '.join(missing)}: {install_hint('eval')}",
             file=sys.stderr,
         )
         return 2

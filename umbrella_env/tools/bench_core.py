@@ -25,9 +25,9 @@ from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.reference import ReferenceGame
 
-#: The largest --batches: about 1.5 kB of memory per game in play (4 players, measured), so
-#: 1,000,000 games about 1.5 GB; 10**9 was NumPy's MemoryError after the reference's timing.
-MAX_BATCH = 1_000_000
+#: The largest --batches: the core's (about 1.5 kB of memory per game in play, 4 players, so
+#: 1.5 GB; 10**9 was NumPy's MemoryError after the reference's timing).
+MAX_BATCH = E.MAX_BATCH
 
 
 def bench_batched(config: GameConfig, batch: int, seconds: float, seed: int = 0) -> tuple[float, int]:

@@ -33,6 +33,7 @@ import gymnasium as gym
 import numpy as np
 
 import umbrella_env
+from umbrella_env.cli_args import install_hint
 from umbrella_env.core import engine as E
 
 #: The largest --num-envs: about 18 kB of memory per env of the vector env (observations,
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as exc:
             parser.error(
                 f"connect_four_v3 is not importable ({exc}); install the bench extra: "
-                "pip install -c constraints.txt -e '.[bench]', or give --skip-peer to time our envs only"
+                f"{install_hint('bench')}, or give --skip-peer to time our envs only"
             )
         peer = aec_steps_per_second(connect_four_v3.env, args.seconds)
 

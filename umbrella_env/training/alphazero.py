@@ -70,11 +70,13 @@ from typing import Any
 
 import numpy as np
 
+from umbrella_env.cli_args import install_hint
+
 try:
     import torch
-except ImportError:  # pragma: no cover - exercised only without the train extra
-    print("the alphazero trainer needs the train extra: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
-    raise
+except ImportError as exc:  # pragma: no cover - exercised only without the train extra
+    missing = f"the alphazero trainer needs the train extra ({exc.name} is missing)"
+    raise ImportError(f"{missing}: {install_hint('train')}") from exc
 
 from agents import make_agent
 from agents.az.agent import AZAgent
@@ -95,9 +97,10 @@ from agents.search import PLAYOUT_TURNS
 from umbrella_env.cli_args import path_option
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
-from umbrella_env.core.engine import draw_key
+from umbrella_env.core.engine import MAX_BATCH, draw_key
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
+from umbrella_env.envs.common import play_forced  # self-play records and searches choices only
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, WorkerDied, local_cpus, process_pool, stop_pool
@@ -224,19 +227,6 @@ def _build_net(job: dict[str, Any]) -> AZNet:
     net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
     net.eval()
     return net
-
-
-def play_forced(game: SingleGame) -> int:
-    """Play ``game``'s forced moves (a single legal action) until a decision with a choice or
-    the end; returns how many were played.  Self-play records and searches choices only."""
-    forced = 0
-    while not game.done:
-        legal = game.legal_actions()
-        if len(legal) > 1:
-            break
-        game.step(legal[0])
-        forced += 1
-    return forced
 
 
 #: The counters :func:`selfplay_chunk` returns, summed over workers by the trainer and the benchmark.
@@ -972,8 +962,6 @@ _GUMBEL_ONLY = ("buffer", "train_steps")
 
 #: Options only the pretraining of a new run uses (--pretrain-games >= 1, no --resume).
 _PRETRAIN_ONLY = ("teacher", "teacher_sims", "pretrain_epochs", "pretrain_learning_rate")
-#: The files of a run in its folder (``--overwrite`` removes them; a new run refuses a
-#: folder that holds them).
 
 
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
@@ -983,6 +971,8 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     for flag, attr, low in _MINIMUM:
         if getattr(args, attr) < low:
             raise ValueError(f"{flag} must be at least {low}, got {getattr(args, attr)}")
+    if args.games > MAX_BATCH:  # the games in flight are a batch of the core
+        raise ValueError(f"--games must be from 1 to {MAX_BATCH:,}, got {args.games}")
     if args.iterations == 0 and args.resume is None and not args.pretrain_games and args.init is None:
         raise ValueError(
             "--iterations 0 trains no self-play: give --pretrain-games (at least 1) or --init, "

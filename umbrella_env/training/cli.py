@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 
 from umbrella_env.cli_args import program_name, sigterm_as_interrupt
-from umbrella_env.training import alphazero, ppo
 from umbrella_env.training.options import TRAIN_COMMAND
 
 ALGOS = ("ppo", "alphazero")
@@ -45,10 +45,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    try:  # only the trainer asked for: --algo alphazero needs torch, not sb3-contrib
+        trainer = importlib.import_module(f"umbrella_env.training.{algo}")
+    except ImportError as exc:  # the trainer's message names the extra and its install command
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
     with sigterm_as_interrupt():  # a killed run keeps its checkpoints and says so, as on Ctrl-C
         if algo == "alphazero":
-            return alphazero.main(rest, prog=f"{prog} --algo alphazero")
-        return ppo.main(rest)
+            return trainer.main(rest, prog=f"{prog} --algo alphazero")
+        return trainer.main(rest)
 
 
 if __name__ == "__main__":

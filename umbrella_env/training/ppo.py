@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from umbrella_env.cli_args import install_hint
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -54,17 +55,16 @@ try:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
-except ImportError:  # pragma: no cover - exercised only without the train extra
-    print("train.py needs the train extra: pip install -c constraints.txt -e '.[train]'", file=sys.stderr)
-    raise
+except ImportError as exc:  # pragma: no cover - exercised only without the train extra
+    missing = f"the MaskablePPO trainer needs the train extra ({exc.name} is missing)"
+    raise ImportError(f"{missing}: {install_hint('train')}") from exc
 
 import torch
 from gymnasium import spaces
 
-from agents import make_agent
 from agents.checkpoint import copy_checkpoint
 from agents.features import FigureFeatures
-from agents.policy import PolicyAgent, metadata_path, read_metadata
+from agents.policy import PolicyAgent, load_model, metadata_path, read_metadata
 from umbrella_env.cli_args import path_option, program_name
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
@@ -235,7 +235,7 @@ def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, se
     """
     config = GameConfig(num_players=config.num_players, plate_level=config.plate_level, components=config.components)
     learner = PolicyAgent.from_model(model, name="learner")
-    opp = make_agent(opponent, seed=seed) if config.num_players > 1 else None
+    opp = build_agent(opponent, config, seed=seed) if config.num_players > 1 else None  # as main() checked it
     wins = score = 0.0
     for i in range(games):
         seat = i % config.num_players
@@ -553,22 +553,41 @@ QUICK = {
 }
 
 
-def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> list[dict[str, float]]:
-    """``--pretrain``: the teacher's games (from ``--pretrain-cache`` when it holds them),
-    behaviour cloning, and one evaluation of the cloned policy; returns the cloning history."""
-    opponents = ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
+def _pretrain_opponents(args: argparse.Namespace, config: GameConfig) -> list[str]:
+    return ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
+
+
+def load_pretrain_cache(args: argparse.Namespace, config: GameConfig) -> Demonstrations | None:
+    """The teacher games of ``--pretrain-cache`` when that file exists (None when it does
+    not: they are played and saved there), or a ``ValueError`` when it is not a cache of
+    this run's teacher games.  Read before anything is removed or trained."""
     cache = args.pretrain_cache
-    if cache is not None and cache.is_file():
-        try:
-            demos = Demonstrations.load(cache)
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(
-                f"--pretrain-cache {str(cache)!r} is not a cache of teacher games written by this trainer ({exc}); "
-                "remove it or give another file"
-            ) from None
-        demos.check_source(
-            source(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA), cache
-        )
+    if args.pretrain is None or cache is None or not cache.is_file():
+        return None
+    try:
+        demos = Demonstrations.load(cache)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(
+            f"--pretrain-cache {str(cache)!r} is not a cache of teacher games written by this trainer ({exc}); "
+            "remove it or give another file"
+        ) from None
+    opponents = _pretrain_opponents(args, config)
+    demos.check_source(
+        source(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA), cache
+    )
+    return demos
+
+
+def clone_teacher(
+    model: Any, args: argparse.Namespace, config: GameConfig, cached: Demonstrations | None = None
+) -> list[dict[str, float]]:
+    """``--pretrain``: the teacher's games (``cached``, from :func:`load_pretrain_cache`, or
+    played now and saved to ``--pretrain-cache``), behaviour cloning, and one evaluation of
+    the cloned policy; returns the cloning history."""
+    opponents = _pretrain_opponents(args, config)
+    cache = args.pretrain_cache
+    if cached is not None:
+        demos = cached
         print(f"loaded {len(demos):,} teacher decisions from {cache}", flush=True)
     else:
         demos = collect(
@@ -592,7 +611,7 @@ def clone_teacher(model: Any, args: argparse.Namespace, config: GameConfig) -> l
         seed=args.seed,
         learning_rate=args.pretrain_lr,
     )
-    res = evaluate_model(model, config, args.eval_opponent, args.eval_games, seed=12345)
+    res = evaluate_model(model, config, args.eval_opponent, args.eval_games, seed=EVAL_SEED)
     print(f"[eval after pretraining, {res.games} games] {res.describe(config.solo, args.eval_opponent)}", flush=True)
     return history
 
@@ -642,8 +661,6 @@ _PRETRAIN_ONLY = (
     ("--pretrain-batch", "pretrain_batch"),
     ("--workers", "workers"),
 )
-#: The files of a run in its folder (``--overwrite`` removes them; a new run refuses a
-#: folder that holds them).
 
 
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
@@ -653,6 +670,8 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     for flag, attr in _POSITIVE:
         if not getattr(args, attr) >= 1:  # NaN fails too
             raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
+    if args.n_envs > E.MAX_BATCH:  # the games of a batch of the core
+        raise ValueError(f"--n-envs must be from 1 to {E.MAX_BATCH:,}, got {args.n_envs}")
     if not math.isfinite(args.timesteps):
         raise ValueError(f"--timesteps must be a finite number, got {args.timesteps}")
     if args.resume is None and "batch_size" in given and args.batch_size > N_STEPS * args.n_envs:
@@ -759,6 +778,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
             if not zipfile.is_zipfile(args.resume):
                 raise ValueError(f"--resume {str(args.resume)!r} is not a readable MaskablePPO .zip (truncated?)")
+            load_model(args.resume)  # loadable (any failure is a ValueError), before --overwrite removes anything
+        cached = load_pretrain_cache(args, config)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     if args.overwrite:
@@ -766,7 +787,7 @@ def main(argv: list[str] | None = None) -> int:
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        return _train(args, parser, config, env, pool, out, previous)
+        return _train(args, parser, config, env, pool, out, previous, cached)
     finally:
         if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a run that failed before writing anything leaves no empty folder
@@ -780,6 +801,7 @@ def _train(
     pool: OpponentPool | None,
     out: Path,
     previous: dict[str, Any],
+    cached: Demonstrations | None,
 ) -> int:
     args.torch_threads = args.torch_threads or local_cpus()
     torch.set_num_threads(max(1, args.torch_threads))
@@ -800,9 +822,7 @@ def _train(
     pretrain_history = None
     if args.pretrain is not None:
         try:
-            pretrain_history = clone_teacher(model, args, config)
-        except ValueError as exc:  # a cache made for another run
-            parser.error(str(exc))
+            pretrain_history = clone_teacher(model, args, config, cached)
         except KeyboardInterrupt:  # nothing is trained yet: nothing to save
             print(f"\ninterrupted while cloning {args.pretrain} (--pretrain): no checkpoint was written", flush=True)
             return 130
