@@ -56,13 +56,13 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from agents.checks import check_real
 from agents.rllib_module import MASK_KEY, OBS_KEY
 from umbrella_env.core import actions as A
+from umbrella_env.core.engine import check_seed
 from umbrella_env.core.errors import GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
     ILLEGAL_KEY,
     EnvGame,
     check_reset_options,
-    check_seed,
     end_rewards,
     illegal_rewards,
     multiplayer_config,
@@ -71,9 +71,7 @@ from umbrella_env.envs.common import (
 )
 from umbrella_env.envs.solo import UmbrellaSoloEnv
 from umbrella_env.match import agent_action, build_agent
-
-#: Turn limit of training games unless the env config says otherwise (as train.py).
-TRAIN_MAX_TURNS = 400
+from umbrella_env.training.options import TRAIN_MAX_TURNS  # unless the env config says otherwise, as train.py
 
 
 def observation_space() -> spaces.Dict:

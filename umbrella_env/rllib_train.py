@@ -64,14 +64,11 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_game
 from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
-from umbrella_env.training.options import given_among, selection_metric
+from umbrella_env.training.options import EVAL_SEED, GAMMA, TRAIN_MAX_TURNS, given_among, selection_metric
 
 PROG = "python -m umbrella_env.rllib_train"
 #: The RLModule id: the shared policy of every seat (2-4 players), RLlib's default (solo).
 SHARED, SOLO_MODULE = "shared", "default_policy"
-GAMMA = 0.99
-#: Seed of the evaluation deals (the same every evaluation, so the curve compares like with like).
-EVAL_SEED = 12345
 #: Options of 2-4 player runs only (refused in solo, which would ignore them).
 MULTIPLAYER_ONLY = {"eval_opponent", "shaping"}
 #: Options of the behaviour cloning only (refused without --pretrain, which would ignore them).
@@ -134,7 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="opponents of the evaluation games (default heuristic; the first one chooses best/)",
     )
     p.add_argument("--shaping", type=float, default=0.1, help="weight of the score-edge shaping reward (default 0.1)")
-    p.add_argument("--max-turns", type=int, default=400, help="turn limit of training games (default 400)")
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        default=TRAIN_MAX_TURNS,
+        help=f"turn limit of training games (default {TRAIN_MAX_TURNS})",
+    )
     p.add_argument("--train-batch", type=int, default=4000, help="env steps per training iteration (default 4000)")
     p.add_argument("--batch-size", type=int, default=500, help="PPO minibatch size (default 500)")
     p.add_argument("--n-epochs", type=int, default=3, help="PPO epochs per iteration (default 3)")

@@ -11,6 +11,14 @@ from typing import Any
 from umbrella_env.cli_args import seed_option
 from umbrella_env.paths import previous_run
 
+#: The discount of the learners (MaskablePPO, RLlib's PPO) and of the teacher games' returns.
+GAMMA = 0.99
+#: The seed of the deals of every in-training evaluation of MaskablePPO and RLlib (the same
+#: for every evaluation of every run, so a learning curve compares like with like).
+EVAL_SEED = 12345
+#: The turn limit of the learners' training games (evaluation games use the standard one).
+TRAIN_MAX_TURNS = 400
+
 
 def given_options(build_parser: Callable[[], argparse.ArgumentParser], argv: Sequence[str]) -> set[str]:
     """The destinations of the options written on the command line ``argv``: a value equal

@@ -74,8 +74,11 @@ from umbrella_env.parallel import WorkerDied, local_cpus
 from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
+    EVAL_SEED,
+    GAMMA,
     RUN_FILES,
     TRAIN_COMMAND,
+    TRAIN_MAX_TURNS,
     TRAINER_SEED_HELP,
     apply_preset,
     check_game,
@@ -336,10 +339,6 @@ class TrainCallback(BaseCallback):
         return res
 
 
-#: The deals of every in-training evaluation (the same for every evaluation of every run).
-EVAL_SEED = 12345
-
-
 def eval_label(args: argparse.Namespace, config: GameConfig) -> str:
     """What an evaluation's metric measures (the key of ``best.json``'s ``eval``; its
     ``eval_games`` says on how many games)."""
@@ -435,7 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-opponent", default="heuristic", help="opponent of the evaluation games (2-4 players)")
     p.add_argument("--snapshot-every", type=int, default=50_000, help="steps between self-play snapshots")
     p.add_argument("--shaping", type=float, default=0.1, help="weight of the score-difference shaping reward")
-    p.add_argument("--max-turns", type=int, default=400, help="turn limit of training games")
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        default=TRAIN_MAX_TURNS,
+        help=f"turn limit of training games (default {TRAIN_MAX_TURNS})",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--n-epochs", type=int, default=None, help="PPO epochs per rollout (default: solo 2, 2-4 players 3)")
     p.add_argument(
@@ -523,7 +527,6 @@ def policy_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
-GAMMA = 0.99
 #: Defaults that depend on the mode: (solo, 2-4 players).  Solo keeps the network small so
 #: that training on the native vector env runs above 4,000 env steps/s on 2 cores.
 MODE_DEFAULTS = {"n_epochs": (2, 3), "batch_size": (2048, 1024), "net": ([128, 128], [256, 256])}
