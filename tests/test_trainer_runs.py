@@ -162,7 +162,12 @@ def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkey
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["interrupted"] is True and summary["final_metric"] is None
     assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] >= 128
-    assert "interrupted at" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "interrupted at" in printed
+    # nothing was evaluated: the last line named a best.zip that does not exist
+    assert (
+        not (out / "best.zip").exists() and f"no evaluation yet, no best.zip; last model: {out / 'last.zip'}" in printed
+    )
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import wraps
@@ -91,6 +91,22 @@ class _Pool(ProcessPoolExecutor):
                 handler(signal.SIGINT, None)
             elif caught and handler == signal.SIG_DFL:
                 raise KeyboardInterrupt
+
+    def map(self, fn: Any, *iterables: Any, timeout: float | None = None, chunksize: int = 1) -> Iterator[Any]:
+        """``Executor.map`` (every job submitted now, results in order, ``chunksize`` 1), except
+        that a failure or Ctrl-C while reading the results leaves the pending jobs to
+        :func:`stop_pool`: ``Executor.map`` cancels them itself, and Python 3.11's pool then
+        sets the cancelled futures' exception as it stops, an ``InvalidStateError``
+        traceback printed from its thread under the command's one-line message."""
+        if timeout is not None or chunksize != 1:
+            raise ValueError("this pool's map takes no timeout and chunksize 1 only")
+        futures = [self.submit(fn, *args) for args in zip(*iterables)]
+
+        def results() -> Iterator[Any]:
+            for future in futures:
+                yield future.result()
+
+        return results()
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
         if exc_type is not None:

@@ -41,8 +41,8 @@ final score over the value network's prediction (normalized over the iteration),
 ``--pg-epochs`` passes of clipped-ratio minibatch steps (PPO's surrogate, ratio clipped to
 1 +- ``--pg-clip``; plus ``--value-weight`` x the squared error of the value, the score /
 40) follow (:func:`pg_chunk`, :func:`pg_update`).  It optimizes the network alone, where the
-Gumbel self-play optimizes what the search teaches it (docs/alphazero.md, "Policy-gradient
-fine-tuning").  The search options still go to the checkpoint's sidecar: they are the search
+Gumbel self-play optimizes what the search teaches it (docs/alphazero.md, "Self-play and
+training").  The search options still go to the checkpoint's sidecar: they are the search
 the network is played with (``--eval-search-games``, the agent with search).
 
 Every ``--eval-every`` iterations the network alone plays ``--eval-games`` games against

@@ -883,9 +883,13 @@ def _train(
     write_atomically(
         out / "train_summary.json", lambda tmp: tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     )
+    best = out / "best.zip"  # none when stopped before the first evaluation
+    kept = (
+        f"best model: {best}" if best.is_file() else f"no evaluation yet, no best.zip; last model: {out / 'last.zip'}"
+    )
     print(
         f"{'stopped' if interrupted else 'done'}: {steps:,} steps in {elapsed:.0f} s "
-        f"({steps / elapsed:,.0f} env steps/s), {int(model.num_timesteps):,} in all; best model: {out / 'best.zip'}",
+        f"({steps / elapsed:,.0f} env steps/s), {int(model.num_timesteps):,} in all; {kept}",
         flush=True,
     )
     return 130 if interrupted else 0

@@ -1,0 +1,40 @@
+"""umbrella_env.parallel: the process pool the commands play their games in."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from umbrella_env.parallel import process_pool
+
+
+def slow_identity(x: int) -> int:
+    time.sleep(0.5)
+    return x
+
+
+def test_map_results_come_in_order() -> None:
+    with process_pool(2) as pool:
+        assert list(pool.map(slow_identity, range(5))) == list(range(5))
+        with pytest.raises(ValueError, match="chunksize 1 only"):
+            pool.map(slow_identity, range(5), chunksize=2)
+
+
+def test_ctrl_c_while_reading_map_results_prints_no_thread_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Executor.map cancelled its pending jobs itself, then the stopped pool set their
+    exception: an InvalidStateError traceback from the pool's thread under the command's
+    one-line "interrupted" message (train.py during teacher games, 5 times of 5)."""
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    with pytest.raises(KeyboardInterrupt):
+        with process_pool(2) as pool:
+            for i, _ in enumerate(pool.map(slow_identity, range(40))):
+                if i == 1:
+                    raise KeyboardInterrupt
+    deadline = time.monotonic() + 3
+    while pool._executor_manager_thread is not None and pool._executor_manager_thread.is_alive():
+        assert time.monotonic() < deadline, "the pool's thread did not stop"
+        time.sleep(0.05)
+    assert raised == []
