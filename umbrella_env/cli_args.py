@@ -18,6 +18,25 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from umbrella_env.core.config import MAX_TURNS_LIMIT
+
+
+def game_options_problem(players: Any, level: Any, max_turns: Any = None) -> str | None:
+    """Why ``--players``, ``--level`` and ``--max-turns`` (None: not taken) cannot make a
+    game, in the options' words, or None: every command checks them here before any work
+    (the core's :class:`~umbrella_env.core.config.GameConfig` says ``num_players``)."""
+
+    def is_int(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not is_int(players) or not 1 <= players <= 4:
+        return f"--players must be 1 (solo), 2, 3 or 4, got {players!r}"
+    if not is_int(level) or not 1 <= level <= 4:
+        return f"--level (plate level) must be 1, 2, 3 or 4, got {level!r}"
+    if max_turns is not None and (not is_int(max_turns) or not 1 <= max_turns <= MAX_TURNS_LIMIT):
+        return f"--max-turns must be an int in [1, {MAX_TURNS_LIMIT}], got {max_turns!r}"
+    return None
+
 
 def install_hint(extra: str) -> str:
     """The command that installs the optional dependencies ``extra`` ("train", "eval",

@@ -64,7 +64,14 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_game
 from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
-from umbrella_env.training.options import EVAL_SEED, GAMMA, TRAIN_MAX_TURNS, given_among, selection_metric
+from umbrella_env.training.options import (
+    EVAL_SEED,
+    GAMMA,
+    TRAIN_MAX_TURNS,
+    check_game,
+    given_among,
+    selection_metric,
+)
 
 PROG = "python -m umbrella_env.rllib_train"
 #: The RLModule id: the shared policy of every seat (2-4 players), RLlib's default (solo).
@@ -187,10 +194,7 @@ _POSITIVE = (
 
 def check_options(args: argparse.Namespace) -> GameConfig:
     """The game configuration, or ``ValueError`` for an option out of range (nothing built yet)."""
-    if not 1 <= args.players <= 4:
-        raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {args.players}")
-    if not 1 <= args.level <= 4:
-        raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
+    check_game(args.players, args.level)
     if args.num_env_runners < 0:
         raise ValueError(
             f"--num-env-runners must be 0 (play the games in this process) or more, got {args.num_env_runners}"

@@ -65,7 +65,8 @@ import numpy as np
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, GameConfig
+from umbrella_env.cli_args import game_options_problem
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
 from umbrella_env.match import (
@@ -344,14 +345,11 @@ def _play_chunk(tasks: list[_Task], specs: list[str], labels: list[str], config:
 # --------------------------------------------------------------------------- tournament
 def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, games: int, max_turns: int) -> None:
     """Raise :class:`EvaluationError` for an impossible tournament (before any agent is built)."""
-    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 1 <= num_players <= 4:
-        raise EvaluationError(f"--players must be 1 (solo), 2, 3 or 4, got {num_players!r}")
-    if isinstance(plate_level, bool) or not isinstance(plate_level, int) or not 1 <= plate_level <= 4:
-        raise EvaluationError(f"--level (plate level) must be 1, 2, 3 or 4, got {plate_level!r}")
+    problem = game_options_problem(num_players, plate_level, max_turns)
+    if problem is not None:
+        raise EvaluationError(problem)
     if not isinstance(games, int) or games < 1:
         raise EvaluationError(f"--games must be a positive number of games per table, got {games!r}")
-    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 1 <= max_turns <= MAX_TURNS_LIMIT:
-        raise EvaluationError(f"--max-turns must be an int in [1, {MAX_TURNS_LIMIT}], got {max_turns!r}")
     if not agent_specs:
         raise EvaluationError(f"no agents given; {valid_choices()}")
     if num_players >= 2 and len(agent_specs) < 2:

@@ -15,8 +15,8 @@ from typing import Any, TextIO
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import program_name, seed_option
-from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, GameConfig
+from umbrella_env.cli_args import game_options_problem, program_name, seed_option
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.match import SPECS_HELP, AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
 
@@ -114,8 +114,9 @@ def settle(args: argparse.Namespace, io: Console) -> Settings | None:
             return None
     if not 0 <= args.seat < players:
         raise ValueError(f"--seat must be a seat of the game, 0-{players - 1}; got {args.seat}")
-    if not 1 <= args.max_turns <= MAX_TURNS_LIMIT:  # the words of evaluate.py's check
-        raise ValueError(f"--max-turns must be an int in [1, {MAX_TURNS_LIMIT}], got {args.max_turns}")
+    problem = game_options_problem(players, level, args.max_turns)
+    if problem is not None:
+        raise ValueError(problem)
     config = GameConfig(num_players=players, plate_level=level, max_turns=args.max_turns)
     others = [p for p in range(players) if p != args.seat]
     if opponents is None:

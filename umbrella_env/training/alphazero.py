@@ -967,7 +967,7 @@ _PRETRAIN_ONLY = ("teacher", "teacher_sims", "pretrain_epochs", "pretrain_learni
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
-    check_game(args.players, args.level)
+    check_game(args.players, args.level, args.max_turns)
     for flag, attr, low in _MINIMUM:
         if getattr(args, attr) < low:
             raise ValueError(f"{flag} must be at least {low}, got {getattr(args, attr)}")

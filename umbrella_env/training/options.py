@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import game_options_problem, seed_option
 from umbrella_env.paths import previous_run
 
 #: The discount of the learners (MaskablePPO, RLlib's PPO) and of the teacher games' returns.
@@ -71,12 +71,12 @@ def selection_metric(win_rate: float, mean_score: float, games: int, solo: bool)
     return win_rate + mean_score / (_SCORE_BOUND * 12 * max(games, 1))
 
 
-def check_game(players: int, level: int) -> None:
-    """Refuse (ValueError) a ``--players`` or ``--level`` the game does not have, naming the option."""
-    if not 1 <= players <= 4:
-        raise ValueError(f"--players must be 1 (solo), 2, 3 or 4, got {players}")
-    if not 1 <= level <= 4:
-        raise ValueError(f"--level (plate level) must be 1, 2, 3 or 4, got {level}")
+def check_game(players: int, level: int, max_turns: int | None = None) -> None:
+    """Refuse (ValueError) a ``--players``, ``--level`` or ``--max-turns`` the game does not
+    have, naming the option (:func:`~umbrella_env.cli_args.game_options_problem`)."""
+    problem = game_options_problem(players, level, max_turns)
+    if problem is not None:
+        raise ValueError(problem)
 
 
 #: The files of a run of each trainer in its ``--out`` folder.

@@ -669,7 +669,7 @@ _PRETRAIN_ONLY = (
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
-    check_game(args.players, args.level)
+    check_game(args.players, args.level, args.max_turns)
     for flag, attr in _POSITIVE:
         if not getattr(args, attr) >= 1:  # NaN fails too
             raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
