@@ -114,6 +114,23 @@ def test_the_student_t_interval_covers_the_mean_of_few_games_95_percent_of_the_t
     assert 0.94 <= t_cover <= 0.96 and z_cover < 0.90
 
 
+def test_play_rotation_is_seeded_and_rotates_the_agents_seat() -> None:
+    """The trainers' in-training evaluation (one loop for MaskablePPO and RLlib)."""
+    from agents.base import RandomAgent
+    from umbrella_env.match import play_game, play_rotation
+
+    config = GameConfig(num_players=3)
+    agent, other = RandomAgent(), RandomAgent()
+    rate, mean = play_rotation(agent, other, config, 6, seed=4)
+    assert (rate, mean) == play_rotation(agent, other, config, 6, seed=4) != play_rotation(agent, other, config, 6, 5)
+    # game i: the agent sits at seat i % 3, the seed derived from (4, i)
+    seeds = [int(np.random.SeedSequence(4, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1) for i in range(6)]
+    games = [play_game([agent if s == i % 3 else other for s in range(3)], config, seeds[i]) for i in range(6)]
+    assert mean == pytest.approx(np.mean([g.scores[i % 3] for i, g in enumerate(games)]))
+    assert rate == pytest.approx(np.mean([g.credits[i % 3] for i, g in enumerate(games)]))
+    assert play_rotation(agent, None, GameConfig(num_players=1), 2, seed=0)[0] == 0.0  # solo: no wins
+
+
 def test_win_credits_of_a_batch_are_those_of_each_game():
     from umbrella_env.core import facts
 

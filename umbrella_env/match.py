@@ -327,3 +327,20 @@ def play_game(
         seed=int(seed),
         key=int(key),
     )
+
+
+def play_rotation(agent: Any, opponent: Any, config: GameConfig, games: int, seed: int) -> tuple[float, float]:
+    """(win rate, mean score) of ``agent`` over ``games`` games against ``opponent`` at every
+    other seat (solo: alone; win rate 0), ``agent``'s seat rotating game by game; game ``i``
+    is seeded from ``(seed, i)``.  The trainers' in-training evaluation (MaskablePPO, RLlib)."""
+    P = config.num_players
+    wins = score = 0.0
+    for i in range(games):
+        seat = i % P
+        agents = [opponent] * P
+        agents[seat] = agent
+        game_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1)
+        res = play_game(agents, config, game_seed)
+        score += res.scores[seat]
+        wins += res.credits[seat]
+    return (wins / games if P > 1 else 0.0, score / games)

@@ -61,7 +61,7 @@ from umbrella_env.cli_args import path_option, seed_option, sigterm_as_interrupt
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
-from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_game
+from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
 from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
 from umbrella_env.training.options import (
@@ -408,18 +408,8 @@ def evaluate(agent: Any, config: GameConfig, opponent: str | None, games: int, s
     """``games`` games of ``agent`` against ``opponent`` at every other seat (solo: alone),
     the agent's seat rotating, through the match runner; standard turn limit."""
     config = GameConfig(num_players=config.num_players, plate_level=config.plate_level)
-    P = config.num_players
-    opp = build_agent(opponent, config, seed) if opponent is not None and P > 1 else None
-    wins = score = 0.0
-    for i in range(games):
-        seat = i % P
-        agents = [opp] * P
-        agents[seat] = agent
-        game_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1)
-        res = play_game(agents, config, game_seed)
-        score += res.scores[seat]
-        wins += res.credits[seat]
-    return EvalResult(opponent or "", games, wins / games if P > 1 else 0.0, score / games)
+    opp = build_agent(opponent, config, seed) if opponent is not None and config.num_players > 1 else None
+    return EvalResult(opponent or "", games, *play_rotation(agent, opp, config, games, seed))
 
 
 # --------------------------------------------------------------------------- the run

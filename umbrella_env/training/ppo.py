@@ -69,7 +69,7 @@ from umbrella_env.cli_args import path_option, program_name
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
-from umbrella_env.match import agent_action, build_agent, play_game
+from umbrella_env.match import agent_action, build_agent, play_rotation
 from umbrella_env.parallel import WorkerDied, local_cpus
 from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
@@ -239,16 +239,7 @@ def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, se
     config = GameConfig(num_players=config.num_players, plate_level=config.plate_level, components=config.components)
     learner = PolicyAgent.from_model(model, name="learner")
     opp = build_agent(opponent, config, seed=seed) if config.num_players > 1 else None  # as main() checked it
-    wins = score = 0.0
-    for i in range(games):
-        seat = i % config.num_players
-        agents = [opp] * config.num_players
-        agents[seat] = learner
-        game_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1)
-        res = play_game(agents, config, game_seed)
-        score += res.scores[seat]
-        wins += res.credits[seat]
-    return EvalResult(games, wins / games if config.num_players > 1 else 0.0, score / games)
+    return EvalResult(games, *play_rotation(learner, opp, config, games, seed))
 
 
 def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
