@@ -38,6 +38,20 @@ NET_PREFIX = "net:"
 AZ_NAMES: tuple[str, ...] = ("az-2p", "az-2p-net", "az-solo", "az-solo-net")
 
 
+def spec_choices(*more: str) -> str:
+    """The agent specs :func:`make_agent` takes, in words ("one of 'random', ..."), and
+    ``more`` that a caller takes besides (``match.build_agent``: a factory): every
+    "unknown agent" message lists them from here."""
+    choices = [
+        f"one of {', '.join(repr(n) for n in AGENT_NAMES + AZ_NAMES)} (the az- networks need torch)",
+        "the path of a trained checkpoint ending in '.zip', '.onnx' or '.pt'",
+        f"'{NET_PREFIX}PATH.pt' (an alphazero network alone)",
+        f"'{RLLIB_PREFIX}FOLDER' (an RLlib checkpoint)",
+        *more,
+    ]
+    return ", ".join(choices[:-1]) + " or " + choices[-1]
+
+
 def _random(seed: int | None, **kwargs: Any) -> Agent:
     return RandomAgent(seed=seed, **kwargs)
 
@@ -127,11 +141,7 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     if builder is None and holds_checkpoint(spec):
         raise ValueError(f"agent {spec!r} is an RLlib checkpoint or run folder: give it as 'rllib:{spec}'")
     if builder is None:
-        raise ValueError(
-            f"unknown agent {spec!r}: expected one of {', '.join(repr(n) for n in AGENT_NAMES + AZ_NAMES)}, "
-            "the path of a trained checkpoint ending in '.zip', '.onnx' or '.pt', "
-            f"'{NET_PREFIX}PATH.pt' (an alphazero network alone) or 'rllib:FOLDER' (an RLlib checkpoint)"
-        )
+        raise ValueError(f"unknown agent {spec!r}: expected {spec_choices()}")
     try:
         return builder(seed, **kwargs)
     except TypeError as exc:

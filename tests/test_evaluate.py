@@ -114,6 +114,22 @@ def test_the_student_t_interval_covers_the_mean_of_few_games_95_percent_of_the_t
     assert 0.94 <= t_cover <= 0.96 and z_cover < 0.90
 
 
+def test_every_unknown_agent_message_lists_the_same_specs() -> None:
+    """make_agent and build_agent listed the specs in two wordings (names, suffixes)."""
+    from agents import make_agent
+    from umbrella_env.match import AgentSpecError, build_agent
+
+    with pytest.raises(ValueError) as made:
+        make_agent("nosuch")
+    with pytest.raises(AgentSpecError) as built:
+        build_agent("nosuch", GameConfig(num_players=2))
+    listed = str(made.value).split("expected ", 1)[1]
+    head, last = listed.rsplit(" or ", 1)  # build_agent adds a factory after the registry's specs
+    assert str(built.value) == f"unknown agent 'nosuch': expected {head}, {last} or 'package.module:factory' " + (
+        "(a callable building the agent)"
+    )
+
+
 def test_play_rotation_is_seeded_and_rotates_the_agents_seat() -> None:
     """The trainers' in-training evaluation (one loop for MaskablePPO and RLlib)."""
     from agents.base import RandomAgent

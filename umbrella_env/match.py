@@ -45,7 +45,7 @@ import numpy as np
 
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
-from agents.registry import AZ_NAMES, NET_PREFIX
+from agents.registry import AZ_NAMES, NET_PREFIX, spec_choices
 from agents.rllib_agent import PREFIX as RLLIB_AGENT_PREFIX
 from umbrella_env.core import facts
 from umbrella_env.core.config import GameConfig
@@ -109,12 +109,8 @@ SPECS_HELP = (
 
 
 def valid_choices() -> str:
-    return (
-        f"valid agents: {', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)} "
-        f"(need torch), a path to a trained checkpoint ({' or '.join(CHECKPOINT_SUFFIXES)}; "
-        f"{NET_PREFIX}PATH.pt plays an alphazero network without its search), "
-        f"{RLLIB_PREFIX}FOLDER (an RLlib checkpoint), or package.module:factory"
-    )
+    """The specs :func:`build_agent` takes, in words: the registry's and a factory."""
+    return "expected " + spec_choices("'package.module:factory' (a callable building the agent)")
 
 
 def build_agent(
@@ -157,7 +153,7 @@ def build_agent(
     else:
         name = spec.strip().lower()
         if not is_checkpoint(spec) and name not in AGENT_NAMES and name not in AZ_NAMES:
-            raise AgentSpecError(f"unknown agent {label!r}; {valid_choices()}")
+            raise AgentSpecError(f"unknown agent {label!r}: {valid_choices()}")
         kwargs: dict[str, Any] = {}
         if is_checkpoint(spec) or name in AZ_NAMES:  # trained for one configuration
             kwargs = {"num_players": config.num_players, "plate_level": config.plate_level}
