@@ -32,6 +32,18 @@ from umbrella_env.core.observation import OBS_SIZE
 REQUIRED_KEYS: tuple[str, ...] = ("num_players", "plate_level", "obs_size", "num_actions")
 
 
+def base_metadata(num_players: int, plate_level: int, **more: Any) -> dict[str, Any]:
+    """The :data:`REQUIRED_KEYS` of a model trained now for that game (this umbrella-env's
+    observation size and action count), then ``more``: every trainer's metadata starts here."""
+    return {
+        "num_players": int(num_players),
+        "plate_level": int(plate_level),
+        "obs_size": OBS_SIZE,
+        "num_actions": NUM_ACTIONS,
+        **more,
+    }
+
+
 def check_metadata(meta: Mapping[str, Any], path: str | Path, source: str) -> dict[str, Any]:
     """``meta`` as a dict, or a ``ValueError`` if a key is missing or the model was made for
     another observation size or action count than this umbrella-env's.

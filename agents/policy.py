@@ -24,16 +24,11 @@ from agents.checkpoint import (
     check_configuration_options,
     check_given_game,
     read_sidecar,
-    sidecar_path,
 )
 from agents.checks import check_batch, check_flag, check_mask, check_name, check_observation
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
-
-
-def metadata_path(path: str | Path) -> Path:
-    return sidecar_path(path)
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:

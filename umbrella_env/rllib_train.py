@@ -56,11 +56,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.checkpoint import base_metadata
 from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
 from umbrella_env.cli_args import path_option, seed_option, sigterm_as_interrupt
-from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
-from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
 from umbrella_env.paths import output_dir_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
@@ -293,16 +292,14 @@ def build_config(args: argparse.Namespace) -> Any:
 
 def metadata(config: GameConfig, module_id: str, **extra: Any) -> dict[str, Any]:
     """``umbrella.json``: :data:`agents.checkpoint.REQUIRED_KEYS` and the RLModule to play."""
-    return {
-        "num_players": config.num_players,
-        "plate_level": config.plate_level,
-        "max_turns": config.max_turns,
-        "obs_size": OBS_SIZE,
-        "num_actions": A.NUM_ACTIONS,
-        "module_id": module_id,
-        "trainer": "rllib PPO (python -m umbrella_env.rllib_train)",
+    return base_metadata(
+        config.num_players,
+        config.plate_level,
+        max_turns=config.max_turns,
+        module_id=module_id,
+        trainer="rllib PPO (python -m umbrella_env.rllib_train)",
         **extra,
-    }
+    )
 
 
 def save_checkpoint(algo: Any, path: Path, meta: dict[str, Any]) -> None:

@@ -53,7 +53,7 @@ from gymnasium import spaces
 from torch import nn
 
 from agents.az.lookahead import SLIDE_FEATURES, SUMMARY_FEATURES, SlideLookahead
-from agents.checkpoint import check_configuration, read_sidecar, sidecar_path
+from agents.checkpoint import base_metadata, check_configuration, read_sidecar, sidecar_path
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
 from umbrella_env.core import actions as A
@@ -219,18 +219,11 @@ class AZNet(nn.Module):
 
 
 # --------------------------------------------------------------------------- files
-def metadata_path(path: str | Path) -> Path:
-    return sidecar_path(path)
-
-
 def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[str, Any] | None = None) -> None:
     """Write ``path`` (.pt, float16 weights) and its ``.json`` sidecar."""
     meta = {
         "format": FORMAT,
-        "num_players": net.num_players,
-        "plate_level": plate_level,
-        "obs_size": OBS_SIZE,
-        "num_actions": NUM_ACTIONS,
+        **base_metadata(net.num_players, plate_level),
         "hidden": list(net.hidden),
         "slide_hidden": net.slide_hidden,
         "heuristic_inputs": net.heuristic_inputs,
@@ -241,7 +234,7 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
     path = Path(path)
     write_atomically(path, lambda tmp: torch.save({"meta": meta, "state_dict": state}, tmp))
     text = json.dumps(meta, indent=2) + "\n"
-    write_atomically(metadata_path(path), lambda t: t.write_text(text, encoding="utf-8"))
+    write_atomically(sidecar_path(path), lambda t: t.write_text(text, encoding="utf-8"))
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -289,7 +282,7 @@ def load_network(
     )
     mismatch = _weights_mismatch(net.state_dict(), state)
     if mismatch:
-        sidecar = str(metadata_path(path))
+        sidecar = str(sidecar_path(path))
         raise ValueError(f"checkpoint {str(path)!r} does not match its sidecar {sidecar!r}: {mismatch}")
     net.load_state_dict({k: v.float() for k, v in state.items()})
     net.eval()

@@ -62,9 +62,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
 import torch
 from gymnasium import spaces
 
-from agents.checkpoint import copy_checkpoint
+from agents.checkpoint import base_metadata, copy_checkpoint, sidecar_path
 from agents.features import FigureFeatures
-from agents.policy import PolicyAgent, load_model, metadata_path, read_metadata
+from agents.policy import PolicyAgent, load_model, read_metadata
 from umbrella_env.cli_args import path_option, program_name
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
@@ -246,16 +246,9 @@ def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str,
     """The model and its sidecar, each written to a temporary file and renamed (an
     interrupted save leaves the previous checkpoint whole)."""
     write_atomically(path, model.save)  # SB3 adds ".zip" only to a name without a suffix
-    meta = {
-        "num_players": config.num_players,
-        "plate_level": config.plate_level,
-        "max_turns": config.max_turns,
-        "obs_size": OBS_SIZE,
-        "num_actions": A.NUM_ACTIONS,
-        **extra,
-    }
+    meta = base_metadata(config.num_players, config.plate_level, max_turns=config.max_turns, **extra)
     text = json.dumps(meta, indent=2) + "\n"
-    write_atomically(metadata_path(path), lambda t: t.write_text(text, encoding="utf-8"))
+    write_atomically(sidecar_path(path), lambda t: t.write_text(text, encoding="utf-8"))
 
 
 class TrainCallback(BaseCallback):
