@@ -65,17 +65,22 @@ def check_metadata(meta: Mapping[str, Any], path: str | Path, source: str) -> di
 
 
 def check_configuration(
-    meta: Mapping[str, Any], path: str | Path, *, num_players: int | None = None, plate_level: int | None = None
+    meta: Mapping[str, Any],
+    path: str | Path,
+    *,
+    num_players: int | None = None,
+    plate_level: int | None = None,
+    named: str = "checkpoint",
+    target: str = "this game",
 ) -> None:
     """A ``ValueError`` if the model was trained for other ``num_players`` / ``plate_level``
     than the ones given (``None``: not checked), or if one given is not a player count or a
-    plate level (:func:`check_configuration_options`)."""
+    plate level (:func:`check_configuration_options`).  The message names the model
+    ``named`` (a trainer: ``"--resume"``) and what it was given to (``target``)."""
     check_configuration_options(num_players=num_players, plate_level=plate_level)
     for key, want in (("num_players", num_players), ("plate_level", plate_level)):
         if want is not None and meta[key] != want:
-            raise ValueError(
-                f"checkpoint {str(path)!r} was trained for {key}={meta[key]}, but this game has {key}={want}"
-            )
+            raise ValueError(f"{named} {str(path)!r} was trained for {key}={meta[key]}, but {target} has {key}={want}")
 
 
 def check_configuration_options(*, num_players: Any = None, plate_level: Any = None) -> None:

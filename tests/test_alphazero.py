@@ -616,7 +616,7 @@ def test_checkpoint_of_another_configuration_is_refused(tmp_path: Path, capsys) 
     with pytest.raises(SystemExit) as info:
         alphazero.main(["--players", "2", "--resume", str(path), "--out", str(tmp_path / "run")])
     assert info.value.code == 2
-    assert "was trained for num_players=1, plate_level=1; this run has num_players=2" in capsys.readouterr().err
+    assert "was trained for num_players=1, but this run has num_players=2" in capsys.readouterr().err
     with pytest.raises(ValueError, match="no metadata file"):
         path.with_suffix(".json").unlink()
         load_network(path)

@@ -92,7 +92,7 @@ from agents.az.net import (
     value_size,
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
-from agents.checkpoint import copy_checkpoint
+from agents.checkpoint import check_configuration, copy_checkpoint
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.cli_args import path_option
 from umbrella_env.core.actions import NUM_ACTIONS
@@ -1032,12 +1032,9 @@ def check_architecture(
 ) -> None:
     """Refuse (ValueError) a ``--resume`` or ``--init`` checkpoint whose configuration or layers
     differ from this run's.  ``--init`` may add heuristic inputs to a network without them."""
-    if (meta["num_players"], meta["plate_level"]) != (config.num_players, config.plate_level):
-        raise ValueError(
-            f"{flag} {str(path)!r} was trained for num_players={meta['num_players']}, "
-            f"plate_level={meta['plate_level']}; this run has num_players={config.num_players}, "
-            f"plate_level={config.plate_level}"
-        )
+    check_configuration(
+        meta, path, num_players=config.num_players, plate_level=config.plate_level, named=flag, target="this run"
+    )
     if list(meta["hidden"]) != list(args.hidden):
         raise ValueError(f"{flag} {str(path)!r} has hidden layers {meta['hidden']}, this run --hidden {args.hidden}")
     has = bool(meta.get("heuristic_inputs", False))

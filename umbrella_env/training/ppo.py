@@ -62,7 +62,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
 import torch
 from gymnasium import spaces
 
-from agents.checkpoint import base_metadata, copy_checkpoint, sidecar_path
+from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, sidecar_path
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, load_model, read_metadata
 from umbrella_env.cli_args import path_option, program_name
@@ -758,11 +758,10 @@ def main(argv: list[str] | None = None) -> int:
             env = LearnerVecEnv(args.n_envs, config, pool, args.shaping, seed=args.seed)
         if args.resume is not None:
             meta = read_metadata(args.resume)
-            if (meta["num_players"], meta["plate_level"]) != (config.num_players, config.plate_level):
-                raise ValueError(
-                    f"--resume {args.resume} was trained for {meta['num_players']} players, level "
-                    f"{meta['plate_level']}; this run is {config.num_players} players, level {config.plate_level}"
-                )
+            check_configuration(
+                meta, args.resume, num_players=config.num_players, plate_level=config.plate_level,
+                named="--resume", target="this run",
+            )  # fmt: skip
             if not zipfile.is_zipfile(args.resume):
                 raise ValueError(f"--resume {str(args.resume)!r} is not a readable MaskablePPO .zip (truncated?)")
             load_model(args.resume)  # loadable (any failure is a ValueError), before --overwrite removes anything
