@@ -116,7 +116,9 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
             ["--players", "3", "--resume", str(out / "last.zip"), "--out", str(tmp_path / "x"), "--timesteps", "64"]
         )
     assert info.value.code == 2
-    message = f"--resume {str(out / 'last.zip')!r} was trained for num_players={players}, but this run has num_players=3"
+    message = (
+        f"--resume {str(out / 'last.zip')!r} was trained for num_players={players}, but this run has num_players=3"
+    )
     assert message in capsys.readouterr().err  # the words of every configuration check (agents.checkpoint)
 
 
