@@ -10,6 +10,7 @@ from gymnasium.utils.env_checker import check_env
 import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
 from umbrella_env.core.errors import ActionError, IllegalActionError, StateError
 from umbrella_env.core.image import render_rgb
+from umbrella_env.core.svg import state_to_svg
 
 
 @pytest.mark.parametrize("plate_level", [1, 2, 3, 4])
@@ -83,6 +84,9 @@ def test_a_game_an_illegal_action_ended_is_drawn_over(mode: str, capsys: pytest.
         core = {k: v for k, v in env.get_state().items() if k != "illegal_action"}
         core.update(phase="slide", terminated=False)  # the game before the illegal action
         np.testing.assert_array_equal(shown, render_rgb(core, over=True))  # drawn over: "Game over"
+        assert "Game over" in state_to_svg(core, over=True) and "Game over" not in state_to_svg(core)
+        with pytest.raises(TypeError, match="over must be a bool, got 'no'"):
+            render_rgb(core, over="no")  # type: ignore[arg-type]
     else:
         assert "status: terminated" in shown and "phase: game_over" in shown and "status: in play" not in shown
         assert "game over: seat 0 played" in shown and shown.endswith("and lost\n" if mode == "human" else "and lost")

@@ -38,6 +38,12 @@ def game_options_problem(players: Any, level: Any, max_turns: Any = None) -> str
     return None
 
 
+class MissingExtra(ImportError):
+    """A module needs an optional extra that is not installed (its message names the
+    extra's install command, :func:`install_hint`): a command reports it in one line, where
+    any other ImportError is a bug and keeps its traceback."""
+
+
 def install_hint(extra: str) -> str:
     """The command that installs the optional dependencies ``extra`` ("train", "eval",
     "onnx", "ray", "bench") of a clone, with the constraints file that pins torch: the

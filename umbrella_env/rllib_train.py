@@ -193,7 +193,7 @@ _POSITIVE = (
 
 def check_options(args: argparse.Namespace) -> GameConfig:
     """The game configuration, or ``ValueError`` for an option out of range (nothing built yet)."""
-    check_game(args.players, args.level)
+    check_game(args.players, args.level, args.max_turns)
     if args.num_env_runners < 0:
         raise ValueError(
             f"--num-env-runners must be 0 (play the games in this process) or more, got {args.num_env_runners}"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from umbrella_env.core import facts as F
 from umbrella_env.core.components import ComponentSet, default_components
 from umbrella_env.core.errors import ConfigError
 
@@ -56,8 +57,8 @@ class GameConfig:
 
     @property
     def num_zones(self) -> int:
-        """Zones in the game: 2P+1 (central, P side, P personal), or 4 in solo."""
-        return 4 if self.solo else 2 * self.num_players + 1
+        """Zones in the game (:func:`umbrella_env.core.facts.num_zones`)."""
+        return F.num_zones(self.num_players)
 
     @property
     def initial_supply(self) -> int:

@@ -199,8 +199,9 @@ def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
 
 
 # --------------------------------------------------------------------------- allocation / setup
-#: The largest batch: about 1.5 kB per game in play (4 players; an env adds its
-#: observations, 3.6 kB per game), so 1.5 GB; 10**12 games was NumPy's MemoryError.
+#: The largest batch: about 1.5 kB per game in play (4 players), so 1.5 GB for the core; the
+#: vector env adds observations, masks and their copies (about 18 kB per game, so 18 GB at
+#: the limit).  10**12 games was NumPy's MemoryError.
 MAX_BATCH = 1_000_000
 
 
@@ -297,6 +298,11 @@ def check_keys(keys: Any, n: int) -> NDArray[np.uint64]:
     return np.array([int(k) % 2**64 for k in a], dtype=np.uint64)
 
 
+#: The splitmix64 increment of a game's random stream (the batched streams here and the
+#: single-game engine's, :mod:`umbrella_env.core.single_deal`, which must draw the same values).
+STREAM_GAMMA = 0x9E3779B97F4A7C15
+
+
 class _GameStreams:
     """Independent random streams, one per game, each a pure function of the game's key.
 
@@ -305,7 +311,7 @@ class _GameStreams:
     env that draw the same keys deal the same games.
     """
 
-    _GAMMA = np.uint64(0x9E3779B97F4A7C15)
+    _GAMMA = np.uint64(STREAM_GAMMA)
 
     def __init__(self, keys: NDArray[np.uint64]) -> None:
         self.keys = keys

@@ -95,6 +95,8 @@ def render_text(
 def shown_over(s: dict[str, Any], over: bool) -> dict[str, Any]:
     """A validated state dict as the renderers show it: with ``over``, a game ended outside
     the rules (terminated, phase ``game_over``; the dict is not changed)."""
+    if not isinstance(over, (bool, np.bool_)):
+        raise TypeError(f"over must be a bool, got {over!r}")
     return {**s, "phase": "game_over", "terminated": True} if over else s
 
 

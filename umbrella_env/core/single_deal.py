@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from umbrella_env.core import facts as F
-from umbrella_env.core.engine import stream_floats
+from umbrella_env.core.engine import STREAM_GAMMA, stream_floats
 
 if TYPE_CHECKING:
     from umbrella_env.core.single import SingleTables
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["GameStream", "deal"]
 
 _M64 = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
+_GAMMA = STREAM_GAMMA
 
 
 class GameStream:

@@ -113,7 +113,7 @@ from umbrella_env.core.image import (
     _text_width,
     table_entries,
 )
-from umbrella_env.core.render import actor_of
+from umbrella_env.core.render import actor_of, shown_over
 from umbrella_env.core.serialize import validate_state_dict, zone_counts
 
 __all__ = ["state_to_svg"]
@@ -196,7 +196,9 @@ class _Svg:
 
 
 # --------------------------------------------------------------------------- entry point
-def state_to_svg(state: Any, *, components: ComponentSet | None = None, description: str | None = None) -> str:
+def state_to_svg(
+    state: Any, *, components: ComponentSet | None = None, description: str | None = None, over: bool = False
+) -> str:
     """Draw a game as SVG text (see the module doc for what is shown and how).
 
     ``state`` is a state dict (docs/state.md; any valid form, validated first, so a bad
@@ -205,6 +207,9 @@ def state_to_svg(state: Any, *, components: ComponentSet | None = None, descript
     whose ``config.components`` are used unless ``components`` is given.  The same
     position always gives the same text, whatever form its dict came in.
     ``description``, when given, becomes the picture's ``<desc>`` (e.g. how it was made).
+    ``over`` draws the game over although no rule ended it, as the envs draw a game an
+    illegal action ended (an env's dict of such a game, with its ``illegal_action`` entry,
+    is not a core dict: draw the position before that action with ``over=True``).
 
     Returns the text of a standalone ``<svg>`` document (no XML declaration, ends with a
     newline) whose ``viewBox`` is the size of :func:`~umbrella_env.core.image.render_rgb`'s
@@ -222,7 +227,7 @@ def state_to_svg(state: Any, *, components: ComponentSet | None = None, descript
             components = game_components if isinstance(game_components, ComponentSet) else None
         state = state.to_dict()
     cs = default_components() if components is None else components
-    s = validate_state_dict(state, components=cs)
+    s = shown_over(validate_state_dict(state, components=cs), over)
     lay = _layout(s["num_players"])
     actor = actor_of(s)
     svg = _Svg()

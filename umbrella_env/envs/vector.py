@@ -265,16 +265,12 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         self._update_mask()
         phase = _PHASE_NAMES[self._state.phase]  # fancy indexing: a fresh array
         phase[self._ended] = A.PHASES[A.PHASE_GAME_OVER]  # an illegal action ended it
-        info = {
-            "action_mask": self._mask.astype(np.int8),  # a copy: editing it cannot change what step() accepts
-            "score": self._scores.astype(np.int64),
-            "phase": phase,
-        }
+        action_mask = self._mask.astype(np.int8)  # a copy: editing it cannot change what step() accepts
+        score = self._scores.astype(np.int64)
         mask = np.ones(self.num_envs, bool) if reported is None else reported
         if blank:
-            info["action_mask"][~mask] = 0
-            info["score"][~mask] = 0
-            info["phase"][~mask] = None
+            action_mask[~mask], score[~mask], phase[~mask] = 0, 0, None
+        info: dict[str, Any] = {"action_mask": action_mask, "score": score, "phase": phase}
         masks = {f"_{key}": mask.copy() for key in info}
         if illegal is not None and illegal.any():
             info[ILLEGAL_KEY], masks[f"_{ILLEGAL_KEY}"] = illegal.copy(), illegal.copy()

@@ -11,12 +11,12 @@ from typing import Any
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
-from umbrella_env.core.components import COLOURS
+from umbrella_env.core.components import COLOUR_NAMES, COLOURS
 from umbrella_env.core.single import SingleGame
 
 _MOVE_VERBS = ("slide", "fallback", "validate", "swap-stage", "swap-zone", "give", "cover", "pass")
 
-_COLOUR_WORDS = {"blue": "b", "green": "g", "red": "r", "yellow": "y"}
+_COLOUR_WORDS = {name: letter.lower() for name, letter in zip(COLOUR_NAMES, COLOURS)}  # "blue" -> "b"
 _FILLERS = frozenset({"from", "of", "with", "into", "in", "the"})
 
 

@@ -3,14 +3,14 @@
 In one run, with the same random-legal-move loop for every env:
 
 * the AEC env (2 and 4 players) vs ``pettingzoo.classic.connect_four_v3`` (needs pygame:
-  ``pip install -e ".[bench]"``): ``agent_iter`` / ``last`` / a uniformly random action
+  ``pip install -c constraints.txt -e ".[bench]"``): ``agent_iter`` / ``last`` / a uniformly random action
   from the observation's mask / ``step``;
 * the Gymnasium solo env (``gymnasium.make``): a random action from ``info["action_mask"]``;
 * the native vector env at ``--num-envs`` games: actions from the core's random sampler.
 
     python -m umbrella_env.tools.bench_envs [--seconds 5] [--num-envs 1024] [--skip-peer]
 
-``--skip-peer`` times our envs only (no pygame needed; the ratio column is then empty).
+``--skip-peer`` times our envs only (no pygame needed, no ratio column).
 
 Every row counts **decisions**: an AEC ``step(None)`` of an agent already done is not one,
 nor is the slot of a vector game waiting for its autoreset.
@@ -123,10 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         peer = aec_steps_per_second(connect_four_v3.env, args.seconds)
 
     def row(name: str, sps: float) -> None:
-        ratio = "–" if math.isnan(peer) else f"{sps / peer:.2f}"
-        print(f"{name:<34} {sps:12,.0f} {ratio:>18}", flush=True)
+        ratio = "" if math.isnan(peer) else f" {sps / peer:18.2f}"
+        print(f"{name:<34} {sps:12,.0f}{ratio}", flush=True)
 
-    print(f"{'env':<34} {'steps/s':>12} {'x connect_four_v3':>18}")
+    print(f"{'env':<34} {'steps/s':>12}" + ("" if args.skip_peer else f" {'x connect_four_v3':>18}"))
     if not args.skip_peer:
         row("pettingzoo connect_four_v3 (AEC)", peer)
     for players in (2, 4):

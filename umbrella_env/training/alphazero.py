@@ -70,13 +70,13 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import install_hint
+from umbrella_env.cli_args import MissingExtra, install_hint
 
 try:
     import torch
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing = f"the alphazero trainer needs the train extra ({exc.name} is missing)"
-    raise ImportError(f"{missing}: {install_hint('train')}") from exc
+    raise MissingExtra(f"{missing}: {install_hint('train')}") from exc
 
 from agents import make_agent
 from agents.az.agent import AZAgent

@@ -9,7 +9,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from umbrella_env.cli_args import program_name, sigterm_as_interrupt
+from umbrella_env.cli_args import MissingExtra, program_name, sigterm_as_interrupt
 from umbrella_env.training.options import TRAIN_COMMAND
 
 ALGOS = ("ppo", "alphazero")
@@ -47,7 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:  # only the trainer asked for: --algo alphazero needs torch, not sb3-contrib
         trainer = importlib.import_module(f"umbrella_env.training.{algo}")
-    except ImportError as exc:  # the trainer's message names the extra and its install command
+    except MissingExtra as exc:  # the trainer's message names the extra and its install command (other
+        # ImportErrors are bugs: their traceback stays)
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     with sigterm_as_interrupt():  # a killed run keeps its checkpoints and says so, as on Ctrl-C

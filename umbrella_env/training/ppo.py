@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import install_hint
+from umbrella_env.cli_args import MissingExtra, install_hint
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -57,7 +57,7 @@ try:
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing = f"the MaskablePPO trainer needs the train extra ({exc.name} is missing)"
-    raise ImportError(f"{missing}: {install_hint('train')}") from exc
+    raise MissingExtra(f"{missing}: {install_hint('train')}") from exc
 
 import torch
 from gymnasium import spaces
@@ -764,7 +764,10 @@ def main(argv: list[str] | None = None) -> int:
             )  # fmt: skip
             if not zipfile.is_zipfile(args.resume):
                 raise ValueError(f"--resume {str(args.resume)!r} is not a readable MaskablePPO .zip (truncated?)")
-            load_model(args.resume)  # loadable (any failure is a ValueError), before --overwrite removes anything
+            try:  # loadable, before --overwrite removes anything
+                load_model(args.resume)
+            except ValueError as exc:
+                raise ValueError(f"--resume: {exc}") from None
         cached = load_pretrain_cache(args, config)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
