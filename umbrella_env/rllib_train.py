@@ -61,13 +61,14 @@ from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
 from umbrella_env.cli_args import path_option, seed_option, sigterm_as_interrupt
 from umbrella_env.core.config import GameConfig
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
-from umbrella_env.paths import output_dir_problem
+from umbrella_env.paths import output_dir_problem, write_atomically
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
 from umbrella_env.training.options import (
     EVAL_SEED,
     GAMMA,
     TRAIN_MAX_TURNS,
     check_game,
+    check_layers,
     given_among,
     selection_metric,
 )
@@ -209,8 +210,7 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         raise ValueError(f"--iterations must be at least 1, got {args.iterations}")
     if args.batch_size > args.train_batch:
         raise ValueError(f"--batch-size {args.batch_size} is larger than --train-batch {args.train_batch}")
-    if any(n < 1 for n in args.net):
-        raise ValueError(f"--net layer sizes must be at least 1, got {args.net}")
+    check_layers("--net", args.net)
     if not (math.isfinite(args.learning_rate) and args.learning_rate > 0):
         raise ValueError(f"--learning-rate must be a positive number, got {args.learning_rate}")
     if args.torch_threads < 1:
@@ -640,7 +640,8 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         "best_eval": best_row,
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(summary, indent=2) + "\n"  # whole or not at all (a kill mid-write), as the trainers'
+    write_atomically(out / "summary.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
     illegal_text = "no finished game reported illegal actions" if illegal is None else f"{illegal:.0f} illegal actions"
     play = out / "best" if (out / "best").exists() else out / "last"  # no best/ when no evaluation finished
     print(

@@ -25,7 +25,7 @@ from umbrella_env.cli_args import (
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
-from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
+from umbrella_env.evaluation.tournament import BACKENDS, EvaluationError, run_tournament
 from umbrella_env.match import SPECS_HELP, AgentError
 from umbrella_env.parallel import WorkerDied, local_cpus
 from umbrella_env.paths import output_dir_problem, previous_run, remove_run
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument(
         "--backend",
-        choices=("process", "ray"),
+        choices=BACKENDS,
         default="process",
         help="play the games in a local process pool (default) or as Ray tasks (the ray extra)",
     )

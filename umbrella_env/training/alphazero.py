@@ -814,7 +814,11 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="2-4 players: share of the score margin in the value targets, 0-1 (default 0.5)",
     )
     p.add_argument(
-        "--hidden", type=int, nargs="+", default=list(DEFAULT_HIDDEN), help="trunk layer sizes (default 192 192)"
+        "--hidden",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_HIDDEN),
+        help=f"trunk layer sizes (default {' '.join(map(str, DEFAULT_HIDDEN))})",
     )
     p.add_argument(
         "--slide-hidden",
