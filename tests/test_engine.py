@@ -491,14 +491,14 @@ def _legal_actions(state: E.BatchState, seed: int = 0) -> np.ndarray:
 @pytest.mark.parametrize(
     ("actions", "message"),
     [
-        (np.zeros(5, np.int64), r"shape \(4,\), got shape \(5,\)"),
-        (np.zeros((4, 1), np.int64), r"shape \(4,\), got shape \(4, 1\)"),
-        (np.int64(0), r"shape \(4,\), got shape \(\)"),
-        ([[0, 0], [0, 0]], r"got shape \(2, 2\)"),
-        (np.zeros(4, np.float64), "integer dtype, got float64"),
-        (np.zeros(4, np.float32), "integer dtype, got float32"),
-        (np.zeros(4, bool), "integer dtype, got bool"),
-        (["0", "0", "0", "0"], "integer dtype"),
+        (np.zeros(5, np.int64), r"shape \(4,\), got int64 array of shape \(5,\)"),
+        (np.zeros((4, 1), np.int64), r"shape \(4,\), got int64 array of shape \(4, 1\)"),
+        (np.int64(0), r"shape \(4,\), got int64 array of shape \(\)"),
+        ([[0, 0], [0, 0]], r"got int64 array of shape \(2, 2\)"),
+        (np.zeros(4, np.float64), r"an integer array of shape \(4,\), got float64 array"),
+        (np.zeros(4, np.float32), "got float32 array"),
+        (np.zeros(4, bool), "got bool array"),
+        (["0", "0", "0", "0"], "an integer array of shape"),
     ],
 )
 def test_bad_action_arrays_raise_action_error(mixed_batch: E.BatchState, actions: Any, message: str) -> None:

@@ -601,17 +601,25 @@ def step(state: BatchState, actions: Any) -> None:
     step_unchecked(state, acts)
 
 
+def check_action_batch(actions: Any, n: int, column: bool = False) -> NDArray[np.integer[Any]]:
+    """``actions`` as an integer array of shape ``(n,)``, one action per game (a scalar for
+    one game is taken too, and with ``column`` an ``(n, 1)`` array: SB3's), else
+    :class:`ActionError`; the ids are not checked.  The one shape and dtype check of every
+    batched step (the core, the envs, the SB3 adapters)."""
+    arr = np.asarray(actions)
+    if arr.ndim == 0 and n == 1 or column and arr.shape == (n, 1):
+        arr = arr.reshape(n)
+    if arr.shape != (n,) or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise ActionError(
+            f"expected one action per game, an integer array of shape ({n},), got {arr.dtype} array of shape "
+            f"{arr.shape}"
+        )
+    return arr
+
+
 def check_actions(state: BatchState, actions: Any) -> NDArray[np.int64]:
     """Validate the shape and dtype of a batch of actions; return them as int64."""
-    B = state.batch_size
-    arr = np.asarray(actions)
-    if arr.ndim == 0 and B == 1:
-        arr = arr.reshape(1)
-    if arr.shape != (B,):
-        raise ActionError(f"expected one action per game, an integer array of shape ({B},), got shape {arr.shape}")
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        raise ActionError(f"actions must have an integer dtype, got {arr.dtype}")
-    return arr.astype(np.int64, copy=False)
+    return check_action_batch(actions, state.batch_size).astype(np.int64, copy=False)
 
 
 def step_unchecked(state: BatchState, actions: NDArray[np.integer[Any]]) -> None:

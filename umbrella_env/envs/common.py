@@ -193,30 +193,28 @@ def judge_actions(
     Changes nothing.
     """
     n = live.shape[0]
-    acts = np.asarray(actions)
-    if acts.shape != (n,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
-        raise ActionError(f"expected an integer array of shape ({n},), got {acts.dtype} array of shape {acts.shape}")
+    acts: NDArray[np.integer[Any]] = E.check_action_batch(actions, n)
     bad = live & ((acts < 0) | (acts >= A.NUM_ACTIONS))  # in the given dtype: no wrap-around
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ActionError(
             f"{who} {i}: action id {int(acts[i])} is out of range: expected an integer in [0, {A.NUM_ACTIONS})"
         )
-    acts = np.where(live, acts.astype(np.int64), -1)
+    stepped: NDArray[np.int64] = np.where(live, acts.astype(np.int64), -1)
     rows = np.flatnonzero(live)
     illegal = np.zeros(n, bool)
-    illegal[rows[~legal[rows, acts[rows]]]] = True
+    illegal[rows[~legal[rows, stepped[rows]]]] = True
     if illegal.any():
         i = int(np.flatnonzero(illegal)[0])
         more = int(illegal.sum()) - 1
         _refuse_or_warn(
-            f"{who} {i}: action {int(acts[i])} ({A.ACTION_STRINGS[acts[i]]!r}) is not legal in phase "
+            f"{who} {i}: action {int(stepped[i])} ({A.ACTION_STRINGS[stepped[i]]!r}) is not legal in phase "
             f"{A.PHASES[int(phases[i])]!r}" + (f" (and {more} other {who}(s))" if more else ""),
             illegal_action,
             f"that game ends and its player loses (reward {ILLEGAL_REWARD:g})",
         )
-        acts[illegal] = -1
-    return acts, illegal
+        stepped[illegal] = -1
+    return stepped, illegal
 
 
 #: Files whose frames a warning skips to reach the user's call: this package and the

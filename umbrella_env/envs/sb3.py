@@ -26,8 +26,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from umbrella_env.core.engine import check_seed
-from umbrella_env.core.errors import ActionError
+from umbrella_env.core.engine import check_action_batch, check_seed
 from umbrella_env.envs.common import ILLEGAL_KEY, refuse_state_option
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
@@ -106,14 +105,7 @@ class BatchVecEnv(VecEnv):
         super().set_options(options)
 
     def step_async(self, actions: np.ndarray) -> None:
-        acts = np.asarray(actions)
-        if acts.shape == (self.num_envs, 1):
-            acts = acts.reshape(self.num_envs)
-        if acts.shape != (self.num_envs,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
-            raise ActionError(
-                f"expected an integer array of shape ({self.num_envs},), got {acts.dtype} array of shape {acts.shape}"
-            )
-        self._actions = acts.astype(np.int64)
+        self._actions = check_action_batch(actions, self.num_envs, column=True).astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
