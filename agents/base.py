@@ -23,7 +23,9 @@ Agents that do not need the game declare ``needs_game = False`` so callers can s
 building it.  ``reset(seed)`` re-seeds an agent's randomness at the start of a game;
 ``reset()`` (``seed=None``) keeps the generator the agent has, so an agent built with a seed
 stays reproducible.  Either way an agent's play depends only on its seed and the positions
-it is given.
+it is given (and, with a wall-time budget such as ``seconds=``, on how fast the machine
+searches that position).  An agent object is not thread-safe (its generator and caches):
+give each thread its own.
 """
 
 from __future__ import annotations

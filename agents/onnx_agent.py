@@ -68,6 +68,23 @@ def sample_masked(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum((cdf <= u[:, None]).sum(axis=1), z.shape[1] - 1).astype(np.int64)
 
 
+def _open_session(path: Path, threads: int) -> Any:
+    """An onnxruntime session of ``path`` on the CPU with ``threads`` intra-op threads, or a
+    ``ValueError`` (no onnxruntime, or a file it cannot load)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise ValueError(f"playing from an .onnx model needs onnxruntime: {INSTALL_HINT}") from None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # errors only
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # a corrupt or foreign file: onnxruntime raises its own types
+        raise ValueError(f"model {str(path)!r} could not be loaded by onnxruntime: {exc}") from None
+
+
 class OnnxAgent(SeededAgent):
     """Plays the most likely legal action of an exported policy (``deterministic``, the
     default: argmax of the masked logits) or samples it from their softmax with the agent's
@@ -105,18 +122,8 @@ class OnnxAgent(SeededAgent):
                 f"model {str(self.path)!r} does not exist "
                 "(expected an .onnx file written by python -m umbrella_env.export)"
             )
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            raise ValueError(f"playing from an .onnx model needs onnxruntime: {INSTALL_HINT}") from None
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # errors only
-        try:
-            self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # a corrupt or foreign file: onnxruntime raises its own types
-            raise ValueError(f"model {str(self.path)!r} could not be loaded by onnxruntime: {exc}") from None
+        self.threads = threads
+        self.session = _open_session(self.path, threads)
         meta = decode_metadata(dict(self.session.get_modelmeta().custom_metadata_map))
         if meta.get("format") != ONNX_FORMAT:
             raise ValueError(
@@ -133,6 +140,15 @@ class OnnxAgent(SeededAgent):
             )
         super().__init__(seed, name or self.path.stem)
         self.deterministic = deterministic
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a copy, a worker process) without the session, which onnxruntime cannot
+        pickle: the copy opens the same file again."""
+        return {k: v for k, v in self.__dict__.items() if k != "session"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.session = _open_session(self.path, self.threads)
 
     def evaluate(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits float32 [n, 968] and values float32 [n] of ``n`` observations."""

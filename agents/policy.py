@@ -137,6 +137,8 @@ class PolicyAgent:
         """Actions int64 [n] for ``n`` games at once (used by training against past snapshots):
         observations [n, 899] and masks [n, 968], each with a legal action."""
         obs, masks = check_batch(observations, action_masks)
+        if not len(obs):  # as OnnxAgent.act_batch (torch cannot reshape an empty batch)
+            return np.zeros(0, np.int64)
         return self._actions(obs, masks)
 
     def _actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -864,3 +864,34 @@ def test_budget_factories_build_the_documented_search(factory, simulations, cons
 def test_shipped_models_are_small() -> None:
     files = {shipped_path(n) for n in SHIPPED_MODELS}
     assert len(files) == 3 and sum(f.stat().st_size for f in files) <= 2_000_000
+
+
+def test_a_seconds_budget_is_timed_on_each_decision_and_carries_nothing_over(monkeypatch) -> None:
+    """The per-simulation cost was a running estimate kept across decisions and games: the
+    cheap end of one game made the next game's first decision run 19x over its budget.
+    A fake clock: a simulation costs about 8 ms in one position, 1 ms in the other (powers
+    of two, so the clock's sums are exact)."""
+    import agents.az.agent as az_agent
+
+    clock = [0.0]
+    cost = [2.0**-7]
+    run = GumbelSearch.run
+    used: list[int] = []
+
+    def timed_run(self, games, rngs, simulations=None):
+        clock[0] += cost[0] * (simulations + 1)
+        used.append(simulations)
+        return run(self, games, rngs, simulations=simulations)
+
+    monkeypatch.setattr(az_agent.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(GumbelSearch, "run", timed_run)
+    agent = make_agent("az-solo", seed=0, seconds=0.5)
+    first = SingleGame.new(GameConfig(num_players=1), 7)
+    for cost[0], game in ((2.0**-10, first), (2.0**-7, SingleGame.new(GameConfig(num_players=1), 8))):
+        before, used[:] = clock[0], []
+        action = agent.act(game.observe(0), game.legal_mask(), game)
+        assert game.legal_mask()[action]
+        calibration, search = used
+        assert calibration == az_agent.CALIBRATION_SIMULATIONS
+        assert search == int((0.5 - cost[0] * (calibration + 1)) / cost[0]) - 1  # this decision's own rate
+        assert clock[0] - before <= 0.5 + 1e-9  # within the budget, the timing run included

@@ -153,6 +153,27 @@ def test_onnxruntime_reproduces_the_torch_policy_in_every_phase(exported) -> Non
 
 
 @pytest.mark.train
+def test_checkpoint_agents_copy_and_take_an_empty_batch(exported) -> None:
+    """OnnxAgent could not be pickled or deep-copied (its onnxruntime session), so it could
+    not go to a worker; PolicyAgent.act_batch raised torch's reshape error on 0 positions."""
+    import copy
+    import pickle
+
+    from agents.onnx_agent import OnnxAgent
+    from agents.policy import PolicyAgent
+
+    checkpoint, onnx_path = exported
+    obs, masks, _ = phase_positions(32)
+    for agent in (OnnxAgent(onnx_path, deterministic=False, seed=3), PolicyAgent(checkpoint, deterministic=False)):
+        for clone in (pickle.loads(pickle.dumps(agent)), copy.deepcopy(agent)):
+            agent.reset(5)
+            clone.reset(5)
+            np.testing.assert_array_equal(clone.act_batch(obs, masks), agent.act_batch(obs, masks))
+        empty = agent.act_batch(np.zeros((0, obs.shape[1]), np.float32), np.zeros((0, A.NUM_ACTIONS), bool))
+        assert empty.shape == (0,) and empty.dtype == np.int64
+
+
+@pytest.mark.train
 def test_checkpoint_agents_check_the_game_they_are_given(exported) -> None:
     """The .zip and .onnx agents play from the observation, but a game given to them is
     checked as the alphazero agents check it: its configuration, its mask, its type (they

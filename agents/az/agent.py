@@ -42,6 +42,9 @@ MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 #: value network of the shipped models (docs/alphazero.md, "Leaf values").
 PLAY_ROLLOUT_WEIGHT = 1.0
 PLAY_MAX_CONSIDERED = 4
+#: Simulations of the small search that times each decision under a ``seconds`` budget (its
+#: time counts in the budget; the decision's search gets the rest).
+CALIBRATION_SIMULATIONS = 4
 #: The play-time search budget per decision when neither ``simulations`` nor ``seconds`` is given.
 DEFAULT_SIMULATIONS = 32
 #: name -> (model file in agents/models, with search)
@@ -65,7 +68,9 @@ class AZAgent:
         search: guide the Gumbel search (needs the game) or play the network alone.
         simulations: search budget per decision (>= 1; default :data:`DEFAULT_SIMULATIONS`),
             unless ``seconds`` is given.
-        seconds: search budget in wall time per decision (> 0).
+        seconds: search budget in wall time per decision (> 0): each decision first times
+            a search of :data:`CALIBRATION_SIMULATIONS` simulations on its own position, and
+            spends the rest of the budget on as many simulations as that rate allows.
             The search options (``simulations``, ``seconds``, ``max_considered``,
             ``rollout_weight``, ``rollout_turns``) are refused with ``search=False``: the
             network alone would ignore them.
@@ -155,7 +160,6 @@ class AZAgent:
             rollout_turns=self.meta.get("rollout_turns", PLAYOUT_TURNS) if rollout_turns is None else rollout_turns,
             heuristic_inputs=self.net.heuristic_inputs,
         )
-        self._per_sim: float | None = None  # measured seconds per simulation (seconds budget)
         self._rng = agent_generator(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -188,15 +192,14 @@ class AZAgent:
     def _search_action(self, game: SingleGame) -> int:
         sims = self.simulations
         if self.seconds is not None:
-            if self._per_sim is None:  # calibrate on a small search of this decision
-                t0 = time.perf_counter()
-                self.search.run([game], [self._rng], simulations=4)
-                self._per_sim = (time.perf_counter() - t0) / 5
-            sims = max(1, int(self.seconds / self._per_sim))
-        t0 = time.perf_counter()
+            # Timed on this decision, inside its budget: a cost carried over from another
+            # position (the cheap end of a game) ran the next game's first move 19 times over.
+            t0 = time.perf_counter()
+            self.search.run([game], [self._rng], simulations=CALIBRATION_SIMULATIONS)
+            spent = time.perf_counter() - t0
+            per_sim = spent / (CALIBRATION_SIMULATIONS + 1)  # + the root's network call
+            sims = max(1, min(MAX_SIMULATIONS, int((self.seconds - spent) / per_sim) - 1))
         result = self.search.run([game], [self._rng], simulations=sims)[0]
-        if self.seconds is not None:  # keep the estimate current (the position changes the cost)
-            self._per_sim = 0.7 * self._per_sim + 0.3 * (time.perf_counter() - t0) / (sims + 1)
         return int(result.action)
 
 
