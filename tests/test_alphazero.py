@@ -895,3 +895,11 @@ def test_a_seconds_budget_is_timed_on_each_decision_and_carries_nothing_over(mon
         assert calibration == az_agent.CALIBRATION_SIMULATIONS
         assert search == int((0.5 - cost[0] * (calibration + 1)) / cost[0]) - 1  # this decision's own rate
         assert clock[0] - before <= 0.5 + 1e-9  # within the budget, the timing run included
+
+
+def test_a_shipped_model_played_otherwise_says_so_in_its_name() -> None:
+    """make_agent("az-2p", search=False) was named "az-2p", the shipped network with search."""
+    assert make_agent("az-2p").name == "az-2p" and make_agent("az-2p-net").name == "az-2p-net"
+    assert make_agent("az-2p", search=False).name == "az-2p without search"
+    assert make_agent("az-2p-net", search=True).name == "az-2p-net+search"
+    assert make_agent("az-2p", search=False, name="mine").name == "mine"

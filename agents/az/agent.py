@@ -210,5 +210,7 @@ def shipped_agent(name: str, /, **kwargs: Any) -> AZAgent:
     if not path.is_file():
         raise ValueError(f"agent {name!r}: the shipped model {str(path)!r} is missing from this installation")
     kwargs.setdefault("search", search)
+    if kwargs["search"] != search:  # the name says how it plays: az-2p without its search is not az-2p
+        name += "+search" if kwargs["search"] else " without search"
     kwargs.setdefault("name", name)
     return AZAgent(path, **kwargs)
