@@ -123,6 +123,7 @@ class OnnxAgent(SeededAgent):
                 "(expected an .onnx file written by python -m umbrella_env.export)"
             )
         self.threads = threads
+        self._file = self.path.resolve()  # a copy opens it again, from whatever folder it runs in
         self.session = _open_session(self.path, threads)
         meta = decode_metadata(dict(self.session.get_modelmeta().custom_metadata_map))
         if meta.get("format") != ONNX_FORMAT:
@@ -148,7 +149,9 @@ class OnnxAgent(SeededAgent):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.session = _open_session(self.path, self.threads)
+        if not self._file.is_file():
+            raise ValueError(f"model {str(self._file)!r} of the pickled OnnxAgent does not exist here")
+        self.session = _open_session(self._file, self.threads)
 
     def evaluate(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits float32 [n, 968] and values float32 [n] of ``n`` observations."""

@@ -113,7 +113,7 @@ class RLlibAgent:
         self.path = Path(raw)
         check_configuration(self.meta, self.path, num_players=num_players, plate_level=plate_level)
         try:
-            import torch
+            import torch  # noqa: F401  (the ray extra's; logits() uses it)
             from ray.rllib.core.rl_module.rl_module import RLModule
         except ImportError:
             raise ValueError(f"playing an RLlib checkpoint needs the ray extra: {RAY_INSTALL}") from None
@@ -134,7 +134,6 @@ class RLlibAgent:
             for log, level in zip(quiet, levels):
                 log.setLevel(level)
         module.eval()
-        self._torch = torch
         self.module = module
         self.deterministic = deterministic
         self.name = name or self.path.name
@@ -147,7 +146,7 @@ class RLlibAgent:
     def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """float32 [B, A] masked logits of a batch of observations [B, OBS] and masks [B, A]
         (a ``ValueError`` for other shapes, as :class:`agents.onnx_agent.OnnxAgent`)."""
-        torch = self._torch
+        import torch  # the ray extra's (loaded with the module above): not kept on the agent, which pickles
         from ray.rllib.core.columns import Columns
 
         from agents.rllib_module import MASK_KEY, OBS_KEY

@@ -153,7 +153,7 @@ def test_onnxruntime_reproduces_the_torch_policy_in_every_phase(exported) -> Non
 
 
 @pytest.mark.train
-def test_checkpoint_agents_copy_and_take_an_empty_batch(exported) -> None:
+def test_checkpoint_agents_copy_and_take_an_empty_batch(exported, tmp_path, monkeypatch) -> None:
     """OnnxAgent could not be pickled or deep-copied (its onnxruntime session), so it could
     not go to a worker; PolicyAgent.act_batch raised torch's reshape error on 0 positions."""
     import copy
@@ -171,6 +171,10 @@ def test_checkpoint_agents_copy_and_take_an_empty_batch(exported) -> None:
             np.testing.assert_array_equal(clone.act_batch(obs, masks), agent.act_batch(obs, masks))
         empty = agent.act_batch(np.zeros((0, obs.shape[1]), np.float32), np.zeros((0, A.NUM_ACTIONS), bool))
         assert empty.shape == (0,) and empty.dtype == np.int64
+    monkeypatch.chdir(onnx_path.parent)  # built from a relative path, copied in another folder (a worker's)
+    blob = pickle.dumps(OnnxAgent(onnx_path.name))
+    monkeypatch.chdir(tmp_path)
+    np.testing.assert_array_equal(pickle.loads(blob).act_batch(obs, masks), OnnxAgent(onnx_path).act_batch(obs, masks))
 
 
 @pytest.mark.train

@@ -391,6 +391,11 @@ def test_an_rllib_agent_refuses_inputs_of_the_wrong_shape(run_2p: Path) -> None:
     with pytest.raises(ValueError, match=expected):  # one mask for two observations was broadcast silently
         agent.act_batch(np.stack([obs, obs]), mask[None])
     assert mask[agent.act(obs, mask)]
+    import copy
+    import pickle
+
+    for clone in (pickle.loads(pickle.dumps(agent)), copy.deepcopy(agent)):  # it held the torch module: no pickle
+        assert clone.act(obs, mask) == agent.act(obs, mask)
 
 
 # --------------------------------------------------------------------------- tournaments on Ray

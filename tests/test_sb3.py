@@ -93,6 +93,16 @@ def test_sb3_vec_env_says_when_an_illegal_action_ended_a_game() -> None:
     assert "illegal_action" not in infos[0] and "illegal_action" not in infos[2]
 
 
+def test_sb3_vec_env_names_an_unsigned_action_as_given() -> None:
+    """Converted to int64 first, 2**63 + 1 was named -9223372036854775807."""
+    from umbrella_env.core.errors import ActionError
+
+    env = UmbrellaSB3VecEnv(num_envs=2)
+    env.reset()
+    with pytest.raises(ActionError, match=f"env 1: action id {2**63 + 1} is out of range"):
+        env.step_async(np.array([0, 2**63 + 1], dtype=np.uint64))
+
+
 def test_maskable_ppo_smoke_on_the_vector_env_and_the_single_env(tmp_path) -> None:
     env = UmbrellaSB3VecEnv(num_envs=8)
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")

@@ -11,6 +11,7 @@ from gymnasium.vector import AutoresetMode
 
 import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
 from umbrella_env.core import engine as E
+from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError, IllegalActionError
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
@@ -202,6 +203,23 @@ def test_an_unsigned_action_out_of_range_is_named_as_given() -> None:
     env.reset(seed=0)
     with pytest.raises(ActionError, match=f"env 0: action id {2**64 - 1} is out of range"):  # was "-1"
         env.step(np.array([2**64 - 1, 0], dtype=np.uint64))
+    # the core named it -1 (its int64 copy), and took it as -1, "leave this game", for a
+    # finished game (the SB3 adapter: tests/test_sb3.py)
+    state = E.init(GameConfig(num_players=2), 2, seed=0)
+    state.truncated[0] = True
+    with pytest.raises(ActionError, match=f"game 0: action id {2**64 - 1} is out of range"):
+        E.step(state, np.array([2**64 - 1, 0], dtype=np.uint64))
+
+
+def test_a_vector_env_of_one_takes_an_array_not_a_scalar() -> None:
+    """The shared batch check took a scalar for one game, which the core's step accepts; the
+    vector env's action space is an array ([1])."""
+    env = make_native(1)
+    _, info = env.reset(seed=0)
+    action = int(np.flatnonzero(info["action_mask"][0])[0])
+    with pytest.raises(ActionError, match=r"shape \(1,\), got int64 array of shape \(\)"):
+        env.step(np.int64(action))
+    env.step(np.array([action]))
 
 
 def test_gymnasium_autoreset_enum_names_the_same_modes() -> None:

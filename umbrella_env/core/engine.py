@@ -75,7 +75,12 @@ __all__ = [
     "BatchState",
     "actor",
     "allocate",
+    "MAX_BATCH",
+    "STREAM_GAMMA",
+    "check_action_batch",
     "check_actions",
+    "check_batch_size",
+    "check_seed",
     "draw_key",
     "init",
     "legal_action_mask",
@@ -601,25 +606,34 @@ def step(state: BatchState, actions: Any) -> None:
     step_unchecked(state, acts)
 
 
-def check_action_batch(actions: Any, n: int, column: bool = False) -> NDArray[np.integer[Any]]:
-    """``actions`` as an integer array of shape ``(n,)``, one action per game (a scalar for
-    one game is taken too, and with ``column`` an ``(n, 1)`` array: SB3's), else
-    :class:`ActionError`; the ids are not checked.  The one shape and dtype check of every
-    batched step (the core, the envs, the SB3 adapters)."""
+def check_action_batch(
+    actions: Any, n: int, *, scalar: bool = False, column: bool = False, who: str = "game"
+) -> NDArray[np.integer[Any]]:
+    """``actions`` as an integer array of shape ``(n,)``, one action per game (with
+    ``scalar``, a scalar for one game: the core's; with ``column``, an ``(n, 1)`` array:
+    SB3's), else :class:`ActionError`.  Ids are checked only for fitting an int64 (an
+    unsigned 2**64 - 1 must not become -1, "leave this game"), named by ``who`` ("env 3").
+    The one shape and dtype check of every batched step (the core, the envs, the SB3
+    adapters)."""
     arr = np.asarray(actions)
-    if arr.ndim == 0 and n == 1 or column and arr.shape == (n, 1):
+    if scalar and arr.ndim == 0 and n == 1 or column and arr.shape == (n, 1):
         arr = arr.reshape(n)
     if arr.shape != (n,) or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise ActionError(
             f"expected one action per game, an integer array of shape ({n},), got {arr.dtype} array of shape "
             f"{arr.shape}"
         )
+    if arr.dtype.kind == "u" and n and arr.max() > np.iinfo(np.int64).max:
+        i = int(np.argmax(arr > np.iinfo(np.int64).max))
+        raise ActionError(
+            f"{who} {i}: action id {int(arr[i])} is out of range: expected an integer in [0, {A.NUM_ACTIONS})"
+        )
     return arr
 
 
 def check_actions(state: BatchState, actions: Any) -> NDArray[np.int64]:
     """Validate the shape and dtype of a batch of actions; return them as int64."""
-    return check_action_batch(actions, state.batch_size).astype(np.int64, copy=False)
+    return check_action_batch(actions, state.batch_size, scalar=True).astype(np.int64, copy=False)
 
 
 def step_unchecked(state: BatchState, actions: NDArray[np.integer[Any]]) -> None:

@@ -193,7 +193,7 @@ def judge_actions(
     Changes nothing.
     """
     n = live.shape[0]
-    acts: NDArray[np.integer[Any]] = E.check_action_batch(actions, n)
+    acts: NDArray[np.integer[Any]] = E.check_action_batch(actions, n, who=who)
     bad = live & ((acts < 0) | (acts >= A.NUM_ACTIONS))  # in the given dtype: no wrap-around
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

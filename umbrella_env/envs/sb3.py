@@ -105,7 +105,7 @@ class BatchVecEnv(VecEnv):
         super().set_options(options)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = check_action_batch(actions, self.num_envs, column=True).astype(np.int64)
+        self._actions = check_action_batch(actions, self.num_envs, column=True, who="env").astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
