@@ -23,7 +23,8 @@ once:
   agent loaded from a checkpoint (its sidecar is its ``meta``) made for another player
   count or plate level is refused with :class:`AgentError`, also when it would only see
   observations (a network alone, an ONNX policy).
-* **Solo merit bands** (:data:`MERIT_BANDS`, :func:`merit_band`), docs/rules.md §8.
+* **Solo merit bands**: their table is a rule fact, :data:`umbrella_env.core.facts.MERIT_BANDS`
+  (docs/rules.md §8.4); :func:`band_label` writes a band's range.
 
 This module sits above the environment library and :mod:`agents`.
 """
@@ -46,15 +47,11 @@ import numpy as np
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
 from agents.registry import AZ_NAMES, NET_PREFIX, spec_choices
-from agents.rllib_agent import PREFIX as RLLIB_AGENT_PREFIX
+from agents.rllib_agent import PREFIX as RLLIB_PREFIX  # an RLlib checkpoint folder: rllib:PATH
 from umbrella_env.core import facts
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.core.single import SingleGame
-
-#: The rulebook's solo merit table (docs/rules.md §8.4), a rule fact of the core.
-MERIT_BANDS = facts.MERIT_BANDS
-merit_band = facts.merit_band
 
 
 def band_label(low: float, high: float) -> str:
@@ -82,8 +79,6 @@ class StopMatch(Exception):
 # --------------------------------------------------------------------------- specs
 SPEC_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 CHECKPOINT_SUFFIXES = (".zip", ".onnx", ".pt")
-#: An RLlib checkpoint folder: ``rllib:PATH`` (:data:`agents.rllib_agent.PREFIX`).
-RLLIB_PREFIX = RLLIB_AGENT_PREFIX
 
 
 def is_checkpoint(spec: str) -> bool:

@@ -33,7 +33,7 @@ fact (docs/rules.md)                   used by
 (§5.2, §8.4)                           ``serialize`` (the dict's ``scores``), agents
 :func:`ranks` (§5.3)                   ``engine.ranks``, ``SingleGame.ranks``
 :func:`win_credits` (§5.3, §5.4)       ``match.win_credits`` (evaluation, training), demo
-:func:`merit_band` (§8.4)              ``match`` (evaluation, play), demo
+:func:`merit_band` (§8.4)              evaluation (stats, report, plots), play, demo
 setup constants (§3, §8.1)             ``engine.reset``, ``single_deal.deal``
 =====================================  ==========================================================
 

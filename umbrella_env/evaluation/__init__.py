@@ -12,6 +12,7 @@
 Games are played by :func:`umbrella_env.match.play_game`.
 """
 
+from umbrella_env.core.facts import MERIT_BANDS, merit_band
 from umbrella_env.evaluation.cli import main
 from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.report import head_to_head_rows, merit_rows, print_summary, standings_rows, write_report
@@ -33,7 +34,7 @@ from umbrella_env.evaluation.tournament import (
     run_tournament,
     validate,
 )
-from umbrella_env.match import MERIT_BANDS, merit_band, win_credits
+from umbrella_env.match import win_credits
 
 __all__ = [
     "MERIT_BANDS",

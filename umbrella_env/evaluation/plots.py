@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from umbrella_env.core.facts import MERIT_BANDS
 from umbrella_env.evaluation.stats import ranked
-from umbrella_env.match import MERIT_BANDS, band_label
+from umbrella_env.match import band_label
 
 
 def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:

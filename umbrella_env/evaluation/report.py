@@ -13,10 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from umbrella_env.core.facts import MERIT_BANDS
 from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import TournamentResult
-from umbrella_env.match import MERIT_BANDS, band_label
+from umbrella_env.match import band_label
 
 
 def _f(x: float | None, digits: int = 2) -> str:

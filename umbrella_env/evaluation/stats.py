@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from umbrella_env.core.facts import MERIT_BANDS, merit_band
 from umbrella_env.evaluation.bradley_terry import Rating, bradley_terry
 from umbrella_env.evaluation.tournament import TournamentResult
-from umbrella_env.match import MERIT_BANDS, merit_band, outcome_ranks, win_credits
+from umbrella_env.match import outcome_ranks, win_credits
 
 Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 

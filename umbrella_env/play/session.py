@@ -17,10 +17,11 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
+from umbrella_env.core.facts import MERIT_BANDS
+from umbrella_env.core.facts import merit_band as _band
 from umbrella_env.core.render import render_text
 from umbrella_env.core.single import SingleGame
 from umbrella_env.match import (
-    MERIT_BANDS,
     AgentError,
     AgentSpecError,
     StopMatch,
@@ -29,7 +30,6 @@ from umbrella_env.match import (
     build_agent,
     play_out,
 )
-from umbrella_env.match import merit_band as _band
 from umbrella_env.play.moves import InputError, format_legal, parse_move
 
 HINT_AGENT = "greedy"
