@@ -1507,3 +1507,15 @@ def test_bad_action_ids_raise_action_error(engine, bad):
     with pytest.raises(ActionError) as info:
         engine.step(g, bad)
     assert not isinstance(info.value, IllegalActionError)
+
+
+def test_solo_merit_table_is_the_rulebooks() -> None:
+    """docs/rules.md §8.4: the rulebook rates a solo score below 15 "try again", 15-18 "a
+    start", 19-23 "not bad", 24-26 "well played", 27-30 "impressive", 31 and more "big
+    respect" (one home: umbrella_env.core.facts, used by evaluation, play and the demo)."""
+    from umbrella_env.core.facts import MERIT_BANDS, merit_band
+
+    want = {14: "try again", 15: "a start", 18: "a start", 19: "not bad", 23: "not bad", 24: "well played",
+            26: "well played", 27: "impressive", 30: "impressive", 31: "big respect", 60: "big respect"}  # fmt: skip
+    assert {score: merit_band(score) for score in want} == want
+    assert [name for _, _, name in MERIT_BANDS] == list(dict.fromkeys(want.values()))
