@@ -616,23 +616,28 @@ def test_received_figure_waits_for_receivers_slide(engine):
 
 
 # =========================================================================== §4.3 pass
-@pytest.mark.parametrize("num_players", [3, 4])
-def test_pass_flips_tile_to_first_empty_slot_of_left_player(engine, num_players):
+@pytest.mark.parametrize(("num_players", "current"), [(3, 0), (4, 0), (3, 2), (4, 3)])
+def test_pass_flips_tile_to_first_empty_slot_of_left_player(engine, num_players, current):
     """docs/rules.md §4.3: at 3-4 players the tile goes flipped to the left player's first empty
-    slot."""
+    slot; the last seat's left player is seat 0."""
+    left = (current + 1) % num_players
+    stages, slots = [""] * num_players, ["|||"] * num_players
+    stages[current], slots[current], slots[left] = row0_stage("B"), "4w 15w|||", "3w||5b|"
     g = engine.load(
         make_state(
             num_players,
-            stages=[row0_stage("B")],
+            stages=stages,
             zones={"central": "B"},
-            fill="personal1",
-            slots=["4w 15w|||", "3w||5b|"],
+            fill=f"personal{left}",
+            slots=slots,
+            pad=((current + 2) % num_players, 0),
+            current=current,
         )
     )
     d = play(engine, g, "slide B from top col3", "validate slot0 space0")
-    assert stacks(d, 0) == ["4w", "", "", ""]  # the tile below is revealed
-    assert stacks(d, 1) == ["3w", "15b", "5b", ""]  # first empty slot, other face
-    assert (d["phase"], d["current_player"], d["passing"]) == ("slide", 1, None)
+    assert stacks(d, current) == ["4w", "", "", ""]  # the tile below is revealed
+    assert stacks(d, left) == ["3w", "15b", "5b", ""]  # first empty slot, other face
+    assert (d["phase"], d["current_player"], d["passing"]) == ("slide", left, None)
 
 
 @pytest.mark.parametrize("face", ["white", "black"])
@@ -1275,6 +1280,15 @@ def test_solo_black_tile_flips_white_to_first_empty_slot(engine):
     assert (d["phase"], d["turn"] - t0, d["passing"], d["terminated"]) == ("slide", 1, None, False)
 
 
+def test_solo_black_tile_returns_to_the_slot_it_left(engine):
+    """docs/rules.md §8.2: the validated tile is taken first, so a black tile alone on its slot
+    comes back white on that same slot, the first empty one."""
+    rows = "BRYG/GYRR/RGYB/BYGY"
+    g = engine.load(make_state(1, stages=[rows], zones={"top": "B", "left": "R"}, slots=["15b|4b||"]))
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert stacks(d, 0) == ["15w", "4b", "", ""]
+
+
 def test_solo_white_tile_is_discarded(engine):
     """docs/rules.md §8.2: a validated white tile is discarded."""
     g = engine.load(make_state(1, stages=[row0_stage("B")], zones={"top": "B", "left": "R"}, slots=["15w|4b||"]))
@@ -1356,26 +1370,28 @@ def test_solo_end_when_no_colour_can_be_scored(engine, level, plate, zones, boar
     assert d["phase"] == ("game_over" if ends else "slide")
 
 
-def test_solo_extra_turn_power_returns_ejected_umbrella(engine):
+@pytest.mark.parametrize(
+    ("rows", "side", "line", "source", "back_to"),
+    [  # each slide of a green makes row 0 all green (tile 15 white on slot 0) and ejects a blue
+        (row0_stage("G"), "top", "col3", "top", "personal"),
+        ("GGGB/RGYG/GYRY/YRGB", "bottom", "col3", "personal", "top"),
+        ("GGGB/RGYR/GYRY/YRGB", "left", "row0", "left", "right"),
+        ("BGGG/RGYR/GYRY/YRGB", "right", "row0", "right", "left"),
+    ],
+)
+def test_solo_extra_turn_power_returns_ejected_umbrella(engine, rows, side, line, source, back_to):
     """docs/rules.md §7.4 (decision 6), §8.2: the solo extra-turn power returns the ejected
-    umbrella."""
-    g = engine.load(
-        make_state(
-            1,
-            level=4,
-            stages=[row0_stage("G")],
-            zones={"top": "G", "left": "R", "right": "R"},
-            slots=["15w|4b||"],
-            plates=[".R........"],
-        )
-    )
+    umbrella to the zone opposite the slide's side."""
+    zones = {"top": "R", "left": "R", "right": "R", "personal": "R"}
+    zones[source] = "G"
+    g = engine.load(make_state(1, level=4, stages=[rows], zones=zones, slots=["15w|4b||"], plates=[".R........"]))
     t0 = engine.dump(g)["turn"]  # turns before this position (make_state counts them)
     discard = engine.dump(g)["zones"]["discard"]
-    d = play(engine, g, "slide G from top col3")
-    assert d["last_slide"] == {"side": "top", "colour": "B"}
+    d = play(engine, g, f"slide G from {side} {line}")
+    assert d["last_slide"] == {"side": side, "colour": "B"}
+    assert stage(d, 0).startswith("GGGG/")
     d = play(engine, g, "validate slot0 space0")
-    # entered from the top: the ejected blue goes back to the personal (bottom) zone
-    assert d["zones"]["personal"] == "B"
+    assert sorted(d["zones"][back_to]) == sorted(zones[back_to] + "B")
     assert d["zones"]["discard"] == discard
     assert (d["extra_turn"], d["current_player"], d["turn"] - t0, d["last_slide"]) == (False, 0, 1, None)
 

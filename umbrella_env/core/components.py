@@ -308,7 +308,6 @@ def validate_components(cs: ComponentSet) -> None:
         )
     if len(cs.tiles) != NUM_TILES:
         raise ComponentError(f"tiles: expected {NUM_TILES} tiles, got {len(cs.tiles)}")
-    seen: dict[tuple[int, ...], str] = {}
     for t, pair in enumerate(cs.tiles):
         if len(pair) != 2:
             raise ComponentError(f"tiles[{t}]: expected [white face, black face], got {pair!r}")
@@ -320,11 +319,6 @@ def validate_components(cs: ComponentSet) -> None:
                 raise ComponentError(f"{where}: {exc}") from None
             if len(cells) != 4:
                 raise ComponentError(f"{where}: a face has exactly 4 cells, got {len(cells)} in {text!r}")
-            for k in range(4):
-                key = rotate_cells(cells, k)
-                if key in seen:
-                    raise ComponentError(f"{where}: equals {seen[key]} under a rotation of {k} quarter turn(s)")
-            seen[cells] = where
     if set(cs.plates) != set(LEVELS):
         raise ComponentError(f"plates: expected levels {list(LEVELS)}, got {sorted(cs.plates)}")
     for level, plate in cs.plates.items():

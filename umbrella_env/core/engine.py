@@ -7,7 +7,8 @@ players                1 (solo) to 4, seats 0..P-1, player 0 starts
 actions                ``NUM_ACTIONS`` = 968 flat ids, one per decision (actions.py)
 decisions per turn     1 to 5 (slide, validate, swap, give face, cover)
 max game length        ``config.max_turns`` turns (default 3000) -> at most 5x that many steps
-score range            solo 0..63; 2-4 players -n (personal zone) .. 43
+score range            default components: solo 0..35 (levels 1-2), 0..38 (3-4);
+                       2-4 players -n (n umbrellas in the personal zone) .. 38 (1-2), 34 (3-4)
 =====================  ==========================================================
 
 State arrays (``BatchState``), game axis first, ``B`` games, ``P`` seats,
