@@ -14,12 +14,11 @@ from inside the agent or an action chosen from the wrong mask.
 
 from __future__ import annotations
 
-import math
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
+from umbrella_env.cli_args import int_problem, real_problem
 from umbrella_env.core import actions as A
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
@@ -35,10 +34,9 @@ MAX_THREADS = 1024
 
 def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an int >= ``minimum`` (and <= ``maximum`` when given)."""
-    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < minimum
-    if bad or (maximum is not None and value > maximum):
-        want = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum:,}"
-        raise ValueError(f"{name} must be an integer {want}, got {value!r}")
+    problem = int_problem(name, value, minimum, maximum)
+    if problem:
+        raise ValueError(problem)
     return int(value)
 
 
@@ -46,26 +44,9 @@ def check_real(
     name: str, value: Any, *, minimum: float | None = None, maximum: float | None = None, positive: bool = False
 ) -> float:
     """``value`` as a finite float, > 0 when ``positive``, within [minimum, maximum] when given."""
-    try:
-        ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, Real) and math.isfinite(value)
-    except OverflowError:  # an int too large for a float
-        ok = False
-    ok = ok and not (positive and value <= 0)
-    ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
-    if not ok:
-        if positive and maximum is not None:
-            want = f"a number in (0, {maximum}]"
-        elif positive:
-            want = "a finite number > 0"
-        elif minimum is not None and maximum is not None:
-            want = f"a number in [{minimum}, {maximum}]"
-        elif minimum is not None:
-            want = f"a finite number >= {minimum}"
-        elif maximum is not None:
-            want = f"a finite number <= {maximum}"
-        else:
-            want = "a finite number"
-        raise ValueError(f"{name} must be {want}, got {value!r}")
+    problem = real_problem(name, value, minimum=minimum, maximum=maximum, positive=positive)
+    if problem:
+        raise ValueError(problem)
     return float(value)
 
 

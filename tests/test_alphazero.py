@@ -571,23 +571,32 @@ def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, comm
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--simulations", "0"], "--simulations must be at least 1, got 0"),
-        (["--games", "1000000000000"], "--games must be from 1 to 1,000,000, got 1000000000000"),  # MemoryError
+        (["--simulations", "0"], "--simulations must be an integer >= 1, got 0"),
+        (
+            ["--games", "1000000000000"],
+            "--games must be an integer from 1 to 1,000,000, got 1000000000000",
+        ),  # MemoryError
         (["--buffer", "100", "--batch-size", "256"], "--buffer (100) must be at least --batch-size (256)"),
         (["--players", "5"], "--players must be 1 (solo), 2, 3 or 4, got 5"),
-        (["--margin-weight", "2"], "--margin-weight must be in [0, 1], got 2.0"),
-        (["--teacher", "search", "--teacher-sims", "0"], "--teacher-sims must be at least 1, got 0"),
+        (["--margin-weight", "2"], "--margin-weight must be a number in [0, 1], got 2.0"),
+        (["--teacher", "search", "--teacher-sims", "0"], "--teacher-sims must be an integer >= 1, got 0"),
         (["--teacher", "random"], "argument --teacher: invalid choice: 'random'"),
-        (["--pretrain-epochs", "0"], "--pretrain-epochs must be at least 1, got 0"),
-        (["--rollout-weight", "1.5"], "--rollout-weight must be in [0, 1], got 1.5"),
-        (["--rollout-turns", "0"], "--rollout-turns must be at least 1, got 0"),
+        (["--pretrain-epochs", "0"], "--pretrain-epochs must be an integer >= 1, got 0"),
+        (["--rollout-weight", "1.5"], "--rollout-weight must be a number in [0, 1], got 1.5"),
+        (["--rollout-turns", "0"], "--rollout-turns must be an integer >= 1, got 0"),
         (["--bogus"], "unrecognized arguments: --bogus"),
-        (["--iterations", "-1"], "--iterations must be at least 0, got -1"),
+        (["--iterations", "-1"], "--iterations must be an integer >= 0, got -1"),
         (["--iterations", "0", "--pretrain-games", "0"], "--iterations 0 trains no self-play: give --pretrain-games"),
         (["--selfplay", "policy-gradient"], "--selfplay policy-gradient trains on the final score of solo games"),
         (["--selfplay", "policy-gradient", "--players", "1", "--pg-temperature", "0"], "--pg-temperature must be a"),
-        (["--selfplay", "policy-gradient", "--players", "1", "--pg-clip", "1"], "--pg-clip must be in (0, 1), got 1"),
-        (["--selfplay", "policy-gradient", "--players", "1", "--pg-epochs", "0"], "--pg-epochs must be at least 1"),
+        (
+            ["--selfplay", "policy-gradient", "--players", "1", "--pg-clip", "1"],
+            "--pg-clip must be a number in (0, 1), got 1",
+        ),
+        (
+            ["--selfplay", "policy-gradient", "--players", "1", "--pg-epochs", "0"],
+            "--pg-epochs must be an integer >= 1",
+        ),
         (["--selfplay", "policy-gradient", "--players", "1", "--buffer", "9"], "--buffer: not used by this run"),
         (["--pg-epochs", "2"], "--pg-epochs: not used by this run (they need --selfplay policy-gradient)"),
         (["--hidden", "64", "99999999999"], "--hidden layer sizes must be from 1 to 8,192, got [64, 99999999999]"),
@@ -800,7 +809,10 @@ def test_train_py_dispatches_to_the_alphazero_trainer() -> None:
         text=True,
         timeout=120,
     )  # the error names the command the user typed
-    assert zero.returncode == 2 and "train.py --algo alphazero: error: --simulations must be at least 1" in zero.stderr
+    assert (
+        zero.returncode == 2
+        and "train.py --algo alphazero: error: --simulations must be an integer >= 1" in zero.stderr
+    )
     bad = subprocess.run(
         [sys.executable, "train.py", "--algo", "dqn"], cwd=REPO, capture_output=True, text=True, timeout=120
     )

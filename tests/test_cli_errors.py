@@ -207,11 +207,14 @@ def test_play_refuses_a_negative_seed() -> None:
     [
         (["--seed", "-1"], f"{SB3_SEED}, got '-1'"),
         (["--seed", "4294967296"], f"{SB3_SEED}, got '4294967296'"),  # SB3's limit
-        (["--eval-games", "0"], "--eval-games must be at least 1, got 0"),
+        (["--eval-games", "0"], "--eval-games must be an integer >= 1, got 0"),
         (["--eval-opponent", "nosuch"], "unknown agent 'nosuch'"),
-        (["--timesteps", "0"], "--timesteps must be at least 1"),
-        (["--timesteps", "nan"], "--timesteps must be at least 1, got nan"),  # used to crash after the env was built
-        (["--timesteps", "inf"], "--timesteps must be a finite number, got inf"),
+        (["--timesteps", "0"], "--timesteps must be a finite number >= 1"),
+        (
+            ["--timesteps", "nan"],
+            "--timesteps must be a finite number >= 1, got nan",
+        ),  # used to crash after the env was built
+        (["--timesteps", "inf"], "--timesteps must be a finite number >= 1, got inf"),
         (["--players", "1", "--shaping", "0.5"], "--shaping applies to 2-4 players only"),  # solo rewards the score
         (["--workers", "2"], "--workers needs --pretrain AGENT"),
         (["--n-envs", "4", "--batch-size", "200"], "--batch-size 200 is larger than a rollout (32 steps x --n-envs 4"),
@@ -252,10 +255,10 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
         assert option in out
     assert "python -m umbrella_env.rllib_bench" in out and "Where the time of RLlib training goes" in out
     for argv, message in [
-        (["--steps", "0"], "--steps must be at least 1, got 0"),
-        (["--bench-iterations", "0"], "--bench-iterations must be at least 1, got 0"),
-        (["--runners", "1", "-1"], "--runners must be 0 or more each, got [1, -1]"),
-        (["--learning-rate", "nan"], "--learning-rate must be a positive number, got nan"),
+        (["--steps", "0"], "--steps must be an integer >= 1, got 0"),
+        (["--bench-iterations", "0"], "--bench-iterations must be an integer >= 1, got 0"),
+        (["--runners", "1", "-1"], "--runners must be an integer >= 0, got -1"),
+        (["--learning-rate", "nan"], "--learning-rate must be a finite number > 0, got nan"),
         (["--out", "x", "--eval-games", "4"], "--eval-games, --out: not used by this benchmark"),
     ]:
         assert rllib_bench.main(argv) == 2
@@ -312,10 +315,14 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
 @pytest.mark.parametrize(
     ("module", "argv", "message"),
     [
-        ("umbrella_env.tools.differential", ["--states", "-5"], "--states must be at least 1, got -5"),
+        ("umbrella_env.tools.differential", ["--states", "-5"], "--states must be an integer >= 1, got -5"),
         ("umbrella_env.tools.differential", ["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
-        ("umbrella_env.evaluation.ladder", ["--pair-games", "-3"], "--pair-games must be at least 0, got -3"),
-        ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--jobs", "0"], "--jobs must be at least 1, got 0"),
+        ("umbrella_env.evaluation.ladder", ["--pair-games", "-3"], "--pair-games must be an integer >= 0, got -3"),
+        (
+            "umbrella_env.evaluation.ladder",
+            ["--solo-games", "2", "--jobs", "0"],
+            "--jobs must be an integer >= 1, got 0",
+        ),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--level", "7"], "must be 1, 2, 3 or 4, got 7"),
         (  # refused before any game (it used to play random-greedy, then end in a traceback)
             "umbrella_env.evaluation.ladder",
@@ -325,13 +332,13 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
         pytest.param(
             "umbrella_env.training.bench",
             ["--bench-timesteps", "0"],
-            "--bench-timesteps must be at least 1, got 0",
+            "--bench-timesteps must be an integer >= 1, got 0",
             marks=pytest.mark.train,  # imports torch
         ),
         pytest.param(
             "umbrella_env.training.bench",
             ["--n-envs", "0"],
-            "--n-envs must be at least 1, got 0",
+            "--n-envs must be an integer from 1 to 1,000,000, got 0",
             marks=pytest.mark.train,
         ),
         # train.py options a benchmark would ignore, and values that crashed or hung it
@@ -358,35 +365,39 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
         pytest.param(
             "umbrella_env.training.bench",
             ["--rounds", "0"],
-            "--rounds must be at least 1, got 0",
+            "--rounds must be an integer >= 1, got 0",
             marks=pytest.mark.train,
         ),
         pytest.param(
             "umbrella_env.training.bench_alphazero",
             ["--peer-games", "-1"],
-            "--peer-games must be at least 0, got -1",
+            "--peer-games must be an integer >= 0, got -1",
             marks=pytest.mark.train,
         ),
         pytest.param(
             "umbrella_env.training.bench_alphazero",
             ["--max-considered", "1"],
-            "--max-considered must be at least 2, got 1",
+            "--max-considered must be an integer >= 2, got 1",
             marks=pytest.mark.train,
         ),
         ("umbrella_env.tools.bench_core", ["--seconds", "nan"], "--seconds must be a finite number > 0, got nan"),
-        ("umbrella_env.tools.bench_core", ["--batches", "0"], "--batches must be from 1 to 1,000,000 each"),
+        ("umbrella_env.tools.bench_core", ["--batches", "0"], "--batches must be an integer from 1 to 1,000,000"),
         # NumPy's MemoryError, after the reference engine's timing
         (
             "umbrella_env.tools.bench_core",
             ["--batches", "4096", "1000000000"],
-            "--batches must be from 1 to 1,000,000 each, got [4096, 1000000000]",
+            "--batches must be an integer from 1 to 1,000,000, got 1000000000",
         ),
-        ("umbrella_env.tools.bench_single", ["--repeat", "0"], "--repeat must be at least 1, got 0"),
-        ("umbrella_env.tools.bench_envs", ["--num-envs", "0"], "--num-envs must be from 1 to 100,000, got 0"),
+        ("umbrella_env.tools.bench_single", ["--repeat", "0"], "--repeat must be an integer >= 1, got 0"),
+        (
+            "umbrella_env.tools.bench_envs",
+            ["--num-envs", "0"],
+            "--num-envs must be an integer from 1 to 100,000, got 0",
+        ),
         (
             "umbrella_env.tools.bench_envs",
             ["--num-envs", "1000000000"],
-            "--num-envs must be from 1 to 100,000, got 1000000000",
+            "--num-envs must be an integer from 1 to 100,000, got 1000000000",
         ),
     ],
 )

@@ -190,15 +190,15 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], str]]:
         ),
         (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
         (["--seed", "-1", "--gif", str(tmp / "x.gif")], "argument --seed: expected an integer >= 0"),
-        (["--games", "0"], "--games: expected an int from 1 to 100,000, got 0"),
+        (["--games", "0"], "--games must be an integer from 1 to 100,000, got 0"),
         # NumPy's MemoryError (or the out-of-memory killer), about 43 kB per greedy game
-        (["--games", "1000000000"], "--games: expected an int from 1 to 100,000, got 1000000000"),
+        (["--games", "1000000000"], "--games must be an integer from 1 to 100,000, got 1000000000"),
         (["--turns", "3"], "--turns: only with a picture option"),
         # the SVG is the last position, PNG frames have no time: these were silently ignored
         (["--max-frames", "5", "--svg", str(tmp / "x.svg")], "--max-frames: only with --gif or --frames"),
         (["--frame-ms", "100", "--svg", str(tmp / "x.svg")], "--frame-ms: only with --gif"),
         (["--frame-ms", "100", "--frames", str(tmp / "new")], "--frame-ms: only with --gif"),
-        (["--max-frames", "0", "--gif", str(tmp / "x.gif")], "--max-frames: expected an int >= 1"),
+        (["--max-frames", "0", "--gif", str(tmp / "x.gif")], "--max-frames must be an integer >= 1"),
         (["--frame-ms", "5", "--gif", str(tmp / "x.gif")], "--frame-ms: expected a multiple of 10 from 20 to 655350"),
         (["--games", "4", "--svg", str(tmp / "x.svg")], "leave out --games"),
         # the option's name, not the core's (num_players, plate_level)

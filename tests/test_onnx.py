@@ -306,10 +306,19 @@ def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
             if Path("/proc/self").is_dir()
             else []
         ),
-        ([str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "-1"], "must be 0 to 100,000, got -1"),
+        (
+            [str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "-1"],
+            "--check-positions must be an integer from 0 to 100,000, got -1",
+        ),
         # no limit: 1e8 positions ran for ever, 20,000 took 6 GB
-        ([str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "100001"], "must be 0 to 100,000"),
-        ([str(checkpoint), str(tmp_path / "x.onnx"), "--opset", "9"], "--opset must be 14 to 20, got 9"),
+        (
+            [str(checkpoint), str(tmp_path / "x.onnx"), "--check-positions", "100001"],
+            "--check-positions must be an integer from 0 to 100,000",
+        ),
+        (
+            [str(checkpoint), str(tmp_path / "x.onnx"), "--opset", "9"],
+            "--opset must be an integer from 14 to 20, got 9",
+        ),
         # a network that reads the heuristic's action values needs the game, not only the observation
         ([str(MODELS / "az-2p-net.pt"), str(tmp_path / "x.onnx")], "cannot be exported to ONNX"),
     ]:
@@ -490,6 +499,19 @@ def test_export_module_takes_any_policy_value_network(tmp_path) -> None:
         export_module(Net(), {k: v for k, v in meta.items() if k != "plate_level"}, tmp_path / "x.onnx")
     assert not (tmp_path / "wrong.onnx").exists() and not (tmp_path / "x.onnx").exists()
 
+    import onnx
+
+    def broken(model: object) -> None:
+        raise onnx.checker.ValidationError("broken graph")
+
+    before = path.read_bytes()  # a failure after the graph is written keeps the previous file whole
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(onnx.checker, "check_model", broken)
+        with pytest.raises(onnx.checker.ValidationError):
+            export_module(Net(), meta, path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["az.onnx"]  # no temporary file left
+
 
 @pytest.mark.train
 def test_the_onnx_agent_plays_without_torch(exported, tmp_path) -> None:
@@ -619,7 +641,7 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
         out = export.export_checkpoint(source, tmp_path / "az-2p.onnx")
     finally:
         os.umask(umask)
-    assert stat.S_IMODE(out.stat().st_mode) == 0o640  # the umask decides (mkstemp's 0600 before)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640  # the umask decides (a mkstemp file was 0600)
     props = decode_metadata({p.key: p.value for p in onnx.load(str(out)).metadata_props})
     # the graph's value output is the deciding seat's, not the network's per-seat values
     assert props["value"] == export.AZ_VALUE and "deciding seat's own" in props["value"]

@@ -307,9 +307,9 @@ def test_pretraining_clones_the_teacher(tmp_path) -> None:
 def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
     for argv, message in [
         (["--pretrain", "bogus"], "unknown agent 'bogus'"),
-        (["--pretrain", "greedy", "--pretrain-games", "0"], "--pretrain-games must be at least 1, got 0"),
-        (["--pretrain", "greedy", "--pretrain-batch", "0"], "--pretrain-batch must be at least 1, got 0"),
-        (["--pretrain", "greedy", "--pretrain-lr", "-1"], "--pretrain-lr must be a positive number, got -1.0"),
+        (["--pretrain", "greedy", "--pretrain-games", "0"], "--pretrain-games must be an integer >= 1, got 0"),
+        (["--pretrain", "greedy", "--pretrain-batch", "0"], "--pretrain-batch must be an integer >= 1, got 0"),
+        (["--pretrain", "greedy", "--pretrain-lr", "-1"], "--pretrain-lr must be a finite number > 0, got -1.0"),
         (["--pretrain-games", "10"], "--pretrain-games needs --pretrain AGENT"),
         (["--pretrain-cache", str(tmp_path / "d.npz")], "needs --pretrain"),
     ]:
@@ -322,15 +322,18 @@ def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--learning-rate", "nan"], "--learning-rate must be a positive number, got nan"),
-        (["--learning-rate", "0"], "--learning-rate must be a positive number, got 0.0"),
-        (["--shaping", "nan"], "--shaping must be a number >= 0, got nan"),
-        (["--ent-coef", "-1"], "--ent-coef must be a number >= 0, got -1.0"),
+        (["--learning-rate", "nan"], "--learning-rate must be a finite number > 0, got nan"),
+        (["--learning-rate", "0"], "--learning-rate must be a finite number > 0, got 0.0"),
+        (["--shaping", "nan"], "--shaping must be a finite number >= 0, got nan"),
+        (["--ent-coef", "-1"], "--ent-coef must be a finite number >= 0, got -1.0"),
         (["--players", "1", "--opponents", "greedy"], "--opponents applies to 2-4 players only"),
         (["--players", "1", "--eval-opponent", "greedy"], "--eval-opponent applies to 2-4 players only"),
         (["--net", "99999999999"], "--net layer sizes must be from 1 to 8,192, got [99999999999]"),  # was a torch error
         (["--net", "64", "0"], "--net layer sizes must be from 1 to 8,192, got [64, 0]"),
-        (["--n-envs", "1000000000000"], "--n-envs must be from 1 to 1,000,000, got 1000000000000"),  # MemoryError
+        (
+            ["--n-envs", "1000000000000"],
+            "--n-envs must be an integer from 1 to 1,000,000, got 1000000000000",
+        ),  # MemoryError
     ],
 )
 def test_bad_or_ignored_options_are_refused_before_training(tmp_path, capsys, argv, message) -> None:

@@ -1,6 +1,8 @@
 """Option types shared by the command-line tools: one place for what a ``--seed`` and a
-path (``--out``, ``--resume``, ...) accept, how a usage line names the command, how a
-command takes SIGTERM, and the install command of an extra (:func:`install_hint`).
+path (``--out``, ``--resume``, ...) accept, the words of a number out of its range
+(:func:`int_problem`, :func:`real_problem`: every command's options and every agent's),
+how a usage line names the command, how a command takes SIGTERM, and the install command
+of an extra (:func:`install_hint`).
 
 Every command that takes a seed parses it with :func:`seed_option`, so a bad seed gets the
 same answer everywhere, from argparse before any work: exit status 2 and
@@ -11,12 +13,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from umbrella_env.core.config import MAX_TURNS_LIMIT
 
@@ -36,6 +42,50 @@ def game_options_problem(players: Any, level: Any, max_turns: Any = None) -> str
     if max_turns is not None and (not is_int(max_turns) or not 1 <= max_turns <= MAX_TURNS_LIMIT):
         return f"--max-turns must be an int in [1, {MAX_TURNS_LIMIT}], got {max_turns!r}"
     return None
+
+
+def int_problem(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> str | None:
+    """Why ``value`` is not an integer from ``minimum`` (to ``maximum`` when given) for the
+    option ``name``, or None.  NumPy integers count; a bool does not."""
+    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < minimum
+    if not bad and (maximum is None or value <= maximum):
+        return None
+    want = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum:,}"
+    return f"{name} must be an integer {want}, got {value!r}"
+
+
+def real_problem(
+    name: str, value: Any, *, minimum: float | None = None, maximum: float | None = None, positive: bool = False
+) -> str | None:
+    """Why ``value`` is not a finite number (> 0 when ``positive``; within [``minimum``,
+    ``maximum``] when given) for the option ``name``, or None.  A bool is not a number."""
+    try:
+        ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, Real) and math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        ok = False
+    ok = ok and not (positive and value <= 0)
+    ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+    if ok:
+        return None
+    if positive and maximum is not None:
+        want = f"a number in (0, {maximum}]"
+    elif positive:
+        want = "a finite number > 0"
+    elif minimum is not None and maximum is not None:
+        want = f"a number in [{minimum}, {maximum}]"
+    elif minimum is not None:
+        want = f"a finite number >= {minimum}"
+    elif maximum is not None:
+        want = f"a finite number <= {maximum}"
+    else:
+        want = "a finite number"
+    return f"{name} must be {want}, got {value!r}"
+
+
+def first_problem(problems: Iterable[str | None]) -> str | None:
+    """The first of ``problems`` that is not None (:func:`int_problem`, :func:`real_problem`,
+    ...): a command checks all its numbers in one list and reports the first bad one."""
+    return next((problem for problem in problems if problem), None)
 
 
 class MissingExtra(ImportError):

@@ -50,7 +50,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.cli_args import install_hint, path_option, seed_option
+from umbrella_env.cli_args import install_hint, int_problem, path_option, seed_option
 from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -242,14 +242,14 @@ def _check_dir(parser: argparse.ArgumentParser, option: str, path: Path, overwri
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Every option checked before anything is played or written (exit code 2 on bad input)."""
 
-    def at_least(option: str, value: int | None, lo: int) -> None:
-        if value is not None and value < lo:
-            parser.error(f"{option}: expected an int >= {lo}, got {value}")
+    def in_range(option: str, value: int | None, lo: int, hi: int | None = None) -> None:
+        problem = None if value is None else int_problem(option, value, lo, hi)
+        if problem:
+            parser.error(problem)
 
-    if args.games is not None and not 1 <= args.games <= MAX_GAMES:
-        parser.error(f"--games: expected an int from 1 to {MAX_GAMES:,}, got {args.games}")
-    at_least("--turns", args.turns, 0)
-    at_least("--max-frames", args.max_frames, 1)
+    in_range("--games", args.games, 1, MAX_GAMES)
+    in_range("--turns", args.turns, 0)
+    in_range("--max-frames", args.max_frames, 1)
     lo, hi = FRAME_MS_RANGE
     if args.frame_ms is not None and not (lo <= args.frame_ms <= hi and args.frame_ms % 10 == 0):
         parser.error(

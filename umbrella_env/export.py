@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import os
 import sys
-import tempfile
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,13 +52,13 @@ from agents.az.net import load_network
 from agents.checkpoint import check_metadata
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
 from agents.policy import load_model, read_metadata
-from umbrella_env.cli_args import path_option, program_name
+from umbrella_env.cli_args import first_problem, int_problem, path_option, program_name
 from umbrella_env.core import engine as E
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE, observe
 from umbrella_env.core.playout import policy_actions
-from umbrella_env.paths import output_file_problem
+from umbrella_env.paths import output_file_problem, write_atomically
 
 #: The ONNX opset of the exported graphs (onnxruntime >= 1.13 runs it).
 OPSET = 17
@@ -152,9 +150,8 @@ def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, 
     props = {**meta, "format": ONNX_FORMAT, "umbrella_env_version": umbrella_env.__version__}
     example = (torch.zeros(2, OBS_SIZE), torch.ones(2, NUM_ACTIONS, dtype=torch.bool))
     batch = {0: "batch"}
-    fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
-    os.close(fd)
-    try:
+
+    def write(tmp: Path) -> None:
         with warnings.catch_warnings():
             # The TorchScript-based exporter is deprecated in favour of the dynamo one, which
             # needs onnxscript; the graph here is static, which the classic exporter handles.
@@ -162,14 +159,14 @@ def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, 
             torch.onnx.export(
                 _Masked(module),
                 example,
-                tmp,
+                str(tmp),
                 input_names=list(INPUT_NAMES),
                 output_names=list(OUTPUT_NAMES),
                 dynamic_axes={name: batch for name in (*INPUT_NAMES, *OUTPUT_NAMES)},
                 opset_version=opset,
                 dynamo=False,
             )
-        model = onnx.load(tmp)
+        model = onnx.load(str(tmp))
         onnx.helper.set_model_props(model, encode_metadata(props))
         model.doc_string = (
             f"umbrella-env policy: observation float32 [batch, {OBS_SIZE}], action_mask bool [batch, "
@@ -177,20 +174,10 @@ def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, 
             "value float32 [batch]"
         )
         onnx.checker.check_model(model)
-        onnx.save(model, tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; the file gets the usual mode
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        onnx.save(model, str(tmp))
+
+    write_atomically(path, write)
     return path
-
-
-def _umask() -> int:
-    """The process's umask (reading it means setting it: set it back at once)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def load_maskable_ppo(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
@@ -353,10 +340,14 @@ def main(argv: list[str] | None = None) -> int:
     problem = output_file_problem(args.out, ".onnx", overwrite=args.overwrite)
     if problem is not None:
         parser.error(f"output: {problem}")
-    if args.opset not in OPSETS:
-        parser.error(f"--opset must be {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
-    if not 0 <= args.check_positions <= MAX_CHECK_POSITIONS:
-        parser.error(f"--check-positions must be 0 to {MAX_CHECK_POSITIONS:,}, got {args.check_positions}")
+    problem = first_problem(
+        [
+            int_problem("--opset", args.opset, OPSETS.start, OPSETS.stop - 1),
+            int_problem("--check-positions", args.check_positions, 0, MAX_CHECK_POSITIONS),
+        ]
+    )
+    if problem:
+        parser.error(problem)
     missing = _missing_package(args.checkpoint.suffix.lower(), args.check_positions)
     if missing is not None:
         parser.error(missing)

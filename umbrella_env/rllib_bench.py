@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from umbrella_env.cli_args import first_problem, int_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
 from umbrella_env.rllib_train import MULTIPLAYER_ONLY, build_config, build_parser, check_options
 from umbrella_env.training.options import given_among
@@ -118,11 +119,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             why = " (--runners sets the env runners)" if "--num-env-runners" in unused else ""
             raise ValueError(f"{', '.join(unused)}: not used by this benchmark{why}")
         check_options(args)
-        if any(r < 0 for r in args.runners):
-            raise ValueError(f"--runners must be 0 or more each, got {args.runners}")
-        for flag, value in (("--steps", args.steps), ("--bench-iterations", args.bench_iterations)):
-            if value < 1:
-                raise ValueError(f"{flag} must be at least 1, got {value}")
+        problem = first_problem(
+            [int_problem("--runners", r, 0) for r in args.runners]
+            + [int_problem("--steps", args.steps), int_problem("--bench-iterations", args.bench_iterations)]
+        )
+        if problem:
+            raise ValueError(problem)
         import_ray(PROG)
     except (ValueError, RayUnavailable) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -67,6 +67,7 @@ from umbrella_env.envs.common import (
     illegal_rewards,
     multiplayer_config,
     refuse_state_option,
+    require_game,
     score_edge,
 )
 from umbrella_env.envs.solo import UmbrellaSoloEnv
@@ -230,9 +231,7 @@ class TurnBasedEnv(MultiAgentEnv):
 
     # ------------------------------------------------------------------ internals
     def _require_game(self) -> EnvGame:
-        if self._g is None:
-            raise RuntimeError("call reset() before step()")
-        return self._g
+        return require_game(self._g, "reset()")
 
     def _edges(self) -> np.ndarray:
         g = self._require_game()

@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import shutil
 import sys
 import time
@@ -58,7 +57,14 @@ import numpy as np
 
 from agents.checkpoint import base_metadata
 from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
-from umbrella_env.cli_args import path_option, seed_option, sigterm_as_interrupt
+from umbrella_env.cli_args import (
+    first_problem,
+    int_problem,
+    path_option,
+    real_problem,
+    seed_option,
+    sigterm_as_interrupt,
+)
 from umbrella_env.core.config import GameConfig
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
 from umbrella_env.paths import output_dir_problem, write_atomically
@@ -185,11 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --------------------------------------------------------------------------- options
 _POSITIVE = (
-    ("--timesteps", "timesteps"), ("--envs-per-runner", "envs_per_runner"), ("--eval-every", "eval_every"),
-    ("--eval-games", "eval_games"), ("--max-turns", "max_turns"), ("--train-batch", "train_batch"),
-    ("--batch-size", "batch_size"), ("--n-epochs", "n_epochs"), ("--pretrain-games", "pretrain_games"),
-    ("--pretrain-epochs", "pretrain_epochs"), ("--pretrain-batch", "pretrain_batch"), ("--workers", "workers"),
+    ("--envs-per-runner", "envs_per_runner"), ("--eval-games", "eval_games"), ("--max-turns", "max_turns"),
+    ("--train-batch", "train_batch"), ("--batch-size", "batch_size"), ("--n-epochs", "n_epochs"),
+    ("--pretrain-games", "pretrain_games"), ("--pretrain-epochs", "pretrain_epochs"),
+    ("--pretrain-batch", "pretrain_batch"), ("--workers", "workers"), ("--torch-threads", "torch_threads"),
 )  # fmt: skip
+#: Real options that must be >= 0, and those that must be > 0.
+_NON_NEGATIVE = (("--shaping", "shaping"), ("--ent-coef", "ent_coef"))
+_POSITIVE_REAL = (("--learning-rate", "learning_rate"), ("--pretrain-lr", "pretrain_lr"))
+#: Options in steps that take a float (``1e6``), at least 1.
+_STEPS = (("--timesteps", "timesteps"), ("--eval-every", "eval_every"))
 
 
 def check_options(args: argparse.Namespace) -> GameConfig:
@@ -199,27 +210,20 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         raise ValueError(
             f"--num-env-runners must be 0 (play the games in this process) or more, got {args.num_env_runners}"
         )
-    for flag, attr in _POSITIVE:
-        value = getattr(args, attr)
-        if not (math.isfinite(value) and value >= 1):  # --timesteps and --eval-every are floats: nan, inf
-            raise ValueError(f"{flag} must be a finite number of at least 1, got {value}")
-    for flag, value in (("--shaping", args.shaping), ("--ent-coef", args.ent_coef)):
-        if not (math.isfinite(value) and value >= 0):
-            raise ValueError(f"{flag} must be a finite number >= 0, got {value}")
-    if args.iterations is not None and args.iterations < 1:
-        raise ValueError(f"--iterations must be at least 1, got {args.iterations}")
+    problems = [int_problem(flag, getattr(args, attr)) for flag, attr in _POSITIVE]
+    problems += [real_problem(flag, getattr(args, attr), minimum=1) for flag, attr in _STEPS]
+    problems += [real_problem(flag, getattr(args, attr), minimum=0) for flag, attr in _NON_NEGATIVE]
+    problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
+    problems.append(None if args.iterations is None else int_problem("--iterations", args.iterations))
+    problem = first_problem(problems)
+    if problem:
+        raise ValueError(problem)
     if args.batch_size > args.train_batch:
         raise ValueError(f"--batch-size {args.batch_size} is larger than --train-batch {args.train_batch}")
     check_layers("--net", args.net)
-    if not (math.isfinite(args.learning_rate) and args.learning_rate > 0):
-        raise ValueError(f"--learning-rate must be a positive number, got {args.learning_rate}")
-    if args.torch_threads < 1:
-        raise ValueError(f"--torch-threads must be at least 1, got {args.torch_threads}")
     config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
     if args.players == 1 and args.opponents:
         raise ValueError("--opponents is for 2-4 players: solo has no opponents")
-    if not (math.isfinite(args.pretrain_lr) and args.pretrain_lr > 0):
-        raise ValueError(f"--pretrain-lr must be a positive number, got {args.pretrain_lr}")
     teacher = [args.pretrain] if args.pretrain is not None else []
     for spec in [*(args.opponents or []), *(args.eval_opponent if args.players > 1 else []), *teacher]:
         try:

@@ -29,6 +29,7 @@ from umbrella_env.envs.common import (
     check_reset_options,
     illegal_rewards,
     multiplayer_config,
+    require_game,
     state_option,
     step_rewards,
 )
@@ -259,9 +260,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.render()
 
     def _require_game(self) -> EnvGame:
-        if self._g is None:
-            raise RuntimeError("call reset() (or set_state()) before using the environment")
-        return self._g
+        return require_game(self._g)
 
     def _agent_seat(self, agent: str) -> int:
         try:

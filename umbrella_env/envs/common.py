@@ -9,7 +9,7 @@ the same way, written once.
 | actions, illegal-action policy | :func:`judge_action` (one game), :func:`judge_actions` (a batch) |
 | rewards | :func:`step_rewards`, :func:`end_rewards`, :func:`illegal_rewards` |
 | state save / load | :func:`save_state`, :func:`load_state`, :class:`IllegalEnd` |
-| the game a single-game env plays | :class:`EnvGame` (mask, observation, step, state, render) |
+| the game a single-game env plays | :class:`EnvGame` (mask, observation, step, state, render), :func:`require_game` |
 | rendering | :func:`render_state` |
 
 **Illegal-action policy.** An action of the wrong type, shape or range is always refused
@@ -494,6 +494,14 @@ class EnvGame:
 
     def render(self, render_mode: str | None) -> str | np.ndarray | None:
         return render_state(render_mode, self.game.to_dict(), self.ended)
+
+
+def require_game(game: EnvGame | None, start: str = "reset() (or set_state())") -> EnvGame:
+    """``game``, or a RuntimeError when the env has none yet: a single-game env before its
+    first ``start`` call (the method names the message gives)."""
+    if game is None:
+        raise RuntimeError(f"call {start} before using the environment")
+    return game
 
 
 def play_forced(game: SingleGame) -> int:

@@ -27,6 +27,7 @@ from umbrella_env.envs.common import (
     check_flag,
     check_reset_options,
     make_config,
+    require_game,
     state_option,
     step_rewards,
 )
@@ -173,9 +174,7 @@ class UmbrellaSoloEnv(gym.Env):
         }
 
     def _require_game(self) -> EnvGame:
-        if self._g is None:
-            raise RuntimeError("call reset() (or set_state()) before using the environment")
-        return self._g
+        return require_game(self._g)
 
     def get_state(self) -> dict[str, Any]:
         """The full game state as a JSON-able dict: the core's state dict (``docs/state.md``),

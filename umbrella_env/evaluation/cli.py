@@ -16,6 +16,7 @@ from pathlib import Path
 
 from umbrella_env.cli_args import (
     install_hint,
+    int_problem,
     path_option,
     program_name,
     seed_option,
@@ -85,8 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.workers is not None and args.workers < 1:
-        print(f"error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+    problem = None if args.workers is None else int_problem("--workers", args.workers)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     cpus = local_cpus()
     if args.backend == "process" and args.workers is not None and args.workers > cpus:  # 16 on 2 cores: 4.7x as long

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.registry import AGENT_NAMES, AZ_NAMES
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import first_problem, game_options_problem, int_problem, seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import KEY_RANGE
 from umbrella_env.core.single import SingleGame
@@ -252,15 +252,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=seed_option(), default=0)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     args = ap.parse_args(argv)
-    for flag, value, low in (
-        ("--solo-games", args.solo_games, 0),
-        ("--pair-games", args.pair_games, 0),
-        ("--jobs", args.jobs, 1),
-    ):
-        if value < low:
-            ap.error(f"{flag} must be at least {low}, got {value}")
-    if not 1 <= args.level <= 4:
-        ap.error(f"--level (plate level) must be 1, 2, 3 or 4, got {args.level}")
+    problem = first_problem(
+        [
+            int_problem("--solo-games", args.solo_games, 0),
+            int_problem("--pair-games", args.pair_games, 0),
+            int_problem("--jobs", args.jobs),
+            game_options_problem(2, args.level),
+        ]
+    )
+    if problem:
+        ap.error(problem)
     if not (args.solo_games or args.pair_games):
         ap.error("give --solo-games and/or --pair-games")
     top_seed = (KEY_LIMIT - max(args.solo_games, args.pair_games)) // DEAL_STRIDE  # every deal key fits

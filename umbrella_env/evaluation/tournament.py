@@ -65,7 +65,7 @@ import numpy as np
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import game_options_problem
+from umbrella_env.cli_args import game_options_problem, int_problem
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
@@ -348,8 +348,9 @@ def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, gam
     problem = game_options_problem(num_players, plate_level, max_turns)
     if problem is not None:
         raise EvaluationError(problem)
-    if not isinstance(games, int) or games < 1:
-        raise EvaluationError(f"--games must be a positive number of games per table, got {games!r}")
+    problem = int_problem("--games", games)
+    if problem:
+        raise EvaluationError(problem)
     if not agent_specs:
         raise EvaluationError(f"no agents given; {valid_choices()}")
     if num_players >= 2 and len(agent_specs) < 2:

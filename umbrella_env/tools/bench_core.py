@@ -14,13 +14,13 @@ Target (issue #2): at least 500,000 steps/s at batch 4096 with 2 players on 2 co
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 import time
 
 import numpy as np
 
+from umbrella_env.cli_args import first_problem, int_problem, real_problem
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.reference import ReferenceGame
@@ -78,10 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4, 1], choices=[1, 2, 3, 4])
     parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
     args = parser.parse_args(argv)
-    if not (math.isfinite(args.seconds) and args.seconds > 0):
-        parser.error(f"--seconds must be a finite number > 0, got {args.seconds}")
-    if not all(1 <= b <= MAX_BATCH for b in args.batches):
-        parser.error(f"--batches must be from 1 to {MAX_BATCH:,} each, got {args.batches}")
+    problem = first_problem(
+        [real_problem("--seconds", args.seconds, positive=True)]
+        + [int_problem("--batches", b, 1, MAX_BATCH) for b in args.batches]
+    )
+    if problem:
+        parser.error(problem)
     print(f"{'players':>7} {'batch':>6} {'steps/s':>12} {'x reference':>12} {'bytes/game':>11}")
     for players in args.players:
         config = GameConfig(num_players=players, plate_level=args.level)

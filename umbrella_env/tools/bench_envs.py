@@ -33,7 +33,7 @@ import gymnasium as gym
 import numpy as np
 
 import umbrella_env
-from umbrella_env.cli_args import install_hint
+from umbrella_env.cli_args import first_problem, install_hint, int_problem, real_problem
 from umbrella_env.core import engine as E
 
 #: The largest --num-envs: about 18 kB of memory per env of the vector env (observations,
@@ -107,10 +107,14 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-peer", action="store_true", help="time our envs only: no connect_four_v3, no pygame, no ratios"
     )
     args = parser.parse_args(argv)
-    if not (math.isfinite(args.seconds) and args.seconds > 0):
-        parser.error(f"--seconds must be a finite number > 0, got {args.seconds}")
-    if not 1 <= args.num_envs <= MAX_NUM_ENVS:
-        parser.error(f"--num-envs must be from 1 to {MAX_NUM_ENVS:,}, got {args.num_envs}")
+    problem = first_problem(
+        [
+            real_problem("--seconds", args.seconds, positive=True),
+            int_problem("--num-envs", args.num_envs, 1, MAX_NUM_ENVS),
+        ]
+    )
+    if problem:
+        parser.error(problem)
     peer = math.nan
     if not args.skip_peer:
         try:

@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from umbrella_env.cli_args import first_problem, int_problem
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core import observation as O
@@ -159,9 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (the best is shown)")
     args = parser.parse_args(argv)
-    for flag, value in (("--steps", args.steps), ("--batched-steps", args.batched_steps), ("--repeat", args.repeat)):
-        if value < 1:
-            parser.error(f"{flag} must be at least 1, got {value}")
+    problem = first_problem(
+        int_problem(flag, value)
+        for flag, value in (("--steps", args.steps), ("--batched-steps", args.batched_steps), ("--repeat", args.repeat))
+    )
+    if problem:
+        parser.error(problem)
     print("microseconds per decision (random legal play)")
     header = {"players": 7, "single step": 12, "single s+o+m": 13, "agent loop": 11, "batched s+o+m": 14}
     header.update({"speed-up": 9, "new()": 7, "steps/game": 11})

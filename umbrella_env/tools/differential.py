@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import int_problem, seed_option
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -324,8 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         "--single", action="store_true", help="check the single-game engine against the batched one instead"
     )
     args = parser.parse_args(argv)
-    if args.states < 1:
-        parser.error(f"--states must be at least 1, got {args.states}")
+    problem = int_problem("--states", args.states)
+    if problem:
+        parser.error(problem)
     total = 0
     t0 = time.perf_counter()
     for p in args.players:

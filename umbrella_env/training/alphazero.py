@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Collection, Sequence
@@ -94,7 +93,7 @@ from agents.az.net import (
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
 from agents.checkpoint import check_configuration, copy_checkpoint
 from agents.search import PLAYOUT_TURNS
-from umbrella_env.cli_args import path_option
+from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import MAX_BATCH, draw_key
@@ -958,6 +957,14 @@ _MINIMUM = (
     ("--rollout-turns", "rollout_turns", 1),
     ("--pg-epochs", "pg_epochs", 1),
 )
+#: Real options that must be > 0.
+_POSITIVE_REAL = (
+    ("--learning-rate", "learning_rate"),
+    ("--pretrain-learning-rate", "pretrain_learning_rate"),
+    ("--value-weight", "value_weight"),
+    ("--c-scale", "c_scale"),
+    ("--pg-temperature", "pg_temperature"),
+)
 #: Options only the policy-gradient self-play uses, and those only the Gumbel self-play uses
 #: (the search options stay valid: they are the search the network is played with).
 _PG_ONLY = ("pg_temperature", "pg_epochs", "pg_clip")
@@ -972,11 +979,18 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
     check_game(args.players, args.level, args.max_turns)
-    for flag, attr, low in _MINIMUM:
-        if getattr(args, attr) < low:
-            raise ValueError(f"{flag} must be at least {low}, got {getattr(args, attr)}")
-    if args.games > MAX_BATCH:  # the games in flight are a batch of the core
-        raise ValueError(f"--games must be from 1 to {MAX_BATCH:,}, got {args.games}")
+    problems = [int_problem(flag, getattr(args, attr), low) for flag, attr, low in _MINIMUM]
+    problems.append(int_problem("--games", args.games, 1, MAX_BATCH))  # the games in flight: a batch of the core
+    problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
+    problems += [
+        real_problem("--weight-decay", args.weight_decay, minimum=0),
+        real_problem("--margin-weight", args.margin_weight, minimum=0, maximum=1),
+        real_problem("--rollout-weight", args.rollout_weight, minimum=0, maximum=1),
+        None if args.time_limit is None else real_problem("--time-limit", args.time_limit, positive=True),
+    ]
+    problem = first_problem(problems)
+    if problem:
+        raise ValueError(problem)
     if args.iterations == 0 and args.resume is None and not args.pretrain_games and args.init is None:
         raise ValueError(
             "--iterations 0 trains no self-play: give --pretrain-games (at least 1) or --init, "
@@ -993,25 +1007,8 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             "the replay buffer must hold one minibatch"
         )
     check_layers("--hidden", args.hidden)
-    for flag, value in (
-        ("--learning-rate", args.learning_rate),
-        ("--pretrain-learning-rate", args.pretrain_learning_rate),
-        ("--value-weight", args.value_weight),
-        ("--c-scale", args.c_scale),
-        ("--pg-temperature", args.pg_temperature),
-    ):
-        if not (math.isfinite(value) and value > 0):
-            raise ValueError(f"{flag} must be a finite number > 0, got {value}")
-    if not (math.isfinite(args.weight_decay) and args.weight_decay >= 0):
-        raise ValueError(f"--weight-decay must be a finite number >= 0, got {args.weight_decay}")
-    if not 0 <= args.margin_weight <= 1:
-        raise ValueError(f"--margin-weight must be in [0, 1], got {args.margin_weight}")
-    if not 0 <= args.rollout_weight <= 1:
-        raise ValueError(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
-    if not 0 < args.pg_clip < 1:
-        raise ValueError(f"--pg-clip must be in (0, 1), got {args.pg_clip}")
-    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
-        raise ValueError(f"--time-limit must be a positive number of minutes, got {args.time_limit}")
+    if not 0 < args.pg_clip < 1:  # NaN fails too
+        raise ValueError(f"--pg-clip must be a number in (0, 1), got {args.pg_clip}")
     resumed = args.resume is not None
     for applies, dests, why in (  # (the run ignores them, options, why): the first that applies and is given
         (resumed, ("pretrain_games",) * bool(args.pretrain_games) + _PRETRAIN_ONLY, "a resumed run does not pretrain"),

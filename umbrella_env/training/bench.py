@@ -30,6 +30,7 @@ import torch
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 import umbrella_env  # noqa: F401  (registers the envs)
+from umbrella_env.cli_args import first_problem, int_problem
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError
 from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
@@ -89,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{', '.join(unused)}: not used by this benchmark (it times training only)")
     try:
         train.check_options(args, given_options(build_parser, argv))
-        if args.bench_timesteps < 1:
-            raise ValueError(f"--bench-timesteps must be at least 1, got {args.bench_timesteps}")
-        if args.rounds < 1:
-            raise ValueError(f"--rounds must be at least 1, got {args.rounds}")
+        problem = first_problem(
+            [int_problem("--bench-timesteps", args.bench_timesteps), int_problem("--rounds", args.rounds)]
+        )
+        if problem:
+            raise ValueError(problem)
         GameConfig(num_players=1, plate_level=args.level, max_turns=args.max_turns)
     except (ValueError, ConfigError) as exc:
         parser.error(str(exc))

@@ -31,7 +31,7 @@ import torch
 
 from agents.az.agent import SHIPPED_MODELS, shipped_path
 from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
-from umbrella_env.cli_args import path_option, seed_option
+from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem, seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import command_exits, process_pool
 from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
@@ -77,17 +77,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_game(args.players, args.level)
     except ValueError as exc:
         p.error(str(exc))
-    for flag, value, low in (
-        ("--games", args.games, 1),
-        ("--simulations", args.simulations, 1),
-        ("--workers", args.workers, 1),
-        ("--max-considered", args.max_considered, 2),
-        ("--peer-games", args.peer_games, 0),
-    ):
-        if value < low:
-            p.error(f"{flag} must be at least {low}, got {value}")
-    if not 0 <= args.rollout_weight <= 1:
-        p.error(f"--rollout-weight must be in [0, 1], got {args.rollout_weight}")
+    problem = first_problem(
+        [
+            int_problem("--games", args.games),
+            int_problem("--simulations", args.simulations),
+            int_problem("--workers", args.workers),
+            int_problem("--max-considered", args.max_considered, 2),
+            int_problem("--peer-games", args.peer_games, 0),
+            real_problem("--rollout-weight", args.rollout_weight, minimum=0, maximum=1),
+        ]
+    )
+    if problem:
+        p.error(problem)
     torch.set_num_threads(1)
     name = {1: "az-solo", 2: "az-2p"}.get(args.players)
     path = args.checkpoint or (

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 import zipfile
@@ -65,7 +64,7 @@ from gymnasium import spaces
 from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, sidecar_path
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, load_model, read_metadata
-from umbrella_env.cli_args import path_option, program_name
+from umbrella_env.cli_args import first_problem, int_problem, path_option, program_name, real_problem
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
@@ -603,10 +602,8 @@ def clone_teacher(
     return history
 
 
-#: Options that must be at least 1 (name, attribute).
+#: Integer options that must be at least 1 (name, attribute).
 _POSITIVE = (
-    ("--n-envs", "n_envs"),
-    ("--timesteps", "timesteps"),
     ("--eval-every", "eval_every"),
     ("--eval-games", "eval_games"),
     ("--snapshot-every", "snapshot_every"),
@@ -618,6 +615,11 @@ _POSITIVE = (
     ("--pretrain-epochs", "pretrain_epochs"),
     ("--pretrain-batch", "pretrain_batch"),
 )
+
+
+#: Real options that must be > 0, and those that must be >= 0.
+_POSITIVE_REAL = (("--learning-rate", "learning_rate"), ("--pretrain-lr", "pretrain_lr"))
+_NON_NEGATIVE = (("--ent-coef", "ent_coef"), ("--shaping", "shaping"))
 
 
 #: Options that only a 2-4 player run uses (refused in solo rather than silently ignored; a
@@ -654,29 +656,23 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
     check_game(args.players, args.level, args.max_turns)
-    for flag, attr in _POSITIVE:
-        if not getattr(args, attr) >= 1:  # NaN fails too
-            raise ValueError(f"{flag} must be at least 1, got {getattr(args, attr)}")
-    if args.n_envs > E.MAX_BATCH:  # the games of a batch of the core
-        raise ValueError(f"--n-envs must be from 1 to {E.MAX_BATCH:,}, got {args.n_envs}")
-    if not math.isfinite(args.timesteps):
-        raise ValueError(f"--timesteps must be a finite number, got {args.timesteps}")
+    problems = [int_problem(flag, getattr(args, attr)) for flag, attr in _POSITIVE]
+    problems += [
+        int_problem("--n-envs", args.n_envs, 1, E.MAX_BATCH),  # the games of a batch of the core
+        real_problem("--timesteps", args.timesteps, minimum=1),
+        None if args.torch_threads is None else int_problem("--torch-threads", args.torch_threads),
+    ]
+    problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
+    problems += [real_problem(flag, getattr(args, attr), minimum=0) for flag, attr in _NON_NEGATIVE]
+    problem = first_problem(problems)
+    if problem:
+        raise ValueError(problem)
     if args.resume is None and "batch_size" in given and args.batch_size > N_STEPS * args.n_envs:
         raise ValueError(
             f"--batch-size {args.batch_size} is larger than a rollout ({N_STEPS} steps x --n-envs {args.n_envs} = "
             f"{N_STEPS * args.n_envs}): give at most {N_STEPS * args.n_envs}, or more --n-envs"
         )
     check_layers("--net", args.net)
-    if args.torch_threads is not None and args.torch_threads < 1:
-        raise ValueError(f"--torch-threads must be at least 1, got {args.torch_threads}")
-    for flag, attr in (("--learning-rate", "learning_rate"), ("--pretrain-lr", "pretrain_lr")):
-        value = getattr(args, attr)
-        if not (math.isfinite(value) and value > 0):
-            raise ValueError(f"{flag} must be a positive number, got {value}")
-    for flag, attr in (("--ent-coef", "ent_coef"), ("--shaping", "shaping")):
-        value = getattr(args, attr)
-        if not (math.isfinite(value) and value >= 0):
-            raise ValueError(f"{flag} must be a number >= 0, got {value}")
     if args.players == 1:
         for flag, attr in _MULTIPLAYER_ONLY:
             if attr in given:
