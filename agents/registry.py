@@ -17,6 +17,7 @@ Every agent has ``act(observation, action_mask, game)`` and ``reset(seed)`` (age
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,23 @@ def spec_choices(*more: str) -> str:
     return ", ".join(choices[:-1]) + " or " + choices[-1]
 
 
+def _options(spec: str, cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs``, or a TypeError naming the options ``cls`` does not take and those it does
+    (Python's own "unexpected keyword argument" names neither the agent nor its options)."""
+    params = inspect.signature(cls).parameters  # the constructor's, without self
+    valid = [
+        name
+        for name, p in params.items()
+        if name != "seed" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty
+    ]
+    unknown = sorted(set(kwargs) - set(valid))
+    if unknown:
+        raise TypeError(
+            f"agent {spec!r} takes no option {', '.join(repr(k) for k in unknown)}; its options: {', '.join(valid)}"
+        )
+    return kwargs
+
+
 def _random(seed: int | None, **kwargs: Any) -> Agent:
     return RandomAgent(seed=seed, **kwargs)
 
@@ -74,6 +92,14 @@ def _search_common(seed: int | None, **kwargs: Any) -> Agent:
     return SearchAgent(seed=seed, **{"name": "search-common", "common_numbers": True, **kwargs})
 
 
+#: The class each built-in name builds (its constructor's options are the name's).
+_CLASSES: dict[str, type] = {
+    "random": RandomAgent,
+    "greedy": GreedyAgent,
+    "heuristic": HeuristicAgent,
+    "search": SearchAgent,
+    "search-common": SearchAgent,
+}
 _BUILDERS: dict[str, Callable[..., Agent]] = {
     "random": _random,
     "greedy": _greedy,
@@ -111,7 +137,7 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     if not isinstance(spec, str):
         raise ValueError(f"agent spec must be a string, got {type(spec).__name__}: {spec!r}")
     if spec.startswith(RLLIB_PREFIX):  # an RLlib checkpoint folder (python -m umbrella_env.rllib_train)
-        return RLlibAgent(spec, seed=seed, **kwargs)
+        return RLlibAgent(spec, seed=seed, **_options(spec, RLlibAgent, kwargs))
     if spec.startswith(NET_PREFIX):
         if not spec.lower().endswith(".pt"):
             raise ValueError(f"agent {spec!r}: {NET_PREFIX}PATH needs the path of an alphazero .pt checkpoint")
@@ -120,29 +146,30 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
                 f"agent {spec!r}: {NET_PREFIX}PATH plays the network alone; "
                 f"give the path without {NET_PREFIX!r} for the network with search"
             )
-        return _az_module(spec).AZAgent(spec[len(NET_PREFIX) :], seed=seed, **{**kwargs, "search": False})
+        az = _az_module(spec).AZAgent
+        return az(spec[len(NET_PREFIX) :], seed=seed, **{**_options(spec, az, kwargs), "search": False})
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent
 
-        return PolicyAgent(spec, seed=seed, **kwargs)
+        return PolicyAgent(spec, seed=seed, **_options(spec, PolicyAgent, kwargs))
     if spec.lower().endswith(".onnx"):
         from agents.onnx_agent import OnnxAgent
 
-        return OnnxAgent(spec, seed=seed, **kwargs)
+        return OnnxAgent(spec, seed=seed, **_options(spec, OnnxAgent, kwargs))
     if spec.lower().endswith(".pt"):
-        return _az_module(spec).AZAgent(spec, seed=seed, **kwargs)
+        az = _az_module(spec).AZAgent
+        return az(spec, seed=seed, **_options(spec, az, kwargs))
     if spec.strip().lower() in AZ_NAMES:
-        shipped_agent = _az_module(spec).shipped_agent
-        try:
-            return shipped_agent(spec.strip().lower(), seed=seed, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"agent {spec!r}: {exc}") from None
+        module = _az_module(spec)
+        return module.shipped_agent(spec.strip().lower(), seed=seed, **_options(spec, module.AZAgent, kwargs))
     builder = _BUILDERS.get(spec.strip().lower())
     if builder is None and holds_checkpoint(spec):
         raise ValueError(f"agent {spec!r} is an RLlib checkpoint or run folder: give it as 'rllib:{spec}'")
     if builder is None:
         raise ValueError(f"unknown agent {spec!r}: expected {spec_choices()}")
     try:
-        return builder(seed, **kwargs)
+        return builder(seed, **_options(spec, _CLASSES[spec.strip().lower()], kwargs))
     except TypeError as exc:
+        if str(exc).startswith(f"agent {spec!r}"):
+            raise
         raise TypeError(f"agent {spec!r}: {exc}") from None

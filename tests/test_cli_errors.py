@@ -9,6 +9,7 @@ import io
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -218,6 +219,9 @@ def test_play_refuses_a_negative_seed() -> None:
         (["--players", "1", "--shaping", "0.5"], "--shaping applies to 2-4 players only"),  # solo rewards the score
         (["--workers", "2"], "--workers needs --pretrain AGENT"),
         (["--n-envs", "4", "--batch-size", "200"], "--batch-size 200 is larger than a rollout (32 steps x --n-envs 4"),
+        # a minibatch of one decision made PPO's advantage normalization NaN, then a torch traceback
+        (["--batch-size", "1"], "--batch-size 1 leaves minibatches of 1 decision in each rollout of 2048"),
+        (["--players", "1", "--n-envs", "1", "--batch-size", "31"], "--batch-size 31 leaves minibatches of 1"),
         (["--pretrain", "heuristic", "--pretrain-cache", "teacher"], "expected a file name ending in .npz"),
         # checkpoints made for another game are refused before training, not when first played
         (["--players", "3", "--eval-opponent", "az-2p-net"], "trained for num_players=2"),
@@ -368,6 +372,13 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
             "--rounds must be an integer >= 1, got 0",
             marks=pytest.mark.train,
         ),
+        pytest.param(  # it timed a whole rollout per round (6,144 steps for 10 asked)
+            "umbrella_env.training.bench",
+            ["--bench-timesteps", "10", "--rounds", "3"],
+            "--bench-timesteps 10 is less than one rollout per round: each round times whole rollouts, so give at "
+            "least --rounds 3 x 32 steps x --n-envs 64 = 6,144",
+            marks=pytest.mark.train,
+        ),
         pytest.param(
             "umbrella_env.training.bench_alphazero",
             ["--peer-games", "-1"],
@@ -484,3 +495,132 @@ def test_ladder_specs_read_flags_and_none() -> None:
         "x.pt",
         {"search": True, "max_considered": None, "seconds": 0.5},
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [  # Python's "unexpected keyword argument" named no option; the others were accepted silently
+        ("search:foo=1", "--agents 'search:foo=1': agent 'search' takes no option 'foo'; its options: simulations, "),
+        ("search:simulations=2,simulations=3", "--agents 'search:simulations=2,simulations=3': option 'simulations' "
+         "given twice"),
+        ("heuristic:", "--agents 'heuristic:': nothing after ':' (give key=value options, or leave out the ':')"),
+    ],
+)  # fmt: skip
+def test_the_ladder_refuses_options_an_agent_does_not_take(spec, message, capsys) -> None:
+    from umbrella_env.evaluation import ladder
+
+    with pytest.raises(SystemExit) as info:
+        ladder.main(["--solo-games", "1", "--agents", spec])
+    assert info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_make_agent_names_the_options_of_an_agent() -> None:
+    from agents import make_agent
+
+    with pytest.raises(
+        TypeError, match=r"^agent 'heuristic' takes no option 'bar'; its options: name, weights, depth, "
+    ):
+        make_agent("heuristic", bar=3)
+    with pytest.raises(TypeError, match=r"^agent 'greedy' takes no option 'simulations'; its options: name$"):
+        make_agent("greedy", simulations=3)
+
+
+def test_play_explains_that_it_takes_no_agent_options() -> None:
+    out = io.StringIO()
+    assert play_main(["--opponents", "search:simulations=100"], stdin=io.StringIO(""), stdout=out) == 2
+    assert "agent 'search:simulations=100': this command takes no agent options (name:key=value is the " in (
+        out.getvalue()
+    )
+
+
+def test_a_command_ends_ctrl_c_and_a_full_disk_in_one_line(capsys) -> None:
+    """``cli_args.command``: what no handler of the command took (Ctrl-C while a trainer builds
+    its model, a full disk under a checkpoint) is one line, not a traceback; another OSError
+    is a bug's and keeps its traceback."""
+    import errno
+
+    from umbrella_env.cli_args import command
+
+    def raising(exc: BaseException):
+        @command
+        def main() -> int:
+            raise exc
+
+        return main
+
+    assert raising(KeyboardInterrupt())() == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+    full = OSError(errno.ENOSPC, "No space left on device", "runs/x/last.zip")
+    assert raising(full)() == 1
+    assert capsys.readouterr().err.strip() == "error: No space left on device: runs/x/last.zip"
+    with pytest.raises(FileNotFoundError):
+        raising(FileNotFoundError(errno.ENOENT, "No such file or directory", "x"))()
+
+
+def test_the_benchmarks_end_ctrl_c_in_one_line(monkeypatch, capsys) -> None:
+    from umbrella_env.tools import bench_core
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench_core, "bench_batched", stop)
+    assert bench_core.main(["--players", "2", "--batches", "1", "--seconds", "0.01"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip() == "interrupted"
+
+
+def test_evaluate_on_a_full_disk_keeps_no_part_of_the_report(tmp_path, capsys, monkeypatch) -> None:
+    """The standings are printed before the report is written; a report the disk cannot take
+    is removed whole (a 0-byte report.md stayed, and blocked the next run as a previous
+    report), in one line and exit status 1."""
+    import errno
+
+    from umbrella_env.evaluation import report
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "r" / "winrates.png"))
+
+    monkeypatch.setattr(report, "write_plots", full)
+    out = tmp_path / "r"
+    argv = ["--agents", "random", "greedy", "--games", "2", "--out", str(out), "--no-progress"]
+    assert evaluate_cli.main(argv) == 1
+    captured = capsys.readouterr()
+    assert "greedy" in captured.out  # the standings
+    assert captured.err.strip() == (
+        f"error: the report could not be written to {out}: No space left on device ({out / 'winrates.png'}); "
+        "none of it was kept (the standings are above)"
+    )
+    assert list(out.iterdir()) == []  # games.jsonl and summary.json, written first, are removed
+    monkeypatch.undo()
+    assert evaluate_cli.main(argv) == 0  # not refused as a previous report
+    assert {"report.md", "games.jsonl", "summary.json"} <= {p.name for p in out.iterdir()}
+
+
+def test_runs_started_together_get_their_own_default_folders() -> None:
+    """Two commands started in the same second without --out wrote into one folder (named to
+    the second), the second replacing the first's files: the default folder names the process."""
+    code = "from umbrella_env.paths import default_run_dir; print(default_run_dir('eval'))"
+    runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    names = [run.communicate()[0].strip() for run in runs]
+    assert names[0] != names[1]
+    assert all(re.fullmatch(r"runs/eval-\d{8}-\d{6}-\d+", name) for name in names)
+
+
+@pytest.mark.train
+def test_train_refuses_more_games_than_the_memory_holds(tmp_path, capsys, monkeypatch) -> None:
+    """--n-envs 100000 took 13 GB and climbing in silence, then the out-of-memory killer: a
+    rollout over half the memory is refused, with the most games that fit."""
+    from umbrella_env.training import ppo
+
+    monkeypatch.setattr(ppo, "memory_bytes", lambda: 8 * 2**30)
+    assert ppo.rollout_bytes(1) == 32 * (899 + 968) * 4
+    with pytest.raises(SystemExit) as info:
+        ppo.main(["--n-envs", "100000", "--out", str(tmp_path / "run")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--n-envs 100000 needs about 22.3 GiB for one rollout" in err
+    assert f"over half of this machine's 8.0 GiB: give at most {4 * 2**30 // ppo.rollout_bytes(1):,}" in err
+    assert not (tmp_path / "run").exists()
+    monkeypatch.setattr(ppo, "memory_bytes", lambda: None)  # a system that does not say: no bound but the core's
+    args = ppo.resolve_defaults(ppo.build_parser().parse_args(["--n-envs", "100000"]))
+    ppo.check_options(args)

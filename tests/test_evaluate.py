@@ -23,7 +23,6 @@ from umbrella_env import evaluation as ev  # noqa: E402
 from umbrella_env import parallel  # noqa: E402
 from umbrella_env.core import actions as A  # noqa: E402
 from umbrella_env.core.config import GameConfig  # noqa: E402
-from umbrella_env.evaluation import cli as evaluate_cli  # noqa: E402
 from umbrella_env.evaluation.tournament import parse_specs  # noqa: E402
 from umbrella_env.match import play_game  # noqa: E402
 
@@ -218,10 +217,16 @@ def test_an_agent_that_raises_is_reported_with_where_and_the_game_to_replay_it()
 
 
 def test_more_workers_than_cpus_is_noted(tmp_path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(evaluate_cli, "local_cpus", lambda: 1)
+    monkeypatch.setattr(parallel, "local_cpus", lambda: 1)
     argv = ["--agents", RANDOM, FIRST, "--games", "2", "--workers", "2", "--no-progress"]
     assert ev.main([*argv, "--out", str(tmp_path / "r")]) == 0
-    assert "note: --workers 2 on 1 CPU(s): more processes than CPUs slow the games down" in capsys.readouterr().err
+    assert "note: --workers 2 on 1 CPU(s): more processes than CPUs slow the work down" in capsys.readouterr().err
+    # the trainers' --torch-threads get the same note (1,000 threads on 2 CPUs: 8x as long)
+    assert parallel.oversubscribed("--torch-threads", 1000, "threads") == (
+        "note: --torch-threads 1000 on 1 CPU(s): more threads than CPUs slow the work down"
+    )
+    assert parallel.oversubscribed("--torch-threads", 1, "threads") is None
+    assert parallel.oversubscribed("--torch-threads", None, "threads") is None  # the default: the CPUs
 
 
 def test_progress_in_a_log_is_plain_lines(capsys, monkeypatch) -> None:

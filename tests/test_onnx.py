@@ -389,7 +389,7 @@ def _mismatched_checkpoints(folder: Path) -> list[tuple[Path, str]]:
         (net, "does not match its sidecar"),
         (net, "missing from the file (first: heuristic_gain)"),
         (pair("nostate", {"weights": torch.zeros(1)}, sidecar), "holds no network weights ('state_dict')"),
-        (pair("junk", b"junk\n", sidecar), "unreadable (KeyError: 174812789); expected a torch checkpoint written by"),
+        (pair("junk", b"junk\n", sidecar), "is not a torch file; expected a torch checkpoint written by"),
     ]
 
 

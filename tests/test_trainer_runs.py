@@ -108,12 +108,13 @@ def test_az_resume_refuses_pretraining_options_and_unreadable_files(az_run: Path
         "--pretrain-games, --teacher, --pretrain-epochs: not used by this run (a resumed run does not pretrain)" in err
     )
     argv = _without(argv, "--pretrain-games", "--pretrain-epochs")
-    for name, data, message in (
-        ("last.pt", b"not a checkpoint", "is unreadable"),
+    for i, (name, data, message) in enumerate((
+        ("last.pt", b"not a checkpoint", "is not a torch file"),  # was "unreadable (KeyError: 105)"
+        ("last.pt", (az_run / "last.pt").read_bytes()[:1000], "is unreadable"),  # truncated
         ("optimizer.pt", (az_run / "optimizer.pt").read_bytes()[:1000], "the optimizer state"),
         ("history.json", b'{"history": [', "the run's history"),
-    ):
-        run = tmp_path / f"broken-{name}"
+    )):  # fmt: skip
+        run = tmp_path / f"broken-{i}-{name}"
         run.mkdir()
         for f in ("last.pt", "last.json", "optimizer.pt", "history.json"):
             (run / f).write_bytes(data if f == name else (az_run / f).read_bytes())
@@ -220,6 +221,7 @@ def test_ppo_resume_and_cache_refuse_unreadable_files(tmp_path, capsys) -> None:
     teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
     err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", str(cache), "--out", str(tmp_path / "c")], capsys)
     assert f"--pretrain-cache {str(cache)!r} is not a cache of teacher games" in err
+    assert "(not a NumPy .npz archive)" in err and "allow_pickle" not in err  # NumPy advised loading it unsafely
     for where, message in ((tmp_path / "nowhere" / "c.npz", "does not exist"), (tmp_path / "teacher", ".npz")):
         err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", str(where), "--out", str(tmp_path / "d")], capsys)
         assert "--pretrain-cache: " in err and message in err  # a missing folder failed after the teacher games

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import functools
 import math
 import signal
 import sys
@@ -101,6 +103,21 @@ def install_hint(extra: str) -> str:
     return f'pip install -c constraints.txt -e ".[{extra}]"'
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """A command's ``--help``: the description as written, and each option's default after its
+    help, unless it has none to show (None, a flag's False) or the help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if not action.option_strings or default is None or default is argparse.SUPPRESS or isinstance(default, bool):
+            return text
+        if "default" in text or "%(default)" in text:
+            return text
+        shown = " ".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
+        return f"{text} (default {shown.replace('%', '%%')})"
+
+
 def seed_option(upper: int | None = None, why: str = "") -> Callable[[str], int]:
     """The argparse ``type=`` of a seed option: an integer >= 0 (NumPy's generators take no
     negative seed), at most ``upper`` when the seed feeds a library with a smaller range
@@ -141,6 +158,37 @@ def program_name(module_command: str, scripts: tuple[str, ...] = ()) -> str:
     if name not in scripts:
         return module_command
     return f"python {name}" if name.endswith(".py") else name
+
+
+#: The system's refusals to write (a full disk, a read-only or forbidden place, a file too
+#: large): :func:`command` reports them in one line.  Any other OSError is a bug's, and keeps
+#: its traceback.
+SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG})
+
+
+def command(main: Callable[..., int], interrupted: str = "interrupted") -> Callable[..., int]:
+    """A command's ``main``, which never ends in a traceback for what the user or the system
+    did: Ctrl-C (or SIGTERM inside :func:`sigterm_as_interrupt`) that no handler of the
+    command took (the command's own handlers say what was kept) ends in the line
+    ``interrupted`` and exit status 130; an OSError of :data:`SYSTEM_ERRNOS` (a full disk)
+    in one line naming the file, and exit status 1.  (The commands that run a process pool
+    take :func:`umbrella_env.parallel.command_exits`, built on this one.)"""
+
+    @functools.wraps(main)
+    def run(*args: Any, **kwargs: Any) -> int:
+        try:
+            return main(*args, **kwargs)
+        except KeyboardInterrupt:
+            print(f"\n{interrupted}", file=sys.stderr, flush=True)
+            return 130
+        except OSError as exc:
+            if exc.errno not in SYSTEM_ERRNOS:
+                raise
+            where = f": {exc.filename}" if exc.filename else ""
+            print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+            return 1
+
+    return run
 
 
 #: Set when SIGTERM arrives inside :func:`sigterm_as_interrupt` (cleared on entering it).

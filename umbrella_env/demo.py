@@ -50,7 +50,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.cli_args import install_hint, int_problem, path_option, seed_option
+from umbrella_env.cli_args import command, install_hint, int_problem, path_option, seed_option
 from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -59,7 +59,7 @@ from umbrella_env.core.image import _PALETTE, render_rgb
 from umbrella_env.core.playout import policy_actions
 from umbrella_env.core.render import render_text
 from umbrella_env.core.svg import state_to_svg
-from umbrella_env.paths import output_dir_problem, output_file_problem
+from umbrella_env.paths import output_dir_problem, output_file_problem, write_atomically
 
 #: The most games --games plays side by side: the greedy policy's look-ahead takes about
 #: 43 kB per game at the peak (4 players, measured; random play 1.8 kB), so 100,000 games
@@ -189,14 +189,20 @@ def draw_game(args: argparse.Namespace) -> list[str]:
     report = []
     if args.gif is not None:
         durations = [args.frame_ms] * (len(frames) - 1) + [max(args.frame_ms, LAST_FRAME_MS)]
-        frames[0].save(args.gif, save_all=True, append_images=frames[1:], duration=durations, loop=0)
+        write_atomically(
+            args.gif,
+            lambda tmp: frames[0].save(
+                tmp, format="GIF", save_all=True, append_images=frames[1:], duration=durations, loop=0
+            ),
+        )
         report.append(
             f"wrote {args.gif}: {len(frames)} frames, {args.frame_ms} ms each, from the start to {_where(framed)}{cap}"
         )
     if frames_dir is not None:
         report.append(f"wrote {written} PNG frames to {frames_dir}, from the start to {_where(framed)}{cap}")
     if args.svg is not None:
-        Path(args.svg).write_text(state_to_svg(last, description=_command(args)), encoding="utf-8")
+        svg = state_to_svg(last, description=_command(args))
+        write_atomically(args.svg, lambda tmp: tmp.write_text(svg, encoding="utf-8"))
         scores = ", ".join(str(v) for v in last["scores"])
         report.append(f"wrote {args.svg}: the position at {_where(last)}, scores {scores}")
     return report
@@ -281,6 +287,7 @@ def _missing_pillow(prog: str) -> NoReturn:
     sys.exit(1)
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import install_hint
+from umbrella_env.cli_args import command, install_hint
 
 try:
     import torch
@@ -332,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

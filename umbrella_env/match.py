@@ -78,6 +78,13 @@ class StopMatch(Exception):
 
 # --------------------------------------------------------------------------- specs
 SPEC_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+#: ``name:key=value``, the agent options of the ladder (not a label: a label has no ':'),
+#: which the other commands do not take (:data:`NO_OPTIONS`).
+OPTIONS_LIKE = re.compile(r"^[A-Za-z][\w-]*:[A-Za-z_]\w*=[^=]*(,[A-Za-z_]\w*=[^=]*)*$")
+NO_OPTIONS = (
+    "takes no agent options (name:key=value is the ladder's syntax); give an agent name, "
+    "a checkpoint or a factory module:function that builds the agent with its options"
+)
 CHECKPOINT_SUFFIXES = (".zip", ".onnx", ".pt")
 
 
@@ -148,6 +155,8 @@ def build_agent(
     else:
         name = spec.strip().lower()
         if not is_checkpoint(spec) and name not in AGENT_NAMES and name not in AZ_NAMES:
+            if OPTIONS_LIKE.match(spec) and not Path(spec).exists():
+                raise AgentSpecError(f"agent {label!r}: this command {NO_OPTIONS}")
             raise AgentSpecError(f"unknown agent {label!r}: {valid_choices()}")
         kwargs: dict[str, Any] = {}
         if is_checkpoint(spec) or name in AZ_NAMES:  # trained for one configuration

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -91,3 +92,10 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def default_run_dir(prefix: str) -> Path:
+    """The output folder of a command run without ``--out``: ``runs/<prefix>-<time>-<pid>``.
+    The process id keeps apart two runs started in the same second (a shell loop over seeds),
+    which wrote into one folder, the second replacing the first's files."""
+    return Path("runs") / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"

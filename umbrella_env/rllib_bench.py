@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from umbrella_env.cli_args import first_problem, int_problem
+from umbrella_env.cli_args import command, first_problem, int_problem
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
 from umbrella_env.rllib_train import MULTIPLAYER_ONLY, build_config, build_parser, check_options
 from umbrella_env.training.options import given_among
@@ -106,6 +106,7 @@ UNUSED = {
 }  # fmt: skip
 
 
+@command
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_bench_parser()
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -58,6 +58,7 @@ import numpy as np
 from agents.checkpoint import base_metadata
 from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
 from umbrella_env.cli_args import (
+    command,
     first_problem,
     int_problem,
     path_option,
@@ -67,7 +68,7 @@ from umbrella_env.cli_args import (
 )
 from umbrella_env.core.config import GameConfig
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
-from umbrella_env.paths import output_dir_problem, write_atomically
+from umbrella_env.paths import default_run_dir, output_dir_problem, write_atomically
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
 from umbrella_env.training.options import (
     EVAL_SEED,
@@ -124,7 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed of RLlib, torch and the games (default 0)",
     )
     p.add_argument(
-        "--out", type=path_option, default=None, help="output folder (default runs/rllib-<players>p-l<level>-<time>)"
+        "--out",
+        type=path_option,
+        default=None,
+        help="output folder (default runs/rllib-<players>p-l<level>-<time>-<pid>)",
     )
     p.add_argument(
         "--opponents",
@@ -423,6 +427,7 @@ def _fail(message: str) -> int:
     return 2
 
 
+@command
 def main(argv: Sequence[str] | None = None) -> int:
     """The command; returns the exit status (2 for bad input, with a message on stderr)."""
     parser = build_parser()
@@ -447,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
     except (ValueError, RayUnavailable) as exc:
         return _fail(str(exc))
-    out = args.out or Path("runs") / f"rllib-{args.players}p-l{args.level}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out = args.out or default_run_dir(f"rllib-{args.players}p-l{args.level}")
     problem = output_dir_problem(out)
     if problem is not None:
         return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")

@@ -264,6 +264,10 @@ def load_network(
     meta = read_metadata(path)
     check_configuration(meta, path, num_players=num_players, plate_level=plate_level)
     expected = "expected a torch checkpoint written by this project's alphazero trainer"
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head[:2] != b"PK" and head[:1] != b"\x80":  # torch.save's zip archive, or its older pickle
+        raise ValueError(f"checkpoint {str(path)!r} is not a torch file; {expected}")
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a truncated or foreign file

@@ -11,10 +11,10 @@ import argparse
 import importlib.util
 import sys
 from collections.abc import Sequence
-from datetime import datetime
-from pathlib import Path
 
 from umbrella_env.cli_args import (
+    SYSTEM_ERRNOS,
+    command,
     install_hint,
     int_problem,
     path_option,
@@ -28,8 +28,8 @@ from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_re
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import BACKENDS, EvaluationError, run_tournament
 from umbrella_env.match import SPECS_HELP, AgentError
-from umbrella_env.parallel import WorkerDied, local_cpus
-from umbrella_env.paths import output_dir_problem, previous_run, remove_run
+from umbrella_env.parallel import WorkerDied, oversubscribed
+from umbrella_env.paths import default_run_dir, output_dir_problem, previous_run, remove_run
 
 PROG = "python evaluate.py"
 #: The scripts that start this command (the usage line names the one typed: program_name).
@@ -64,13 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="with --backend ray: HOST:PORT of an existing Ray cluster (default: a local Ray)",
     )
-    p.add_argument("--out", type=path_option, default=None, help="output folder (default runs/eval-<timestamp>)")
+    p.add_argument("--out", type=path_option, default=None, help="output folder (default runs/eval-<time>-<pid>)")
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"truncation (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--overwrite", action="store_true", help="replace a previous report in --out (refused without it)")
     return p
 
 
+@command
 def main(argv: Sequence[str] | None = None) -> int:
     """The CLI; returns the exit status (2 for bad input, with a message on stderr)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -90,11 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    cpus = local_cpus()
-    if args.backend == "process" and args.workers is not None and args.workers > cpus:  # 16 on 2 cores: 4.7x as long
-        print(f"note: --workers {args.workers} on {cpus} CPU(s): more processes than CPUs slow the games down",
-              file=sys.stderr)  # fmt: skip
-    out = args.out if args.out is not None else Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}"
+    note = oversubscribed("--workers", args.workers, "processes") if args.backend == "process" else None
+    if note:
+        print(note, file=sys.stderr)
+    out = args.out if args.out is not None else default_run_dir("eval")
     problem = output_dir_problem(out)
     if problem is not None:
         print(f"error: --out {str(out)!r} cannot hold the report: {problem}", file=sys.stderr)
@@ -123,11 +123,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     summary = summarise(result)
-    if args.overwrite:
-        remove_run(out, REPORT_FILES)  # none of the previous report's files stays beside the new one
-    report = write_report(result, out, summary, argv)
     if args.games != result.games_per_table:
         print(f"note: --games {args.games} rounded up to {result.games_per_table} per table (a multiple of --players)")
-    print_summary(summary)
+    print_summary(summary)  # first: a report the disk cannot take leaves the standings on the terminal
+    if args.overwrite:
+        remove_run(out, REPORT_FILES)  # none of the previous report's files stays beside the new one
+    try:
+        report = write_report(result, out, summary, argv)
+    except OSError as exc:
+        if exc.errno not in SYSTEM_ERRNOS:
+            raise
+        print(f"error: the report could not be written to {out}: {exc.strerror} ({exc.filename}); none of it "
+              "was kept (the standings are above)", file=sys.stderr)  # fmt: skip
+        return 1
     print(f"{summary['games']} games in {result.elapsed:.1f} s; report: {report}")
     return 0

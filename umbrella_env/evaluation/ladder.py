@@ -36,7 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.registry import AGENT_NAMES, AZ_NAMES
-from umbrella_env.cli_args import first_problem, game_options_problem, int_problem, seed_option
+from umbrella_env.cli_args import (
+    HelpFormatter,
+    first_problem,
+    game_options_problem,
+    int_problem,
+    program_name,
+    seed_option,
+)
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import KEY_RANGE
 from umbrella_env.core.single import SingleGame
@@ -64,14 +71,19 @@ def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
 
     The options are what follows the *last* ``:`` when every item there is ``key=value``,
     so a name holding a ``:`` of its own stays whole: ``"net:x.pt"`` -> ("net:x.pt", {}),
-    ``"net:x.pt:deterministic=false"`` -> ("net:x.pt", {"deterministic": False})."""
+    ``"net:x.pt:deterministic=false"`` -> ("net:x.pt", {"deterministic": False}).  An option
+    given twice, or a ``:`` with nothing after it, is an :class:`AgentSpecError`."""
     name, sep, rest = text.rpartition(":")
+    if sep and not rest.strip() and name:
+        raise AgentSpecError(f"agent {text!r}: nothing after ':' (give key=value options, or leave out the ':')")
     items = [item for item in rest.split(",") if item]
     if not sep or not all(_OPTION.match(item) for item in items):
         return text, {}
     kwargs: dict[str, Any] = {}
     for item in items:
         key, _, value = item.partition("=")
+        if key in kwargs:
+            raise AgentSpecError(f"agent {text!r}: option {key!r} given twice")
         if value.lower() in _WORDS:
             kwargs[key] = _WORDS[value.lower()]
             continue
@@ -244,12 +256,22 @@ def pair_match(spec_a: str, spec_b: str, games: int, level: int = 1, seed: int =
 
 @command_exits
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--agents", nargs="+", default=["random", "greedy", "heuristic"])
-    ap.add_argument("--level", type=int, default=1)
+    ap = argparse.ArgumentParser(
+        prog=program_name("python -m umbrella_env.evaluation.ladder"),
+        description=__doc__,
+        formatter_class=HelpFormatter,
+    )
+    ap.add_argument(
+        "--agents",
+        nargs="+",
+        default=["random", "greedy", "heuristic"],
+        metavar="AGENT",
+        help="agent specs, with options as name:key=value,... (e.g. search:simulations=100)",
+    )
+    ap.add_argument("--level", type=int, default=1, help="plate level 1-4")
     ap.add_argument("--solo-games", type=int, default=0, help="solo deals per agent")
     ap.add_argument("--pair-games", type=int, default=0, help="2-player deals per pair (each with both seatings)")
-    ap.add_argument("--seed", type=seed_option(), default=0)
+    ap.add_argument("--seed", type=seed_option(), default=0, help="seed of the deals (its range: see above)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     args = ap.parse_args(argv)
     problem = first_problem(

@@ -11,6 +11,7 @@ import numpy as np
 from umbrella_env.core.facts import MERIT_BANDS
 from umbrella_env.evaluation.stats import ranked
 from umbrella_env.match import band_label
+from umbrella_env.paths import write_atomically
 
 
 def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
@@ -43,7 +44,7 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
         ax.legend(loc="upper right", fontsize=8)
         fig.tight_layout()
         paths.append(out / "scores.png")
-        fig.savefig(paths[-1], dpi=110)
+        _save(fig, paths[-1])
         plt.close(fig)
 
         fig, ax = plt.subplots(figsize=(9, 4))
@@ -58,7 +59,7 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
         ax.legend(fontsize=8)
         fig.tight_layout()
         paths.append(out / "merit.png")
-        fig.savefig(paths[-1], dpi=110)
+        _save(fig, paths[-1])
         plt.close(fig)
         return paths
 
@@ -76,7 +77,7 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
     ax.set_xlim(0, 100)
     fig.tight_layout()
     paths.append(out / "winrates.png")
-    fig.savefig(paths[-1], dpi=110)
+    _save(fig, paths[-1])
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.5 * len(ranked_agents)))
@@ -88,6 +89,12 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
     ax.set_title("OpenSkill Plackett-Luce ratings (left whisker: ordinal = mu - 3 sigma)", fontsize=10)
     fig.tight_layout()
     paths.append(out / "ratings.png")
-    fig.savefig(paths[-1], dpi=110)
+    _save(fig, paths[-1])
     plt.close(fig)
     return paths
+
+
+def _save(fig: Any, path: Path) -> None:
+    """``fig`` as the PNG ``path``, which appears only once complete (a full disk leaves no
+    truncated picture)."""
+    write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))

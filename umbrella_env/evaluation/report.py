@@ -18,6 +18,7 @@ from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import TournamentResult
 from umbrella_env.match import band_label
+from umbrella_env.paths import previous_run, remove_run, write_atomically
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -218,18 +219,32 @@ def write_report(
     summary: dict[str, Any] | None = None,
     argv: Sequence[str] | None = None,
 ) -> Path:
-    """Write report.md, the PNG plots, summary.json and games.jsonl into ``out``; returns report.md."""
+    """Write games.jsonl, summary.json, the PNG plots and report.md into ``out``; returns
+    report.md.  Each file appears only once complete; if one cannot be written (a full disk),
+    the files written before it are removed and the error raised: no part of a report stays
+    to be taken for a whole one, or to block the next run as a previous report."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     summary = summary if summary is not None else summarise(result)
-    plots = write_plots(summary, out)
-    report = out / "report.md"
-    report.write_text(_format_report(summary, plots, argv), encoding="utf-8")
-    # NaN (a spread of one game) is not JSON: written as null, so strict parsers read the file
-    (out / "summary.json").write_text(json.dumps(_finite(summary), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    with open(out / "games.jsonl", "w", encoding="utf-8") as fh:
-        for rec in result.records:
-            fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")
+    before = set(previous_run(out, REPORT_FILES))
+
+    def write_games(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for rec in result.records:
+                fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")
+
+    try:
+        write_atomically(out / "games.jsonl", write_games)
+        # NaN (a spread of one game) is not JSON: written as null, so strict parsers read the file
+        text = json.dumps(_finite(summary), indent=2, allow_nan=False) + "\n"
+        write_atomically(out / "summary.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        plots = write_plots(summary, out)
+        report = out / "report.md"
+        markdown = _format_report(summary, plots, argv)
+        write_atomically(report, lambda tmp: tmp.write_text(markdown, encoding="utf-8"))
+    except BaseException:
+        remove_run(out, [name for name in previous_run(out, REPORT_FILES) if name not in before])
+        raise
     return report
 
 

@@ -43,7 +43,7 @@ win rate).  Solo: the score distribution, mean score with its interval, the rule
 merit bands, and the head-to-head rate of scoring more on the same deal.
 
 Writes ``report.md``, PNG plots, ``summary.json`` and ``games.jsonl`` to ``--out``
-(default ``runs/eval-<timestamp>``).  Bad input exits with status 2 and a message.
+(default ``runs/eval-<time>-<pid>``).  Bad input exits with status 2 and a message.
 Needs the ``eval`` extra (openskill, matplotlib, tqdm; rich is used when installed).
 """
 
@@ -71,6 +71,8 @@ from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
 from umbrella_env.match import (
     NET_PREFIX,
+    NO_OPTIONS,
+    OPTIONS_LIKE,
     RLLIB_PREFIX,
     SPEC_FACTORY,
     AgentError,
@@ -170,8 +172,6 @@ def game_seed(base_seed: int, index: int) -> int:
 _SPEC_LABEL = re.compile(r"^([A-Za-z0-9_.\-]+)=(.+)$")
 #: ``label=spec`` with some label (no '/': a path may contain '=')
 _LABEL_LIKE = re.compile(r"^[^=/]+=.+$")
-#: ``name:key=value``, the agent options of the ladder (not a label: a label has no ':')
-_OPTIONS_LIKE = re.compile(r"^[A-Za-z][\w-]*:[A-Za-z_]\w*=[^=]*(,[A-Za-z_]\w*=[^=]*)*$")
 
 
 def _default_label(spec: str, folders: int = 0) -> str:
@@ -200,11 +200,8 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         m = _SPEC_LABEL.match(raw)
         labelled = bool(m) and not Path(raw).exists()
         spec = m.group(2) if labelled else raw
-        if _OPTIONS_LIKE.match(spec) and not Path(spec).exists():
-            raise EvaluationError(
-                f"agent {raw!r}: evaluate takes no agent options (name:key=value is the ladder's syntax); give an "
-                "agent name, a checkpoint or a factory module:function that builds the agent with its options"
-            )
+        if OPTIONS_LIKE.match(spec) and not Path(spec).exists():
+            raise EvaluationError(f"agent {raw!r}: evaluate {NO_OPTIONS}")
         if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
             raise EvaluationError(f"agent {raw!r}: the label before '=' may use only letters, digits, '_', '.' and '-'")
         label = m.group(1) if labelled else _default_label(raw)

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import game_options_problem, program_name, seed_option
+from umbrella_env.cli_args import command, game_options_problem, program_name, seed_option
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.match import SPECS_HELP, AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
@@ -140,6 +140,7 @@ def settle(args: argparse.Namespace, io: Console) -> Settings | None:
     return Settings(players, level, list(opponents), args.seat, seed, args.max_turns)
 
 
+@command
 def main(
     argv: Sequence[str] | None = None, stdin: TextIO | None = sys.stdin, stdout: TextIO | None = sys.stdout
 ) -> int:

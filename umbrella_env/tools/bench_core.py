@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from umbrella_env.cli_args import first_problem, int_problem, real_problem
+from umbrella_env.cli_args import command, first_problem, int_problem, real_problem
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.reference import ReferenceGame
@@ -65,6 +65,7 @@ def bench_reference(config: GameConfig, seconds: float, seed: int = 0) -> float:
     return steps / (time.perf_counter() - t0)
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.bench_core",

@@ -33,7 +33,7 @@ import gymnasium as gym
 import numpy as np
 
 import umbrella_env
-from umbrella_env.cli_args import first_problem, install_hint, int_problem, real_problem
+from umbrella_env.cli_args import command, first_problem, install_hint, int_problem, real_problem
 from umbrella_env.core import engine as E
 
 #: The largest --num-envs: about 18 kB of memory per env of the vector env (observations,
@@ -93,6 +93,7 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int = 0) -> flo
     return steps / (time.perf_counter() - t0)
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.bench_envs",

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from umbrella_env.cli_args import first_problem, int_problem
+from umbrella_env.cli_args import command, first_problem, int_problem
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core import observation as O
@@ -148,6 +148,7 @@ def time_new(config: GameConfig, games: int = 2000) -> float:
     return (time.perf_counter() - t0) / games
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.bench_single",

@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import MissingExtra, install_hint
+from umbrella_env.cli_args import MissingExtra, command, install_hint
 
 try:
     import torch
@@ -102,8 +102,8 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import play_forced  # self-play records and searches choices only
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
-from umbrella_env.parallel import Progress, WorkerDied, local_cpus, process_pool, stop_pool
-from umbrella_env.paths import output_dir_problem, remove_run, write_atomically
+from umbrella_env.parallel import Progress, WorkerDied, local_cpus, oversubscribed, process_pool, stop_pool
+from umbrella_env.paths import default_run_dir, output_dir_problem, remove_run, write_atomically
 from umbrella_env.training.options import (
     RUN_FILES,
     TRAINER_SEED_HELP,
@@ -885,7 +885,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="minutes: stop after the iteration that passes it (then evaluate and save)",
     )
     p.add_argument("--seed", type=trainer_seed, default=0, help=TRAINER_SEED_HELP)
-    p.add_argument("--out", type=path_option, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>)")
+    p.add_argument(
+        "--out", type=path_option, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>-<pid>)"
+    )
     p.add_argument("--resume", type=path_option, default=None, help="continue from a .pt checkpoint of this trainer")
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
@@ -1067,6 +1069,7 @@ def command_line(argv: Sequence[str]) -> str:
     return " ".join([PROG, *argv])
 
 
+@command
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     """The trainer's command line; ``prog`` names the command in usage and errors (``train.py
     --algo alphazero`` when dispatched by :mod:`umbrella_env.training.cli`); the command
@@ -1098,10 +1101,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
                     f"give --iterations of at least {done + 1} (the total, not the number to add)"
                 )
             resume = read_resume(args.resume, config)
-        out = (
-            args.out
-            or Path("runs") / f"az-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
-        )
+        out = args.out or default_run_dir(f"az-{config.num_players}p-l{config.plate_level}")
         problem = output_dir_problem(out)
         if problem is not None:
             raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
@@ -1181,6 +1181,9 @@ class Trainer:
         given: Collection[str] = (),
     ) -> None:
         self.args, self.config, self.out, self.command = args, config, out, command
+        note = oversubscribed("--torch-threads", args.torch_threads, "threads")
+        if note:
+            print(note, file=sys.stderr)
         torch.set_num_threads(args.torch_threads)
         torch.manual_seed(args.seed)
         self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1,)))

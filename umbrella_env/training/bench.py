@@ -30,7 +30,7 @@ import torch
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 import umbrella_env  # noqa: F401  (registers the envs)
-from umbrella_env.cli_args import first_problem, int_problem
+from umbrella_env.cli_args import command, first_problem, int_problem
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError
 from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -95,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         if problem:
             raise ValueError(problem)
+        least = args.rounds * train.N_STEPS * args.n_envs
+        if args.bench_timesteps < least:  # it timed a whole rollout per round, whatever was asked
+            raise ValueError(
+                f"--bench-timesteps {args.bench_timesteps} is less than one rollout per round: each round times "
+                f"whole rollouts, so give at least --rounds {args.rounds} x {train.N_STEPS} steps x --n-envs "
+                f"{args.n_envs} = {least:,}"
+            )
         GameConfig(num_players=1, plate_level=args.level, max_turns=args.max_turns)
     except (ValueError, ConfigError) as exc:
         parser.error(str(exc))

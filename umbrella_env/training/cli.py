@@ -9,7 +9,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from umbrella_env.cli_args import MissingExtra, program_name, sigterm_as_interrupt
+from umbrella_env.cli_args import MissingExtra, command, program_name, sigterm_as_interrupt
 from umbrella_env.training.options import TRAIN_COMMAND
 
 ALGOS = ("ppo", "alphazero")
@@ -35,6 +35,7 @@ def split_algo(argv: Sequence[str]) -> tuple[str, list[str]]:
     return algo, rest
 
 
+@command
 def main(argv: Sequence[str] | None = None) -> int:
     algo, rest = split_algo(sys.argv[1:] if argv is None else list(argv))
     prog = program_name(*TRAIN_COMMAND)

@@ -2,7 +2,7 @@
 
     python train.py --quick                      # ~2 minutes, 2 players
     python train.py --players 1 --timesteps 2e6  # solo on the native vector env
-    python train.py --players 2 --opponents greedy self --pretrain heuristic \
+    python train.py --players 2 --opponents greedy self --pretrain heuristic \\
         --pretrain-games 8000 --pretrain-epochs 10 --learning-rate 2e-4 --ent-coef 0.001 --timesteps 6e5
 
 * Solo trains on :class:`~umbrella_env.envs.sb3.UmbrellaSB3VecEnv` (dense reward: the
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import MissingExtra, install_hint
+from umbrella_env.cli_args import MissingExtra, command, install_hint
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -64,13 +64,13 @@ from gymnasium import spaces
 from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, sidecar_path
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, load_model, read_metadata
-from umbrella_env.cli_args import first_problem, int_problem, path_option, program_name, real_problem
+from umbrella_env.cli_args import HelpFormatter, first_problem, int_problem, path_option, program_name, real_problem
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, build_agent, play_rotation
-from umbrella_env.parallel import WorkerDied, local_cpus
-from umbrella_env.paths import output_dir_problem, output_file_problem, remove_run, write_atomically
+from umbrella_env.parallel import WorkerDied, local_cpus, memory_bytes, oversubscribed
+from umbrella_env.paths import default_run_dir, output_dir_problem, output_file_problem, remove_run, write_atomically
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
     EVAL_SEED,
@@ -379,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__,
         epilog="train.py --algo alphazero (or umbrella-train --algo alphazero) runs the Gumbel AlphaZero "
         "trainer instead; its options: train.py --algo alphazero --help",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--algo",
@@ -394,7 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-envs", type=int, default=64, help="games played side by side")
     p.add_argument("--seed", type=trainer_seed, default=0, help=TRAINER_SEED_HELP)
     p.add_argument(
-        "--out", type=path_option, default=None, help="output folder (default runs/train-<players>p-l<level>-<time>)"
+        "--out",
+        type=path_option,
+        default=None,
+        help="output folder (default runs/train-<players>p-l<level>-<time>-<pid>)",
     )
     p.add_argument(
         "--opponents",
@@ -484,6 +487,12 @@ def build_parser() -> argparse.ArgumentParser:
 N_STEPS = 32  # rollout length per game; a rollout is N_STEPS x --n-envs decisions
 
 
+def rollout_bytes(n_envs: int) -> int:
+    """The memory of MaskablePPO's rollout buffer: float32 observations and action masks of
+    ``N_STEPS`` decisions per game (the rest of a step's record is a few floats)."""
+    return N_STEPS * n_envs * (OBS_SIZE + A.NUM_ACTIONS) * 4
+
+
 def build_model(args: argparse.Namespace, env: Any, tensorboard_log: str | None = None) -> Any:
     """A fresh MaskablePPO with the hyperparameters of ``args`` (see :func:`build_parser`)."""
     return MaskablePPO(
@@ -553,8 +562,10 @@ def load_pretrain_cache(args: argparse.Namespace, config: GameConfig) -> Demonst
     try:
         demos = Demonstrations.load(cache)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        # NumPy's words for a file that is no archive advise loading it with pickle: not for a user to follow
+        detail = "not a NumPy .npz archive" if "allow_pickle" in str(exc) else str(exc)
         raise ValueError(
-            f"--pretrain-cache {str(cache)!r} is not a cache of teacher games written by this trainer ({exc}); "
+            f"--pretrain-cache {str(cache)!r} is not a cache of teacher games written by this trainer ({detail}); "
             "remove it or give another file"
         ) from None
     opponents = _pretrain_opponents(args, config)
@@ -667,10 +678,26 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     problem = first_problem(problems)
     if problem:
         raise ValueError(problem)
-    if args.resume is None and "batch_size" in given and args.batch_size > N_STEPS * args.n_envs:
+    memory, need = memory_bytes(), rollout_bytes(args.n_envs)
+    if memory is not None and need > memory // 2:
+        most = max(1, memory // 2 // rollout_bytes(1))
+        raise ValueError(
+            f"--n-envs {args.n_envs} needs about {need / 2**30:.1f} GiB for one rollout ({N_STEPS} steps x "
+            f"{OBS_SIZE} observation + {A.NUM_ACTIONS} mask floats per game), over half of this machine's "
+            f"{memory / 2**30:.1f} GiB: give at most {most:,}"
+        )
+    rollout = N_STEPS * args.n_envs
+    if args.resume is None and "batch_size" in given and args.batch_size > rollout:
         raise ValueError(
             f"--batch-size {args.batch_size} is larger than a rollout ({N_STEPS} steps x --n-envs {args.n_envs} = "
-            f"{N_STEPS * args.n_envs}): give at most {N_STEPS * args.n_envs}, or more --n-envs"
+            f"{rollout}): give at most {rollout}, or more --n-envs"
+        )
+    batch = min(args.batch_size, rollout)
+    if args.resume is None and (batch == 1 or rollout % batch == 1):
+        raise ValueError(
+            f"--batch-size {args.batch_size} leaves minibatches of 1 decision in each rollout of {rollout} "
+            f"({N_STEPS} steps x --n-envs {args.n_envs}): PPO normalizes a minibatch's advantages, which takes "
+            "2 or more; give another --batch-size (one that divides the rollout wastes nothing)"
         )
     check_layers("--net", args.net)
     if args.players == 1:
@@ -713,6 +740,7 @@ def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[arg
     return resolve_defaults(args), given
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, given = parse_options(parser, sys.argv[1:] if argv is None else list(argv))
@@ -728,10 +756,7 @@ def main(argv: list[str] | None = None) -> int:
                 build_agent(spec, config)
         else:
             args.eval_opponent = "random"
-        out = (
-            args.out
-            or Path("runs") / f"train-{config.num_players}p-l{config.plate_level}-{time.strftime('%Y%m%d-%H%M%S')}"
-        )
+        out = args.out or default_run_dir(f"train-{config.num_players}p-l{config.plate_level}")
         problem = output_dir_problem(out)
         if problem is not None:
             raise ValueError(f"--out {str(out)!r} cannot hold the run: {problem}")
@@ -788,6 +813,9 @@ def _train(
     previous: dict[str, Any],
     cached: Demonstrations | None,
 ) -> int:
+    note = oversubscribed("--torch-threads", args.torch_threads, "threads")
+    if note:
+        print(note, file=sys.stderr)
     args.torch_threads = args.torch_threads or local_cpus()
     torch.set_num_threads(max(1, args.torch_threads))
     tb = None
