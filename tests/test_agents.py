@@ -452,7 +452,7 @@ def _heights(g: SingleGame) -> list[int]:
 @pytest.mark.parametrize(("num_players", "level"), CONFIGS)
 def test_determinize_keeps_public_information(num_players: int, level: int) -> None:
     rng = np.random.default_rng(num_players * 10 + level)
-    changed = total = 0
+    changed = total = flipped = tiles = 0
     for g in collect_states(num_players, level)[::3]:
         before = snapshot(g)
         observer = g.actor
@@ -476,11 +476,16 @@ def test_determinize_keeps_public_information(num_players: int, level: int) -> N
         assert not {c >> 1 for c in _hidden(d)} & visible
         if num_players == 1:  # solo faces are public (all black at setup)
             assert [c & 1 for c in _hidden(d)] == [c & 1 for c in _hidden(g)]
+        else:  # 2-4 players: the hidden faces are not public either, and are drawn anew
+            flipped += sum((a & 1) != (b & 1) for a, b in zip(_hidden(d), _hidden(g)))
+            tiles += len(_hidden(g))
         if _hidden(g):
             total += 1
             changed += _hidden(d) != _hidden(g)
     assert total > 0
     assert changed >= 0.6 * total
+    if num_players > 1:  # a fair coin per hidden tile: about half of them change face
+        assert tiles >= 15 and 0.2 < flipped / tiles < 0.8, (flipped, tiles)  # seeded: the same draws every run
 
 
 def test_determinize_draws_every_unseen_tile() -> None:
@@ -540,9 +545,11 @@ def test_make_agent_given_a_folder_says_how_to_name_an_rllib_checkpoint(tmp_path
 
 def test_make_agent_zip_goes_to_the_policy_agent(tmp_path) -> None:
     """A .zip path is handed to agents.policy.PolicyAgent, which refuses a missing file."""
-    with pytest.raises(Exception) as err:
-        make_agent(str(tmp_path / "missing.zip"))
-    assert "missing.zip" in str(err.value)
+    missing = tmp_path / "missing.zip"
+    with pytest.raises(
+        ValueError, match=re.escape(f"checkpoint '{missing}' does not exist (expected a .zip written by")
+    ):
+        make_agent(str(missing))
 
 
 @pytest.mark.parametrize("common_numbers", [False, True])

@@ -319,6 +319,41 @@ def test_value_targets_belong_to_the_right_seat(num_players: int) -> None:
     assert node.value[h.actor] == 1.0 and sorted(node.value) == sorted(relative)
 
 
+def test_self_play_records_the_seat_that_decides_a_cover(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The receiver decides a cover on another seat's turn: self-play records its observation
+    and gives its value to it, not to the seat whose turn it is (each game starts at a cover
+    with a choice)."""
+    from tests.test_rules import cover_position
+    from umbrella_env.training import alphazero
+
+    cover = cover_position()
+
+    class CoverStart(SingleGame):
+        @classmethod
+        def new(cls, config: GameConfig, key: int) -> SingleGame:
+            return SingleGame.from_dict(cover)
+
+    recorded = []
+    game_targets = alphazero.game_targets
+
+    def targets(records, game, margin_weight):
+        recorded.append(list(records))
+        return game_targets(records, game, margin_weight)
+
+    monkeypatch.setattr(alphazero, "SingleGame", CoverStart)
+    monkeypatch.setattr(alphazero, "game_targets", targets)
+    net = AZNet(3, hidden=(16,))
+    config = GameConfig(num_players=3, max_turns=cover["max_turns"])
+    job = {"config": config, "hidden": (16,), "slide_hidden": net.slide_hidden, "weights": net.state_dict(), "seeds": [1, 2],
+           "simulations": 4, "max_considered": 2, "margin_weight": 0.5}  # fmt: skip
+    alphazero.selfplay_chunk(job)
+    start = {name: first for first, _, name, _ in observation_layout()}
+    assert len(recorded) == 2  # one list of records per game
+    for obs, _, _, seat, _ in (records[0] for records in recorded):  # the cover
+        assert seat == 1 and obs[start["actor"]] == 1 and obs[start["current"] + 2] == 1  # seat 0's turn, from 1
+    assert all(obs[start["actor"]] == 1 for records in recorded for obs, *_ in records)  # each decider's own view
+
+
 def test_solo_value_is_the_scaled_score() -> None:
     g = SingleGame.new(GameConfig(num_players=1), 2)
     rng = np.random.default_rng(0)

@@ -188,3 +188,16 @@ def test_bad_input_is_refused_with_the_problem_named(games: list, kwargs: dict, 
     args = {"num_agents": 3, **kwargs}
     with pytest.raises(ValueError, match=message):
         bradley_terry(games, **args)
+
+
+def test_the_interval_is_a_95_percent_one() -> None:
+    """Two agents, 4,000 games, 60% won: the bootstrap interval of the rating difference is the
+    normal 95% interval of its asymptotic standard error (a 90% one would be 16% narrower), and
+    the rating is the log-odds of the win rate."""
+    n, won = 4000, 2400
+    games = [((0, 1), (0, 1))] * won + [((0, 1), (1, 0))] * (n - won)
+    rating = bradley_terry(games, 2, bootstrap=4000, seed=0, anchor=1, anchor_elo=0.0)[0]
+    p = won / n
+    se = ELO_PER_NEPER / math.sqrt(n * p * (1 - p))
+    assert rating.elo == pytest.approx(ELO_PER_NEPER * math.log(p / (1 - p)), abs=0.5)  # the prior's 1 draw
+    assert 0.94 < (rating.high - rating.low) / (2 * 1.959964 * se) < 1.06

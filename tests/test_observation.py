@@ -194,9 +194,12 @@ def test_tiles_under_the_top_are_hidden(num_players: int, plate_level: int) -> N
                 np.testing.assert_array_equal(observe_all_seats(shuffled), base)
         # The visible tile: another tile, or the same tile turned over, changes every seat's view.
         # (Not in phase validate, where changing the visible figure would leave nothing to validate.)
+        # Nor the tile in transit (the swap phases), still on top of the slot it was validated from.
         if d["phase"] == "validate":
             continue
-        p, k, stack = stacks[int(rng.integers(len(stacks)))]
+        transit = d["passing"]["tile"] if d["passing"] else None
+        shown = [(p, k, stack) for p, k, stack in stacks if stack[-1]["tile"] != transit]
+        p, k, stack = shown[int(rng.integers(len(shown)))]
         other = copy.deepcopy(d)
         other["slots"][p][k][-1] = {"tile": int(unused[0]), "face": stack[-1]["face"]}
         flipped = copy.deepcopy(d)

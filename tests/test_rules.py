@@ -182,6 +182,22 @@ def play(engine, game, *actions: str) -> dict:
     return engine.dump(game)
 
 
+def cover_position() -> dict:
+    """The state dict of a 3-player game at a cover with a choice: seat 0 validated tile 15
+    and passes it to seat 1, whose four slots are full; seat 1 decides on seat 0's turn."""
+    from tests.engines import ADAPTERS
+
+    engine = ADAPTERS["reference"]
+    g = engine.load(
+        make_state(
+            3, stages=[row0_stage("B")], zones={"central": "B"}, fill="personal1", slots=["15w|||", "3w|4w|5w|6w"]
+        )
+    )
+    d = play(engine, g, "slide B from top col3", "validate slot0 space0")
+    assert (d["phase"], d["current_player"], engine.actor(g)) == ("cover", 0, 1)
+    return d
+
+
 def stage(d: dict, p: int = 0) -> str:
     return "/".join(d["stages"][p])
 

@@ -13,7 +13,9 @@ import pytest
 
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.playout import policy_actions
 from umbrella_env.core.single import SingleGame
+from umbrella_env.envs.common import end_rewards
 
 pytestmark = pytest.mark.train
 
@@ -65,6 +67,38 @@ def test_learner_env_gives_the_learner_every_decision_and_its_losses() -> None:
         for i in np.flatnonzero(dones):
             assert "terminal_observation" in infos[i] and "episode" in infos[i]
     assert -1.0 in env.results and (1.0 in env.results or 0.5 in env.results)
+
+
+def test_the_learner_is_paid_its_own_result() -> None:
+    """The end reward of each finished game is the learner seat's (shaping 0): +1 / +0.5 / -1
+    from that game's ranks at the learner's seat, not another seat's."""
+    config = GameConfig(num_players=3, plate_level=1)
+    env = train.LearnerVecEnv(8, config, train.OpponentPool(["greedy"], config, seed=0), shaping=0.0, seed=0)
+    env.reset()
+    ended: dict[int, float] = {}
+    new_games = env._new_games
+
+    def capture(idx: np.ndarray) -> None:  # the finished games, before they are dealt again
+        sub = E.take(env.state, idx)
+        for row, i in enumerate(idx):
+            if sub.done[row]:
+                results = end_rewards(E.scores(sub)[row], E.ranks(sub)[row], bool(sub.terminated[row]), "win")
+                ended[int(i)] = float(results[env.seat[i]])
+        new_games(idx)
+
+    env._new_games = capture
+    rng = np.random.default_rng(1)
+    checked = 0
+    for _ in range(3000):
+        ended.clear()
+        _, rewards, dones, _ = env.step(policy_actions(env.state, rng, greedy=0.5))
+        assert sorted(ended) == list(np.flatnonzero(dones))
+        for i, want in ended.items():
+            assert rewards[i] == want
+            checked += 1
+        if checked >= 12:
+            break
+    assert checked >= 12 and -1.0 in env.results  # played out: each game has a winner and losers
 
 
 @pytest.mark.parametrize("players", [1, 2])
