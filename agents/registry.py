@@ -57,10 +57,11 @@ def _options(spec: str, cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs``, or a TypeError naming the options ``cls`` does not take and those it does
     (Python's own "unexpected keyword argument" names neither the agent nor its options)."""
     params = inspect.signature(cls).parameters  # the constructor's, without self
+    fixed = {"seed", *_FIXED.get(spec.strip().lower(), ())}
     valid = [
         name
         for name, p in params.items()
-        if name != "seed" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty
+        if name not in fixed and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty
     ]
     unknown = sorted(set(kwargs) - set(valid))
     if unknown:
@@ -87,8 +88,6 @@ def _search(seed: int | None, **kwargs: Any) -> Agent:
 
 
 def _search_common(seed: int | None, **kwargs: Any) -> Agent:
-    if "common_numbers" in kwargs:  # "search-common" with common_numbers=False would be plain search under its name
-        raise TypeError("search-common takes no common_numbers option: it is the search with common_numbers=True")
     return SearchAgent(seed=seed, **{"name": "search-common", "common_numbers": True, **kwargs})
 
 
@@ -100,6 +99,9 @@ _CLASSES: dict[str, type] = {
     "search": SearchAgent,
     "search-common": SearchAgent,
 }
+#: Constructor options a built-in name sets itself (``search-common`` is the search with
+#: ``common_numbers=True``).
+_FIXED: dict[str, tuple[str, ...]] = {"search-common": ("common_numbers",)}
 _BUILDERS: dict[str, Callable[..., Agent]] = {
     "random": _random,
     "greedy": _greedy,

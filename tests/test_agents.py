@@ -356,7 +356,7 @@ def test_search_common_numbers_simulate_every_candidate_on_the_same_draws(num_pl
 def test_search_rejects_a_bad_common_numbers() -> None:
     with pytest.raises(ValueError, match="common_numbers must be True or False"):
         SearchAgent(common_numbers="yes")
-    with pytest.raises(TypeError, match="search-common takes no common_numbers option"):
+    with pytest.raises(TypeError, match="agent 'search-common' takes no option 'common_numbers'; its options: simulat"):
         make_agent("search-common", common_numbers=False)  # was plain search named search-common
 
 

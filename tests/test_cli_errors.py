@@ -571,29 +571,35 @@ def test_the_benchmarks_end_ctrl_c_in_one_line(monkeypatch, capsys) -> None:
 
 def test_evaluate_on_a_full_disk_keeps_no_part_of_the_report(tmp_path, capsys, monkeypatch) -> None:
     """The standings are printed before the report is written; a report the disk cannot take
-    is removed whole (a 0-byte report.md stayed, and blocked the next run as a previous
-    report), in one line and exit status 1."""
+    leaves the folder as it was, in one line and exit status 1 (a 0-byte report.md stayed,
+    without the games, and blocked the next run as a previous report; with --overwrite the
+    previous report was gone)."""
     import errno
 
     from umbrella_env.evaluation import report
 
     def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "r" / "winrates.png"))
+        raise OSError(errno.ENOSPC, "No space left on device")  # matplotlib's: no file name
 
-    monkeypatch.setattr(report, "write_plots", full)
     out = tmp_path / "r"
     argv = ["--agents", "random", "greedy", "--games", "2", "--out", str(out), "--no-progress"]
-    assert evaluate_cli.main(argv) == 1
+    with monkeypatch.context() as patch:
+        patch.setattr(report, "write_plots", full)
+        assert evaluate_cli.main(argv) == 1
     captured = capsys.readouterr()
     assert "greedy" in captured.out  # the standings
     assert captured.err.strip() == (
-        f"error: the report could not be written to {out}: No space left on device ({out / 'winrates.png'}); "
-        "none of it was kept (the standings are above)"
+        f"error: the report could not be written to {out}: No space left on device; the folder is as it was "
+        "(the standings are above)"
     )
-    assert list(out.iterdir()) == []  # games.jsonl and summary.json, written first, are removed
-    monkeypatch.undo()
+    assert not out.exists()  # made for the report, removed with it
     assert evaluate_cli.main(argv) == 0  # not refused as a previous report
-    assert {"report.md", "games.jsonl", "summary.json"} <= {p.name for p in out.iterdir()}
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {"report.md", "games.jsonl", "summary.json", "winrates.png"} <= set(before)
+    with monkeypatch.context() as patch:
+        patch.setattr(report, "write_plots", full)
+        assert evaluate_cli.main([*argv, "--seed", "9", "--overwrite"]) == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the previous report, whole
 
 
 def test_runs_started_together_get_their_own_default_folders() -> None:

@@ -233,3 +233,25 @@ def test_missing_pillow_names_the_install_command(
     assert not (tmp_path / "x.gif").exists()
     # The SVG needs no Pillow.
     assert demo.main(["--svg", str(tmp_path / "x.svg"), *SHORT]) == 0
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_picture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk was a usage error (exit 2, the usage text) and left a 0-byte picture that the
+    next run refused as an existing file: now one line naming the file, exit 1, no file."""
+    import errno
+    import os
+
+    real_replace = os.replace
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    svg = tmp_path / "game.svg"
+    assert demo.main(["--svg", str(svg), "--turns", "4"]) == 1
+    assert capsys.readouterr().err.strip() == f"error: No space left on device: {svg}"
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert demo.main(["--svg", str(svg), "--turns", "4"]) == 0 and svg.is_file()

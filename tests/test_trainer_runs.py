@@ -316,3 +316,32 @@ def test_az_a_worker_that_dies_is_one_line_naming_the_checkpoint(tmp_path, monke
     assert "Traceback" not in err and "BrokenProcessPool" not in err
     assert "error: a worker process died in the middle of its job" in err
     assert f"{tmp_path / 'a' / 'last.pt'} holds the network of iteration 1" in err
+
+
+def test_ppo_resume_refuses_a_rollout_that_leaves_a_minibatch_of_one(tmp_path, capsys) -> None:
+    """A checkpoint keeps its batch size: 31 fits a rollout of 2 games (64 = 31 + 31 + 2), and
+    resumed on 1 game (32 = 31 + 1) it trained into NaN and a torch traceback."""
+    from umbrella_env.training import ppo
+
+    first = tmp_path / "first"
+    base = _without(PPO, "--n-envs")
+    assert ppo.main([*base, "--n-envs", "2", "--batch-size", "31", "--out", str(first)]) == 0
+    resume = [a for a in _without(base, "--net") if a != "32"]
+    err = _refused(ppo.main, [*resume, "--n-envs", "1", "--resume", str(first / "last.zip"), "--out", str(tmp_path / "r")],
+                   capsys)  # fmt: skip
+    assert "the --resume checkpoint's batch size 31 leaves minibatches of 1 decision in each rollout of 32" in err
+    assert "give another --n-envs" in err and not (tmp_path / "r").exists()
+
+
+def test_az_stopped_before_writing_leaves_no_folder(tmp_path, capsys, monkeypatch) -> None:
+    """Ctrl-C before the first checkpoint left an empty --out folder (PPO removed its own)."""
+    from umbrella_env.training import alphazero
+
+    def stop(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(alphazero.Trainer, "run", stop)
+    out = tmp_path / "nested" / "run"
+    assert alphazero.main([*TINY, "--out", str(out)]) == 130
+    assert "this run saved no checkpoint" in capsys.readouterr().err
+    assert not out.exists()

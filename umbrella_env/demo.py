@@ -50,7 +50,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.cli_args import command, install_hint, int_problem, path_option, seed_option
+from umbrella_env.cli_args import SYSTEM_ERRNOS, command, install_hint, int_problem, path_option, seed_option
 from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -332,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     except UmbrellaError as exc:
         parser.error(str(exc))
     except OSError as exc:
+        if exc.errno in SYSTEM_ERRNOS:  # a full disk is no usage error: one line, exit 1 (cli_args.command)
+            raise
         parser.error(f"cannot write the pictures: {exc}")
     return 0
 

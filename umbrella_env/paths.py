@@ -12,11 +12,12 @@ and writes the files a resume reads with :func:`write_atomically`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 
@@ -90,6 +91,10 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     try:
         write(tmp)
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk names the file asked for (a writer through a file object names none)
+        if exc.filename is None or Path(exc.filename) == tmp:
+            exc.filename = str(path)
+        raise
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -99,3 +104,18 @@ def default_run_dir(prefix: str) -> Path:
     The process id keeps apart two runs started in the same second (a shell loop over seeds),
     which wrote into one folder, the second replacing the first's files."""
     return Path("runs") / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+@contextlib.contextmanager
+def output_folder(path: Path) -> Iterator[Path]:
+    """``path`` made (with its parents) for a command's output, and removed again when the
+    command ends, however it ends (an error, Ctrl-C), leaving it empty where it did not exist
+    before: a run that wrote nothing leaves no empty folder behind."""
+    path = Path(path)
+    created = not path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        yield path
+    finally:
+        if created and path.is_dir() and not any(path.iterdir()):
+            path.rmdir()

@@ -29,7 +29,7 @@ from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import BACKENDS, EvaluationError, run_tournament
 from umbrella_env.match import SPECS_HELP, AgentError
 from umbrella_env.parallel import WorkerDied, oversubscribed
-from umbrella_env.paths import default_run_dir, output_dir_problem, previous_run, remove_run
+from umbrella_env.paths import default_run_dir, output_dir_problem, previous_run
 
 PROG = "python evaluate.py"
 #: The scripts that start this command (the usage line names the one typed: program_name).
@@ -126,15 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.games != result.games_per_table:
         print(f"note: --games {args.games} rounded up to {result.games_per_table} per table (a multiple of --players)")
     print_summary(summary)  # first: a report the disk cannot take leaves the standings on the terminal
-    if args.overwrite:
-        remove_run(out, REPORT_FILES)  # none of the previous report's files stays beside the new one
-    try:
+    try:  # replaces a previous report (--overwrite) only once the new one is whole
         report = write_report(result, out, summary, argv)
     except OSError as exc:
         if exc.errno not in SYSTEM_ERRNOS:
             raise
-        print(f"error: the report could not be written to {out}: {exc.strerror} ({exc.filename}); none of it "
-              "was kept (the standings are above)", file=sys.stderr)  # fmt: skip
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: the report could not be written to {out}: {exc.strerror}{where}; the folder is as it was "
+              "(the standings are above)", file=sys.stderr)  # fmt: skip
         return 1
     print(f"{summary['games']} games in {result.elapsed:.1f} s; report: {report}")
     return 0

@@ -3,12 +3,15 @@ plots, ``summary.json`` and ``games.jsonl``."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import os
 import shlex
+import shutil
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import TournamentResult
 from umbrella_env.match import band_label
-from umbrella_env.paths import previous_run, remove_run, write_atomically
+from umbrella_env.paths import output_folder, remove_run
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -208,6 +211,9 @@ def _finite(value: Any) -> Any:
     return value
 
 
+#: The folder inside ``out`` where :func:`write_report` writes a report before it replaces the
+#: previous one.
+STAGING = ".report-partial"
 #: The files of a report in its folder (``--overwrite`` removes them; a new report refuses a
 #: folder that holds them).
 REPORT_FILES = ("report.md", "summary.json", "games.jsonl", "scores.png", "merit.png", "winrates.png", "ratings.png")
@@ -220,32 +226,38 @@ def write_report(
     argv: Sequence[str] | None = None,
 ) -> Path:
     """Write games.jsonl, summary.json, the PNG plots and report.md into ``out``; returns
-    report.md.  Each file appears only once complete; if one cannot be written (a full disk),
-    the files written before it are removed and the error raised: no part of a report stays
-    to be taken for a whole one, or to block the next run as a previous report."""
+    report.md.  The files are written into a staging folder in ``out`` first, and replace the
+    files of a previous report (every one of :data:`REPORT_FILES`: none stays beside the new
+    report) only once all are complete: a failure (a full disk, Ctrl-C) leaves ``out`` as
+    it was, and no part of a report can be taken for a whole one."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     summary = summary if summary is not None else summarise(result)
-    before = set(previous_run(out, REPORT_FILES))
-
-    def write_games(tmp: Path) -> None:
-        with open(tmp, "w", encoding="utf-8") as fh:
+    staging = out / STAGING
+    shutil.rmtree(staging, ignore_errors=True)  # left by a process killed while writing
+    with output_folder(out), _removed(staging):
+        staging.mkdir()
+        with open(staging / "games.jsonl", "w", encoding="utf-8") as fh:
             for rec in result.records:
                 fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")
-
-    try:
-        write_atomically(out / "games.jsonl", write_games)
         # NaN (a spread of one game) is not JSON: written as null, so strict parsers read the file
         text = json.dumps(_finite(summary), indent=2, allow_nan=False) + "\n"
-        write_atomically(out / "summary.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
-        plots = write_plots(summary, out)
-        report = out / "report.md"
-        markdown = _format_report(summary, plots, argv)
-        write_atomically(report, lambda tmp: tmp.write_text(markdown, encoding="utf-8"))
-    except BaseException:
-        remove_run(out, [name for name in previous_run(out, REPORT_FILES) if name not in before])
-        raise
-    return report
+        (staging / "summary.json").write_text(text, encoding="utf-8")
+        plots = write_plots(summary, staging)
+        (staging / "report.md").write_text(_format_report(summary, plots, argv), encoding="utf-8")
+        remove_run(out, REPORT_FILES)
+        for name in REPORT_FILES:
+            if (staging / name).exists():
+                os.replace(staging / name, out / name)
+    return out / "report.md"
+
+
+@contextlib.contextmanager
+def _removed(folder: Path) -> Iterator[None]:
+    """Remove ``folder`` on leaving, however the block ends."""
+    try:
+        yield
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def print_summary(summary: dict[str, Any], file: Any = None) -> None:

@@ -103,7 +103,7 @@ from umbrella_env.envs.common import play_forced  # self-play records and search
 from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, WorkerDied, local_cpus, oversubscribed, process_pool, stop_pool
-from umbrella_env.paths import default_run_dir, output_dir_problem, remove_run, write_atomically
+from umbrella_env.paths import default_run_dir, output_dir_problem, output_folder, remove_run, write_atomically
 from umbrella_env.training.options import (
     RUN_FILES,
     TRAINER_SEED_HELP,
@@ -1112,8 +1112,12 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         parser.error(str(exc))
     if args.overwrite:
         remove_run(out, RUN_FILES)
-    out.mkdir(parents=True, exist_ok=True)
-    trainer = Trainer(args, config, out, command_line(argv), resume, init_net, given)
+    with output_folder(out):  # a run stopped before writing anything leaves no empty folder
+        return _run(Trainer(args, config, out, command_line(argv), resume, init_net, given), out)
+
+
+def _run(trainer: Trainer, out: Path) -> int:
+    """``trainer.run()``; Ctrl-C or a dead worker ends it in one line naming what was kept."""
     try:
         return trainer.run()
     except (KeyboardInterrupt, WorkerDied) as exc:  # last.pt, optimizer.pt and history.json hold the last evaluation

@@ -70,7 +70,14 @@ from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import agent_action, build_agent, play_rotation
 from umbrella_env.parallel import WorkerDied, local_cpus, memory_bytes, oversubscribed
-from umbrella_env.paths import default_run_dir, output_dir_problem, output_file_problem, remove_run, write_atomically
+from umbrella_env.paths import (
+    default_run_dir,
+    output_dir_problem,
+    output_file_problem,
+    output_folder,
+    remove_run,
+    write_atomically,
+)
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
     EVAL_SEED,
@@ -487,6 +494,25 @@ def build_parser() -> argparse.ArgumentParser:
 N_STEPS = 32  # rollout length per game; a rollout is N_STEPS x --n-envs decisions
 
 
+def minibatch_problem(
+    batch_size: int,
+    n_envs: int,
+    whose: str = "--batch-size",
+    fix: str = "give another --batch-size (one that divides the rollout wastes nothing)",
+) -> str | None:
+    """Why ``batch_size`` would leave a minibatch of one decision in a rollout of ``n_envs``
+    games (``whose``: the option, or the checkpoint's; ``fix``: what to do), or None: PPO
+    normalizes each minibatch's advantages, which is NaN for one sample (then a torch error)."""
+    rollout = N_STEPS * n_envs
+    batch = min(batch_size, rollout)
+    if batch != 1 and rollout % batch != 1:
+        return None
+    return (
+        f"{whose} {batch_size} leaves minibatches of 1 decision in each rollout of {rollout} ({N_STEPS} steps x "
+        f"--n-envs {n_envs}): PPO normalizes a minibatch's advantages, which takes 2 or more; {fix}"
+    )
+
+
 def rollout_bytes(n_envs: int) -> int:
     """The memory of MaskablePPO's rollout buffer: float32 observations and action masks of
     ``N_STEPS`` decisions per game (the rest of a step's record is a few floats)."""
@@ -692,13 +718,9 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             f"--batch-size {args.batch_size} is larger than a rollout ({N_STEPS} steps x --n-envs {args.n_envs} = "
             f"{rollout}): give at most {rollout}, or more --n-envs"
         )
-    batch = min(args.batch_size, rollout)
-    if args.resume is None and (batch == 1 or rollout % batch == 1):
-        raise ValueError(
-            f"--batch-size {args.batch_size} leaves minibatches of 1 decision in each rollout of {rollout} "
-            f"({N_STEPS} steps x --n-envs {args.n_envs}): PPO normalizes a minibatch's advantages, which takes "
-            "2 or more; give another --batch-size (one that divides the rollout wastes nothing)"
-        )
+    problem = None if args.resume is not None else minibatch_problem(args.batch_size, args.n_envs)
+    if problem:  # a resumed run keeps its checkpoint's batch size: checked when it is loaded
+        raise ValueError(problem)
     check_layers("--net", args.net)
     if args.players == 1:
         for flag, attr in _MULTIPLAYER_ONLY:
@@ -786,21 +808,21 @@ def main(argv: list[str] | None = None) -> int:
             if not zipfile.is_zipfile(args.resume):
                 raise ValueError(f"--resume {str(args.resume)!r} is not a readable MaskablePPO .zip (truncated?)")
             try:  # loadable, before --overwrite removes anything
-                load_model(args.resume)
+                resumed = load_model(args.resume)
             except ValueError as exc:
                 raise ValueError(f"--resume: {exc}") from None
+            problem = minibatch_problem(
+                resumed.batch_size, args.n_envs, "the --resume checkpoint's batch size", "give another --n-envs"
+            )
+            if problem:
+                raise ValueError(problem)
         cached = load_pretrain_cache(args, config)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     if args.overwrite:
         remove_run(out, RUN_FILES)
-    created = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
+    with output_folder(out):  # a run that failed before writing anything leaves no empty folder
         return _train(args, parser, config, env, pool, out, previous, cached)
-    finally:
-        if created and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()  # a run that failed before writing anything leaves no empty folder
 
 
 def _train(
