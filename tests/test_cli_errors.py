@@ -630,3 +630,31 @@ def test_train_refuses_more_games_than_the_memory_holds(tmp_path, capsys, monkey
     monkeypatch.setattr(ppo, "memory_bytes", lambda: None)  # a system that does not say: no bound but the core's
     args = ppo.resolve_defaults(ppo.build_parser().parse_args(["--n-envs", "100000"]))
     ppo.check_options(args)
+
+
+def test_output_folders_and_atomic_writes_clean_up_after_a_failure(tmp_path) -> None:
+    """``paths.output_folder`` removes the empty folders it made (parents included), never one
+    that was there or holds something; ``write_atomically`` names the file asked for."""
+    import errno
+
+    from umbrella_env.paths import output_folder, write_atomically
+
+    with pytest.raises(KeyboardInterrupt), output_folder(tmp_path / "a" / "b" / "c"):
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    with output_folder(tmp_path / "kept" / "run") as run:
+        (run / "x").write_text("x")
+    with output_folder(tmp_path / "kept"):
+        pass
+    assert (tmp_path / "kept" / "run" / "x").is_file()
+
+    def full(tmp: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp))
+
+    with pytest.raises(OSError) as info:
+        write_atomically(tmp_path / "last.zip", full)
+    assert info.value.filename == str(tmp_path / "last.zip") and not (tmp_path / "last.zip.tmp").exists()
+    with pytest.raises(OSError) as descriptor:  # an OSError naming a descriptor keeps it
+        write_atomically(tmp_path / "x.json", lambda tmp: os.stat(987654))
+    assert descriptor.value.errno == errno.EBADF and descriptor.value.filename == 987654

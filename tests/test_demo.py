@@ -255,3 +255,19 @@ def test_a_full_disk_is_one_line_and_leaves_no_picture(
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setattr(os, "replace", real_replace)
     assert demo.main(["--svg", str(svg), "--turns", "4"]) == 0 and svg.is_file()
+
+
+def test_frames_stop_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while drawing (here the SVG after the frames) removes the frames written and
+    the folder made for them: a 0-byte frame stayed, and the next run was refused."""
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(demo, "state_to_svg", full)
+    frames = tmp_path / "made" / "frames"
+    assert demo.main(["--frames", str(frames), "--svg", str(tmp_path / "x.svg"), "--turns", "2"]) == 1
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    assert demo.main(["--frames", str(frames), "--turns", "2"]) == 0 and len(list(frames.glob("*.png"))) > 1

@@ -12,6 +12,7 @@ import json
 import math
 import re
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -629,3 +630,32 @@ def test_a_worker_that_dies_is_one_line_and_exit_1(tmp_path, capsys):
     assert "Traceback" not in err and "BrokenProcessPool" not in err
     assert "error: a worker process died in the middle of its job" in err
     assert not (tmp_path / "r").exists()
+
+
+def test_ctrl_c_while_a_report_replaces_another_waits_for_the_swap(tmp_path, monkeypatch) -> None:
+    """The swap of the new report's files for the old ones is never cut: Ctrl-C in the middle
+    is raised once the new report is whole (the old one was deleted first, and a cut left a
+    lone report.md)."""
+    import os
+    import signal
+
+    from umbrella_env.evaluation import report
+
+    out = tmp_path / "r"
+    argv = ["--agents", RANDOM, FIRST, "--games", "2", "--no-progress", "--out", str(out)]
+    assert ev.main(argv) == 0
+    real_replace, calls = os.replace, []
+
+    def replace(src, dst):
+        if Path(dst).parent == out:  # the swap (the plots are renamed inside the staging folder)
+            calls.append(dst)
+            if len(calls) == 1:
+                signal.raise_signal(signal.SIGINT)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(report.os, "replace", replace)
+    assert ev.main([*argv, "--seed", "5", "--overwrite"]) == 130
+    monkeypatch.undo()
+    names = {p.name for p in out.iterdir()}
+    assert {"report.md", "games.jsonl", "summary.json"} <= names and len(calls) == len(names) > 3
+    assert '"seed": 5' in (out / "summary.json").read_text() or "--seed 5" in (out / "report.md").read_text()

@@ -59,7 +59,7 @@ from umbrella_env.core.image import _PALETTE, render_rgb
 from umbrella_env.core.playout import policy_actions
 from umbrella_env.core.render import render_text
 from umbrella_env.core.svg import state_to_svg
-from umbrella_env.paths import output_dir_problem, output_file_problem, write_atomically
+from umbrella_env.paths import output_dir_problem, output_file_problem, output_folder, write_atomically
 
 #: The most games --games plays side by side: the greedy policy's look-ahead takes about
 #: 43 kB per game at the peak (4 players, measured; random play 1.8 kB), so 100,000 games
@@ -151,10 +151,24 @@ def _pillow() -> Any:
 
 
 def draw_game(args: argparse.Namespace) -> list[str]:
-    """Play the game of ``args`` and write the pictures it asks for; return what was written."""
-    want_frames = args.gif is not None or args.frames is not None
+    """Play the game of ``args`` and write the pictures it asks for; return what was written.
+    The PNG frames of ``--frames`` stay only if every picture was written: a failure (a full
+    disk, Ctrl-C) removes them, and the folder when it was made for them."""
+    if args.frames is None:
+        return _draw_game(args, None)
+    frames_dir = Path(args.frames)
+    with output_folder(frames_dir):
+        try:
+            return _draw_game(args, frames_dir)
+        except BaseException:
+            for frame in frames_dir.glob(FRAME_GLOB):
+                frame.unlink(missing_ok=True)
+            raise
+
+
+def _draw_game(args: argparse.Namespace, frames_dir: Path | None) -> list[str]:
+    want_frames = args.gif is not None or frames_dir is not None
     max_frames = MAX_FRAMES if args.max_frames is None else args.max_frames
-    frames_dir = None if args.frames is None else Path(args.frames)
     Image: Any = None
     palette: Any = None
     if want_frames:
@@ -164,7 +178,6 @@ def draw_game(args: argparse.Namespace) -> list[str]:
         palette = Image.new("P", (1, 1))
         palette.putpalette(_PALETTE.reshape(-1).tolist())
     if frames_dir is not None:
-        frames_dir.mkdir(parents=True, exist_ok=True)
         for old in frames_dir.glob(FRAME_GLOB):  # --overwrite: no frame of an earlier game stays
             old.unlink()
     digits = max(4, len(str(max_frames - 1)))
@@ -177,7 +190,8 @@ def draw_game(args: argparse.Namespace) -> list[str]:
         if want_frames and written < max_frames:
             image = Image.fromarray(render_rgb(d)).quantize(palette=palette, dither=Image.Dither.NONE)
             if frames_dir is not None:
-                image.save(frames_dir / f"frame_{written:0{digits}d}.png")
+                png = frames_dir / f"frame_{written:0{digits}d}.png"
+                write_atomically(png, lambda tmp, image=image: image.save(tmp, format="PNG"))
             if args.gif is not None:
                 frames.append(image)
             written, framed = written + 1, d

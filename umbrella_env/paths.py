@@ -92,7 +92,8 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
         write(tmp)
         os.replace(tmp, path)
     except OSError as exc:  # a full disk names the file asked for (a writer through a file object names none)
-        if exc.filename is None or Path(exc.filename) == tmp:
+        named = exc.filename
+        if named is None or (isinstance(named, (str, os.PathLike)) and Path(named) == tmp):
             exc.filename = str(path)
         raise
     finally:
@@ -110,12 +111,14 @@ def default_run_dir(prefix: str) -> Path:
 def output_folder(path: Path) -> Iterator[Path]:
     """``path`` made (with its parents) for a command's output, and removed again when the
     command ends, however it ends (an error, Ctrl-C), leaving it empty where it did not exist
-    before: a run that wrote nothing leaves no empty folder behind."""
+    before, with the parents made for it: a run that wrote nothing leaves no empty folder."""
     path = Path(path)
-    created = not path.exists()
+    made = [folder for folder in (path, *path.parents) if not folder.exists()]  # innermost first
     path.mkdir(parents=True, exist_ok=True)
     try:
         yield path
     finally:
-        if created and path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
+        for folder in made:
+            if not folder.is_dir() or any(folder.iterdir()):
+                break
+            folder.rmdir()

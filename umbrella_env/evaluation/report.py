@@ -10,7 +10,9 @@ import math
 import os
 import shlex
 import shutil
+import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -236,19 +238,47 @@ def write_report(
     shutil.rmtree(staging, ignore_errors=True)  # left by a process killed while writing
     with output_folder(out), _removed(staging):
         staging.mkdir()
-        with open(staging / "games.jsonl", "w", encoding="utf-8") as fh:
-            for rec in result.records:
-                fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")
-        # NaN (a spread of one game) is not JSON: written as null, so strict parsers read the file
-        text = json.dumps(_finite(summary), indent=2, allow_nan=False) + "\n"
-        (staging / "summary.json").write_text(text, encoding="utf-8")
-        plots = write_plots(summary, staging)
-        (staging / "report.md").write_text(_format_report(summary, plots, argv), encoding="utf-8")
-        remove_run(out, REPORT_FILES)
-        for name in REPORT_FILES:
-            if (staging / name).exists():
+        try:
+            with open(staging / "games.jsonl", "w", encoding="utf-8") as fh:
+                for rec in result.records:
+                    fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")
+            # NaN (a spread of one game) is not JSON: written as null, so strict parsers read the file
+            text = json.dumps(_finite(summary), indent=2, allow_nan=False) + "\n"
+            (staging / "summary.json").write_text(text, encoding="utf-8")
+            plots = write_plots(summary, staging)
+            (staging / "report.md").write_text(_format_report(summary, plots, argv), encoding="utf-8")
+        except OSError as exc:  # named as the file of the report (the staging folder is gone)
+            if isinstance(exc.filename, (str, os.PathLike)) and Path(exc.filename).parent == staging:
+                exc.filename = str(out / Path(exc.filename).name)
+            raise
+        new = [name for name in REPORT_FILES if (staging / name).exists()]
+        with _signals_held():  # the swap is never cut in the middle: the old report or the new one
+            for name in sorted(new, key=lambda name: name == "report.md"):  # report.md last
                 os.replace(staging / name, out / name)
+            remove_run(out, [name for name in REPORT_FILES if name not in new])
     return out / "report.md"
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C or SIGTERM that arrives inside is delivered on leaving (a few renames take
+    microseconds); off the main thread, or beside a handler Python did not set, nothing is
+    held."""
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in held}
+    if threading.current_thread() is not threading.main_thread() or None in previous.values():
+        yield
+        return
+    caught: list[int] = []
+    for sig in held:
+        signal.signal(sig, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 @contextlib.contextmanager
