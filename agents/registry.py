@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable
 from typing import Any
 
 from agents.base import Agent, RandomAgent
@@ -57,7 +56,7 @@ def _options(spec: str, cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs``, or a TypeError naming the options ``cls`` does not take and those it does
     (Python's own "unexpected keyword argument" names neither the agent nor its options)."""
     params = inspect.signature(cls).parameters  # the constructor's, without self
-    fixed = {"seed", *_FIXED.get(spec.strip().lower(), ())}
+    fixed = {"seed", *_BUILT_IN.get(spec.strip().lower(), (None, {}, {}))[1]}
     valid = [
         name
         for name, p in params.items()
@@ -71,43 +70,15 @@ def _options(spec: str, cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _random(seed: int | None, **kwargs: Any) -> Agent:
-    return RandomAgent(seed=seed, **kwargs)
-
-
-def _greedy(seed: int | None, **kwargs: Any) -> Agent:
-    return GreedyAgent(seed=seed, **kwargs)
-
-
-def _heuristic(seed: int | None, **kwargs: Any) -> Agent:
-    return HeuristicAgent(seed=seed, **kwargs)
-
-
-def _search(seed: int | None, **kwargs: Any) -> Agent:
-    return SearchAgent(seed=seed, **kwargs)
-
-
-def _search_common(seed: int | None, **kwargs: Any) -> Agent:
-    return SearchAgent(seed=seed, **{"name": "search-common", "common_numbers": True, **kwargs})
-
-
-#: The class each built-in name builds (its constructor's options are the name's).
-_CLASSES: dict[str, type] = {
-    "random": RandomAgent,
-    "greedy": GreedyAgent,
-    "heuristic": HeuristicAgent,
-    "search": SearchAgent,
-    "search-common": SearchAgent,
-}
-#: Constructor options a built-in name sets itself (``search-common`` is the search with
-#: ``common_numbers=True``).
-_FIXED: dict[str, tuple[str, ...]] = {"search-common": ("common_numbers",)}
-_BUILDERS: dict[str, Callable[..., Agent]] = {
-    "random": _random,
-    "greedy": _greedy,
-    "heuristic": _heuristic,
-    "search": _search,
-    "search-common": _search_common,
+#: The class each built-in name builds (its constructor's options are the name's), and the
+#: options the name sets itself: ``search-common`` is the search with ``common_numbers=True``
+#: (not an option of that name), under its own name (which a ``name=`` replaces).
+_BUILT_IN: dict[str, tuple[type, dict[str, Any], dict[str, Any]]] = {
+    "random": (RandomAgent, {}, {}),
+    "greedy": (GreedyAgent, {}, {}),
+    "heuristic": (HeuristicAgent, {}, {}),
+    "search": (SearchAgent, {}, {}),
+    "search-common": (SearchAgent, {"common_numbers": True}, {"name": "search-common"}),
 }
 
 
@@ -164,14 +135,14 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     if spec.strip().lower() in AZ_NAMES:
         module = _az_module(spec)
         return module.shipped_agent(spec.strip().lower(), seed=seed, **_options(spec, module.AZAgent, kwargs))
-    builder = _BUILDERS.get(spec.strip().lower())
-    if builder is None and holds_checkpoint(spec):
+    built_in = _BUILT_IN.get(spec.strip().lower())
+    if built_in is None and holds_checkpoint(spec):
         raise ValueError(f"agent {spec!r} is an RLlib checkpoint or run folder: give it as 'rllib:{spec}'")
-    if builder is None:
+    if built_in is None:
         raise ValueError(f"unknown agent {spec!r}: expected {spec_choices()}")
+    cls, fixed, defaults = built_in
+    options = _options(spec, cls, kwargs)
     try:
-        return builder(seed, **_options(spec, _CLASSES[spec.strip().lower()], kwargs))
+        return cls(seed=seed, **{**defaults, **options, **fixed})
     except TypeError as exc:
-        if str(exc).startswith(f"agent {spec!r}"):
-            raise
         raise TypeError(f"agent {spec!r}: {exc}") from None

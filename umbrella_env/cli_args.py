@@ -112,7 +112,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         default = action.default
         if not action.option_strings or default is None or default is argparse.SUPPRESS or isinstance(default, bool):
             return text
-        if "default" in text or "%(default)" in text:
+        if "default" in text:
             return text
         shown = " ".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
         return f"{text} (default {shown.replace('%', '%%')})"
