@@ -252,6 +252,30 @@ def test_registered_in_pettingzoos_registry() -> None:
     assert e.unwrapped.config.plate_level == 2
 
 
+def test_registered_in_pettingzoos_parallel_registry_and_max_cycles_refused() -> None:
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "register"):  # older PettingZoo: nothing to register in (a visible skip)
+        pytest.skip(f"PettingZoo {pettingzoo.__version__} has no env registry")
+    p = pettingzoo.make("parallel", "umbrella_env/Umbrella-v0", num_players=3)
+    observations, _ = p.reset(seed=0)
+    assert sorted(observations) == ["player_0", "player_1", "player_2"]
+    with pytest.raises(TypeError, match="max_cycles=10: .*give max_turns"):  # make passes it through
+        pettingzoo.make("aec", "umbrella_env/Umbrella-v0", max_cycles=10)
+
+
+def test_every_agent_has_its_own_spaces() -> None:
+    # One shared space object made seeding player_1's action space reseed player_0's.
+    e = umbrella_env.env(num_players=3)
+    spaces = [(e.action_space(a), e.observation_space(a)) for a in e.possible_agents]
+    assert len({id(s) for pair in spaces for s in pair}) == 6
+    e.action_space("player_0").seed(1)
+    e.action_space("player_1").seed(2)
+    first = [e.action_space("player_0").sample() for _ in range(3)]
+    e.action_space("player_0").seed(1)
+    assert [e.action_space("player_0").sample() for _ in range(3)] == first
+
+
 def _cover_position(num_players: int) -> dict:
     """A state dict whose decision is the receiver's cover (found by greedy-leaning play)."""
     from umbrella_env.core import actions as A

@@ -65,6 +65,7 @@ def test_picture_is_an_rgb_uint8_array_of_a_fixed_size(num_players: int, plate_l
     _, height, _, width = image_regions(num_players)["image"]
     assert img.shape == (height, width, 3)
     assert 600 <= width <= 900 and 200 <= height <= 700
+    assert height % 16 == 0 and width % 16 == 0  # video encoders (RecordVideo) take it as it is
     # The size depends on the player count only, not on the position.
     state, b = reach_phase(num_players, A.PHASE_VALIDATE, seed=num_players, plate_level=plate_level)
     assert render_rgb(batch_io.to_dict(state, b)).shape == img.shape

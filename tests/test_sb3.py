@@ -134,3 +134,50 @@ def test_sb3_vec_env_renders_and_refuses_another_autoreset_mode() -> None:
         env.render("rgb_array")
     with pytest.raises(ValueError, match="autoreset_mode: an SB3 VecEnv always resets"):
         UmbrellaSB3VecEnv(num_envs=2, autoreset_mode="next_step")  # was "got multiple values for keyword"
+
+
+def test_sb3_vec_env_counts_as_monitor_wrapped_so_sb3_reads_its_episode_returns() -> None:
+    # evaluate_policy and the eval callbacks ask env_is_wrapped(Monitor): False made them warn
+    # and sum the step rewards instead of reading Monitor's episode entry, so under
+    # VecNormalize they reported normalised returns, not the games' scores.
+    import warnings
+
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    env = UmbrellaSB3VecEnv(num_envs=2)  # dense rewards: an episode's return is its final score
+    assert env.env_is_wrapped(Monitor) == [True, True]
+    assert env.env_is_wrapped(gym.wrappers.TimeLimit) == [False, False]
+    env.seed(5)
+    normalised = VecNormalize(env, norm_obs=False, norm_reward=True)
+    rng = np.random.default_rng(1)
+
+    class RandomLegal:
+        def predict(self, obs, state=None, episode_start=None, deterministic=True):
+            return np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()]), None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "not wrapped with a Monitor wrapper" was a UserWarning
+        returns, lengths = evaluate_policy(RandomLegal(), normalised, n_eval_episodes=6, return_episode_rewards=True)
+    assert len(returns) == 6 and min(lengths) > 0
+    assert any(r != 0 for r in returns) and all(r == round(r) for r in returns)  # scores, not normalised sums
+
+
+def test_sb3_vec_env_renders_every_game_tiled_in_rgb_array_mode() -> None:
+    from stable_baselines3.common.vec_env.base_vec_env import tile_images
+
+    from umbrella_env.core.image import render_rgb
+
+    env = UmbrellaSB3VecEnv(num_envs=3, render_mode="rgb_array")
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before render\\(\\)"):
+        env.render()  # was a StateError about 16 blue umbrellas: the batch before any deal
+    env.reset()
+    pictures = env.get_images()
+    assert len(pictures) == 3
+    for i, picture in enumerate(pictures):
+        np.testing.assert_array_equal(picture, render_rgb(env.venv.get_state(i)))
+    np.testing.assert_array_equal(env.render(), tile_images(pictures))  # what VecVideoRecorder records
+    assert env.metadata == {"render_modes": ["rgb_array"], "render_fps": 2}  # the recorder's frame rate (it took 30)
+    with pytest.raises(ValueError, match="needs render_mode='rgb_array'"):
+        UmbrellaSB3VecEnv(num_envs=2, render_mode="ansi").get_images()

@@ -98,6 +98,9 @@ def test_same_step_final_observations_equal_the_single_envs_last_ones() -> None:
         obs_s, _, term_s, trunc_s, info_s = sync.step(actions)
         np.testing.assert_array_equal(obs_n, obs_s)  # the new games' observations
         np.testing.assert_array_equal(term | trunc, term_s | trunc_s)
+        if (term | trunc).any():  # SyncVectorEnv's layout: observations of the finished ones, None elsewhere
+            assert info_n["final_obs"].dtype == info_s["final_obs"].dtype == object
+            assert [o is None for o in info_n["final_obs"]] == [o is None for o in info_s["final_obs"]]
         for i in np.flatnonzero(term | trunc):
             np.testing.assert_array_equal(info_n["final_obs"][i], info_s["final_obs"][i])
             assert not np.array_equal(info_n["final_obs"][i], obs_n[i])
@@ -174,6 +177,37 @@ def test_seeding_reproducible_and_distinct() -> None:
     assert not np.array_equal(a, c)
 
 
+def test_every_view_of_the_games_before_the_first_reset_is_refused() -> None:
+    # Before reset() the batch holds zeros, not a position: a picture, a state dict or a
+    # mask of it would be garbage (an all-False mask, a dict no env can load).
+    env = make_native(2, render_mode="ansi")
+    for call, name in (
+        (env.render, "render"),
+        (lambda: env.get_state(0), "get_state"),
+        (env.action_masks, "action_masks"),
+    ):
+        with pytest.raises(RuntimeError, match=f"call reset\\(\\) before {name}\\(\\)"):
+            call()
+    env.reset(seed=0)
+    assert "--- env 1 ---" in env.render() and env.action_masks().any(axis=1).all()
+    assert env.get_state(1)["phase"] == "slide"
+
+
+def test_rgb_array_pictures_equal_sync_vector_envs() -> None:
+    native = make_native(3, render_mode="rgb_array")
+    sync = gym.make_vec("umbrella_env/Solo-v0", num_envs=3, vectorization_mode="sync", render_mode="rgb_array")
+    assert native.metadata["render_fps"] == sync.metadata["render_fps"]
+    rng = np.random.default_rng(2)
+    _, info = native.reset(seed=8)
+    sync.reset(seed=8)
+    for _ in range(3):
+        for a, b in zip(native.render(), sync.render(), strict=True):
+            np.testing.assert_array_equal(a, b)
+        actions = random_actions(info["action_mask"], rng)
+        _, _, _, _, info = native.step(actions)
+        sync.step(actions)
+
+
 def test_bad_input() -> None:
     env = make_native(3, illegal_action="raise")
     with pytest.raises(RuntimeError, match="reset"):
@@ -192,8 +226,8 @@ def test_bad_input() -> None:
         UmbrellaSoloVectorEnv(num_envs=0)
     with pytest.raises(ValueError, match="autoreset_mode"):
         UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode="later")
-    with pytest.raises(ValueError, match="autoreset_mode"):
-        UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode=AutoresetMode.DISABLED)
+    with pytest.raises(ValueError, match="AutoresetMode.DISABLED: .*use vectorization_mode='sync'"):
+        UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode=AutoresetMode.DISABLED)  # was "got 'Disabled'"
     with pytest.raises(TypeError, match="options must be a dict or None, got int"):
         env.reset(seed=0, options=5)
 
@@ -297,7 +331,7 @@ def test_reset_mask_resets_only_the_masked_sub_envs_as_sync_does() -> None:
         v.close()
     assert all(np.array_equal(a, b) for a, b in zip(runs["sync"], runs["vector_entry_point"]))
     env = UmbrellaSoloVectorEnv(num_envs=2)
-    with pytest.raises(RuntimeError, match="call reset\\(\\) first"):
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before options\\['reset_mask'\\]"):
         env.reset(options={"reset_mask": np.array([True, False])})
     env.reset(seed=0)
     for bad, message in (

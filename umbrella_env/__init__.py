@@ -23,6 +23,12 @@ if _SOLO_ID not in _gym.registry:
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
 __all__ = ["env", "parallel_env", "raw_env", "__version__"]
 
-# PettingZoo >= 1.27 has a registry: pettingzoo.make("aec", "umbrella_env/Umbrella-v0", num_players=3).
-if hasattr(_pettingzoo, "register") and _AEC_ID not in getattr(_pettingzoo, "aec_registry", {}):
-    _pettingzoo.register("aec", _AEC_ID, entry_point="umbrella_env.envs.aec:env")
+# PettingZoo >= 1.27 has registries: pettingzoo.make("aec", "umbrella_env/Umbrella-v0", num_players=3),
+# and the same id in "parallel" for the Parallel API.
+if hasattr(_pettingzoo, "register"):
+    for _kind, _entry in (
+        ("aec", "umbrella_env.envs.aec:env"),
+        ("parallel", "umbrella_env.envs.parallel:parallel_env"),
+    ):
+        if _AEC_ID not in getattr(_pettingzoo, f"{_kind}_registry", {}):
+            _pettingzoo.register(_kind, _AEC_ID, entry_point=_entry)

@@ -118,6 +118,7 @@ _FACE_INDEX = {"white": 0, "black": 1}
 # --------------------------------------------------------------------------- geometry (pixels)
 _SCALE = 2  # text: 3 x 5 glyphs drawn 2x
 _GLYPH_H, _ADVANCE = 5 * _SCALE, 4 * _SCALE
+_MACRO_BLOCK = 16  # the picture's sides are multiples of this (video encoders)
 _MARGIN = 8  # around and between panels
 _PAD = 10  # inside a panel
 _HEADER = 24  # header band of a seat panel
@@ -273,7 +274,11 @@ def _layout(num_players: int) -> _Layout:
     else:
         table = (_MARGIN, _MARGIN + grid_rows * step_y, width - 2 * _MARGIN, _TABLE_STRIP_H)
         height = table[1] + _TABLE_STRIP_H + _MARGIN
-    return _Layout(height, width, panel_h, seats, table)
+    # Both sides a multiple of 16 (the background grows): video encoders take such frames
+    # as they are (an odd side gave 4:4:4 H.264, which browsers do not play).
+    return _Layout(
+        -(-height // _MACRO_BLOCK) * _MACRO_BLOCK, -(-width // _MACRO_BLOCK) * _MACRO_BLOCK, panel_h, seats, table
+    )
 
 
 def _stage_origin(panel: tuple[int, int]) -> tuple[int, int]:

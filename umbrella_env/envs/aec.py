@@ -21,6 +21,7 @@ from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
     ILLEGAL_KEY,
+    RENDER_FPS,
     RENDER_MODES,
     REWARD_MODES,
     EnvGame,
@@ -94,7 +95,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     umbrellas in the personal zone, docs/rules.md §5.2), i.e. the final score + 4.
     With ``illegal_action="loss"`` an illegal action ends the game: the mover gets -1,
     the others 0, the mover's info says ``infos[agent]["illegal_action"] = True``, and a
-    warning names the action. With ``"raise"`` it raises
+    warning names the action (-1 is a loss in "win" mode; in "score" and "dense" modes a
+    game can end worse than that, a score below -1, so a learner that ignores the masks
+    is best trained in "win" mode). With ``"raise"`` it raises
     ``IllegalActionError``; an action that is not an id in [0, 968) always raises
     ``ActionError``. A refused call changes nothing.
 
@@ -131,13 +134,25 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ``illegal_action`` ("loss", "raise"), ``max_turns`` (default 3000), ``components`` (a ComponentSet), ``auto_forced``
     (default False: when True, a decision with a single legal option, e.g. a level-4 swap
     where only "pass" is legal or a lone scorable figure, is taken automatically and its
-    rewards are included in the step that led to it).
+    rewards are included in the step that led to it).  PettingZoo's ``max_cycles`` is
+    refused: the turn limit is ``max_turns``.
+
+    ## Parallel API
+    ``umbrella_env.parallel_env(**kwargs)`` (also ``pettingzoo.make("parallel",
+    "umbrella_env/Umbrella-v0")``) is this env through PettingZoo's
+    ``turn_based_aec_to_parallel``; ``aec_to_parallel`` does not apply to a turn-based game
+    (``metadata["is_parallelizable"]`` is False: in a step only the agent to move acts).
 
     ## Version History
     * v0: initial release.
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "name": ENV_ID, "is_parallelizable": False}
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "render_fps": RENDER_FPS,
+        "name": ENV_ID,
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,
@@ -149,7 +164,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         max_turns: int | None = None,
         components: Any = None,
         auto_forced: bool = False,
+        max_cycles: int | None = None,
     ) -> None:
+        if max_cycles is not None:  # PettingZoo's make passes it through; a cycle is no unit of this game
+            raise TypeError(
+                f"max_cycles={max_cycles!r}: Umbrella limits a game in whole turns, not cycles of agent steps "
+                "(a turn takes one to several decisions of one or two agents); give max_turns (default 3000)"
+            )
         super().__init__()
         self.auto_forced = check_flag("auto_forced", auto_forced)
         self.config = multiplayer_config(
@@ -162,16 +183,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.render_mode = render_mode
         self.possible_agents = [f"player_{i}" for i in range(self.config.num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(*observation_bounds(), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), np.int8),
-            }
-        )
-        act_space = spaces.Discrete(A.NUM_ACTIONS)
         self.state_space = spaces.Box(*observation_bounds(), dtype=np.float32)
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: act_space for a in self.possible_agents}
+        # One space object per agent (as PettingZoo's envs): seeding one agent's action
+        # space must not reseed another's.
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(*observation_bounds(), dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self._g: EnvGame | None = None
 

@@ -51,6 +51,8 @@ from umbrella_env.core.single import SingleGame
 REWARD_MODES = ("win", "score", "dense")
 ILLEGAL_ACTION_MODES = ("loss", "raise")
 RENDER_MODES = ["ansi", "human", "rgb_array"]
+#: Frames per second of a recording (``metadata["render_fps"]``; one decision per frame).
+RENDER_FPS = 2
 
 #: Rewards of reward_mode "win" at the end of a game (2-4 players).
 WIN_REWARD, SHARED_WIN_REWARD, LOSS_REWARD = 1.0, 0.5, -1.0

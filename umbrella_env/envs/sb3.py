@@ -24,10 +24,11 @@ from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn, tile_images
 
 from umbrella_env.core.engine import check_action_batch, check_seed
-from umbrella_env.envs.common import ILLEGAL_KEY, refuse_state_option
+from umbrella_env.envs.common import ILLEGAL_KEY, RENDER_FPS, refuse_state_option
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
 
@@ -155,7 +156,13 @@ class BatchVecEnv(VecEnv):
         raise AttributeError(f"the batched env has no per-env method {method_name!r}; available: 'action_masks'")
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
-        return [False] * len(self._indices(indices))
+        """As if every game were wrapped in SB3's ``Monitor`` and nothing else: True for
+        ``Monitor`` and the classes it derives from, as ``DummyVecEnv`` answers for a
+        Monitor-wrapped env.  Every finished game's info holds Monitor's ``episode`` entry,
+        which is what SB3 asks this for (``evaluate_policy`` and the eval callbacks then
+        read the episode returns from it, and do not warn)."""
+        wrapped = isinstance(wrapper_class, type) and issubclass(Monitor, wrapper_class)
+        return [wrapped] * len(self._indices(indices))
 
 
 class UmbrellaSB3VecEnv(BatchVecEnv):
@@ -165,7 +172,8 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
 
     ``infos[i]["score"]`` holds the final score of a game that ended in the step, and
     ``infos[i]["illegal_action"]`` is True when an illegal action ended it;
-    ``render()`` (``render_mode="ansi"``) returns the text of every game.
+    ``render()`` returns the text of every game (``render_mode="ansi"``) or their pictures
+    tiled into one (``"rgb_array"``).
     """
 
     def __init__(self, num_envs: int = 8, **kwargs: Any) -> None:
@@ -177,6 +185,11 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
         self.venv = UmbrellaSoloVectorEnv(num_envs=num_envs, autoreset_mode="same_step", **kwargs)
         self.render_mode = self.venv.render_mode
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+        # SB3's guess lists "human" beside "rgb_array" and no frame rate (VecVideoRecorder read 30 fps).
+        self.metadata: dict[str, Any] = {
+            "render_modes": [self.render_mode] if self.render_mode else [],
+            "render_fps": RENDER_FPS,
+        }
 
     def _reset_batch(self, seeds: list[int | None] | None) -> np.ndarray:
         obs, _ = self.venv.reset(seed=seeds)
@@ -196,11 +209,21 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
         """[num_envs, 968] bool legal actions."""
         return self.venv.action_masks()
 
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        """Every game's picture (``render_mode="rgb_array"``), as SB3's ``DummyVecEnv``."""
+        if self.render_mode != "rgb_array":
+            raise ValueError(f"get_images() needs render_mode='rgb_array'; this env was made with {self.render_mode!r}")
+        return list(self.venv.render())  # type: ignore[arg-type]
+
     def render(self, mode: str | None = None) -> Any:
-        """The vector env's rendering (``render_mode="ansi"``: the text of every game); SB3's
-        default would call a per-env ``render`` the batched env does not have."""
+        """The vector env's rendering: ``render_mode="ansi"``, the text of every game;
+        ``"rgb_array"``, every game's picture tiled into one (SB3's ``VecVideoRecorder``
+        records it).  SB3's default would call a per-env ``render`` the batched env does not
+        have."""
         if mode is not None and mode != self.render_mode:
             raise ValueError(f"render(mode={mode!r}): this env was made with render_mode={self.render_mode!r}")
+        if self.render_mode == "rgb_array":
+            return tile_images(list(self.venv.render()))  # type: ignore[arg-type]  # rgb_array: pictures
         return self.venv.render()
 
     def _attribute_owner(self) -> Any:

@@ -21,6 +21,7 @@ from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
     ILLEGAL_KEY,
     ILLEGAL_REWARD,
+    RENDER_FPS,
     RENDER_MODES,
     EnvGame,
     check_choice,
@@ -95,7 +96,7 @@ class UmbrellaSoloEnv(gym.Env):
     * v0: initial release.
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(
         self,

@@ -20,6 +20,7 @@ from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
     ILLEGAL_KEY,
     ILLEGAL_REWARD,
+    RENDER_FPS,
     IllegalEnd,
     check_choice,
     check_reset_options,
@@ -63,7 +64,9 @@ class UmbrellaSoloVectorEnv(VectorEnv):
     * Autoreset: ``autoreset_mode="next_step"`` (default, Gymnasium's default: the step
       after an episode ends resets that sub-env, its action is ignored, reward 0) or
       ``"same_step"`` (finished games are reset in the same step; their last observation
-      is in ``info["final_obs"]`` with the mask ``info["_final_obs"]``, their last info in
+      is in ``info["final_obs"]``, as ``SyncVectorEnv`` gives it: an object array holding
+      each finished sub-env's observation and None for the others, with the mask
+      ``info["_final_obs"]``; their last info in
       ``info["final_info"]`` (``action_mask``, ``score``, ``phase`` and ``illegal_action``,
       each with its ``_`` mask of the finished sub-envs, the other rows zeros or None, as
       ``SyncVectorEnv`` gives it) with the mask
@@ -72,14 +75,19 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       Gymnasium's ``AutoresetMode.NEXT_STEP`` /
       ``SAME_STEP`` are accepted too. ``metadata["autoreset_mode"]`` declares it.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
-      ``max_turns``, ``components``, ``render_mode`` ("ansi": the text of every game).
+      ``max_turns``, ``components``, ``render_mode`` ("ansi": the text of every game;
+      "rgb_array": a tuple of every game's picture).
     * Checks and policies are the single env's (:mod:`umbrella_env.envs.common`): every
       action is checked before anything changes, so a refused step changes nothing (not
       even a pending autoreset); an illegal action under ``illegal_action="loss"`` ends
       only that sub-env's episode, and :meth:`get_state` then says so.
     """
 
-    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": RENDER_FPS,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
 
     def __init__(
         self,
@@ -104,7 +112,12 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         if isinstance(autoreset_mode, AutoresetMode):  # Gymnasium's enum names the same modes
             names = {mode: name for name, mode in _AUTORESET_MODES.items()}
-            autoreset_mode = names.get(autoreset_mode, autoreset_mode.value)
+            if autoreset_mode not in names:
+                raise ValueError(
+                    f"autoreset_mode={autoreset_mode}: the native vector env resets finished games itself "
+                    f"(AutoresetMode.NEXT_STEP or SAME_STEP); for {autoreset_mode} use vectorization_mode='sync'"
+                )
+            autoreset_mode = names[autoreset_mode]
         mode = check_choice("autoreset_mode", autoreset_mode, tuple(_AUTORESET_MODES))
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
@@ -165,13 +178,11 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             )
         if not mask.any():
             raise ValueError("options['reset_mask'] must select at least one sub-env (all False resets nothing)")
-        if not self._started:
-            raise RuntimeError("options['reset_mask'] resets some sub-envs of a started env: call reset() first")
+        self._require_started("options['reset_mask'] (it resets some sub-envs of a started env)")
         return mask
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        if not self._started:
-            raise RuntimeError("call reset() before step()")
+        self._require_started("step()")
         state = self._state
         live = ~self._needs_reset & ~state.done  # games waiting for their autoreset ignore their action
         # Every check first (the legal actions are those offered after the previous call):
@@ -202,7 +213,9 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             final_info = self._info(done, illegal, blank=True)  # the finished games' last info, as SyncVectorEnv's
             self._reset_games(np.flatnonzero(done))
             info = self._info()
-            info["final_obs"] = np.where(done[:, None], final_obs, 0.0).astype(np.float32)
+            info["final_obs"] = np.full(self.num_envs, None, dtype=object)  # SyncVectorEnv's layout
+            for i in np.flatnonzero(done):
+                info["final_obs"][i] = final_obs[i]
             info["_final_obs"] = done
             info["final_info"] = final_info
             info["_final_info"] = done
@@ -217,24 +230,40 @@ class UmbrellaSoloVectorEnv(VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """[N, 968] bool legal actions (all False for a game waiting for its autoreset)."""
+        self._require_started("action_masks()")
         return self._mask.copy()
 
-    def render(self) -> str | None:  # type: ignore[override]  # one text for all the games
+    def render(self) -> str | tuple[np.ndarray, ...] | None:  # type: ignore[override]
+        """``render_mode="ansi"``: one text of every game, each under ``--- env i ---``;
+        ``"rgb_array"``: a tuple of ``num_envs`` pictures (uint8 H x W x 3), as
+        ``SyncVectorEnv`` gives its sub-envs' pictures."""
         if self.render_mode is None:
-            warnings.warn("render() called without render_mode='ansi'", stacklevel=user_stacklevel())
+            warnings.warn(
+                f"render() called without a render_mode; pass one of {self.metadata['render_modes']}",
+                stacklevel=user_stacklevel(),
+            )
             return None
-        texts = [
-            render_state("ansi", batch_io.to_dict(self._state, b), self._illegal.get(b)) or ""
+        self._require_started("render()")
+        shown = [
+            render_state(self.render_mode, batch_io.to_dict(self._state, b), self._illegal.get(b))
             for b in range(self.num_envs)
         ]
-        return "\n".join(f"--- env {b} ---\n{t}" for b, t in enumerate(texts))
+        if self.render_mode == "rgb_array":
+            return tuple(shown)  # type: ignore[arg-type]
+        return "\n".join(f"--- env {b} ---\n{t}" for b, t in enumerate(shown))
 
     def get_state(self, i: int) -> dict[str, Any]:
         """Sub-env ``i``'s game as a state dict (the core's, plus ``"illegal_action"`` when
         an illegal action ended it; see :func:`umbrella_env.envs.common.save_state`)."""
+        self._require_started("get_state()")
         return save_state(batch_io.to_dict(self._state, i), self._illegal.get(int(i)))
 
     # ------------------------------------------------------------------ internals
+    def _require_started(self, what: str) -> None:
+        """Before the first reset the batch holds no game (zeros, not a position)."""
+        if not self._started:
+            raise RuntimeError(f"call reset() before {what}")
+
     def _observe(self, scores: np.ndarray) -> np.ndarray:
         obs = observe(self._state, scores=scores)
         if self._ended.any():
