@@ -210,12 +210,13 @@ def test_play_refuses_a_negative_seed() -> None:
         (["--seed", "4294967296"], f"{SB3_SEED}, got '4294967296'"),  # SB3's limit
         (["--eval-games", "0"], "--eval-games must be an integer >= 1, got 0"),
         (["--eval-opponent", "nosuch"], "unknown agent 'nosuch'"),
-        (["--timesteps", "0"], "--timesteps must be a finite number >= 1"),
+        (["--timesteps", "0"], "--timesteps must be a number in [1, 1000000000000], got 0.0"),
         (
             ["--timesteps", "nan"],
-            "--timesteps must be a finite number >= 1, got nan",
+            "--timesteps must be a number in [1, 1000000000000], got nan",
         ),  # used to crash after the env was built
-        (["--timesteps", "inf"], "--timesteps must be a finite number >= 1, got inf"),
+        (["--timesteps", "inf"], "--timesteps must be a number in [1, 1000000000000], got inf"),
+        (["--timesteps", "1e99"], "--timesteps must be a number in [1, 1000000000000], got 1e+99"),  # trained forever
         (["--players", "1", "--shaping", "0.5"], "--shaping applies to 2-4 players only"),  # solo rewards the score
         (["--workers", "2"], "--workers needs --pretrain AGENT"),
         (["--n-envs", "4", "--batch-size", "200"], "--batch-size 200 is larger than a rollout (32 steps x --n-envs 4"),
@@ -555,6 +556,47 @@ def test_a_command_ends_ctrl_c_and_a_full_disk_in_one_line(capsys) -> None:
     assert capsys.readouterr().err.strip() == "error: No space left on device: runs/x/last.zip"
     with pytest.raises(FileNotFoundError):
         raising(FileNotFoundError(errno.ENOENT, "No such file or directory", "x"))()
+
+
+_CLOSED_PIPE_PROGRAM = """
+import pathlib, sys
+from umbrella_env.cli_args import command, say
+
+@command
+def main() -> int:
+    if sys.argv[2] == "say":
+        say("interrupted at 2,048 steps: saving last.zip")  # the reader is gone: silenced
+        pathlib.Path(sys.argv[1]).write_text("saved")  # what the line announced is still done
+        print("done")  # and later plain prints go nowhere
+        return 130
+    print("a status line")  # a plain print into the closed pipe
+    pathlib.Path(sys.argv[1]).write_text("not reached")
+    return 0
+
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("how", ["say", "print"])
+def test_a_closed_output_pipe_neither_stops_a_save_nor_prints_a_traceback(tmp_path, how: str) -> None:
+    # `train.py ... | tee log` and Ctrl-C: tee died with the command, the "interrupted" line
+    # raised BrokenPipeError before last.zip was saved, and Python printed a traceback.
+
+    target = tmp_path / "last.zip"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CLOSED_PIPE_PROGRAM, str(target), how],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child.stdout.close()  # the reader goes away before the first line
+    err = child.stderr.read()
+    child.wait(timeout=60)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    if how == "say":
+        assert child.returncode == 130 and target.read_text() == "saved"
+    else:
+        assert child.returncode == 1 and not target.exists()
 
 
 def test_the_benchmarks_end_ctrl_c_in_one_line(monkeypatch, capsys) -> None:

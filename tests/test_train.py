@@ -173,6 +173,9 @@ def test_resume_evaluates_on_the_grid_keeps_the_best_and_times_its_own_steps(tmp
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["history"][: len(first)] == first  # the first session's evaluations are kept
     grid = [h["timesteps"] for h in summary["history"][len(first) : -1]]  # the last is the final evaluation
+    assert [h.get("final", False) for h in summary["history"]] == [False] * (len(first) - 1) + [True] + [False] * len(
+        grid
+    ) + [True]  # each session's last evaluation is marked: it may share a step count with a periodic one
     assert len(grid) == 2 and all(0 <= t % 256 < 4 for t in grid), grid  # 4 games step together
     assert summary["session_timesteps"] == summary["timesteps"] - start >= 512
     assert summary["env_steps_per_second"] == pytest.approx(summary["session_timesteps"] / summary["seconds"], rel=0.05)
@@ -431,6 +434,33 @@ def test_train_without_sb3_contrib_names_the_extra_and_alphazero_still_runs() ->
     assert "Traceback" not in ppo_run.stderr
     az_help = run("--algo", "alphazero", "--help")
     assert az_help.returncode == 0 and "--simulations" in az_help.stdout, az_help.stderr
+
+
+_WITHOUT_TORCH = """
+import runpy, sys
+sys.modules["torch"] = None  # as without the train extra: the import fails
+sys.argv = [sys.argv[1], "--help"]
+runpy.run_module(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "what"),
+    [
+        ("umbrella_env.training.bench", "the training benchmark"),
+        ("umbrella_env.training.bench_alphazero", "the self-play benchmark"),
+        ("umbrella_env.export", "exporting to ONNX"),
+    ],
+)
+def test_the_torch_commands_without_torch_say_so_in_one_line(module: str, what: str) -> None:
+    # The two benchmarks printed a ModuleNotFoundError traceback, even for --help.
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-c", _WITHOUT_TORCH, module], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.strip() == (
+        f'error: {what} needs the train extra (torch is missing): pip install -c constraints.txt -e ".[train]"'
+    )
 
 
 def test_train_keeps_the_traceback_of_an_import_error_that_is_a_bug(monkeypatch) -> None:

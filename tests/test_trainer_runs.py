@@ -148,13 +148,13 @@ def test_ppo_interrupted_keeps_last_zip_and_a_summary_that_says_so(tmp_path, mon
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["interrupted"] is True and summary["final_metric"] is None
     assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] >= 256
-    assert "interrupted at" in capsys.readouterr().out
+    assert "interrupted at" in capsys.readouterr().err  # beside the other commands' interruptions
 
 
 def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkeypatch, capsys) -> None:
     from umbrella_env.training import ppo
 
-    def stop(self):
+    def stop(self, final=False):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ppo.TrainCallback, "evaluate", stop)
@@ -163,8 +163,9 @@ def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkey
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["interrupted"] is True and summary["final_metric"] is None
     assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] >= 128
-    printed = capsys.readouterr().out
-    assert "interrupted at" in printed
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "interrupted at" in captured.err
     # nothing was evaluated: the last line named a best.zip that does not exist
     assert (
         not (out / "best.zip").exists() and f"no evaluation yet, no best.zip; last model: {out / 'last.zip'}" in printed

@@ -61,3 +61,10 @@ def test_cli_bad_input_exits_2_with_a_message(argv, expected, capsys, monkeypatc
         th.main(argv)
     assert exc.value.code == 2
     assert expected in capsys.readouterr().err
+
+
+def test_candidate_weights_print_as_the_numbers_they_are() -> None:
+    # 0.65 - 0.2 printed as alpha=0.44999999999999996 in the weights found.
+    assert th.candidates("alpha", 0.65) == [0.45, 0.55, 0.75, 0.85]
+    assert th.candidates("gamma", 0.95) == [0.75, 0.85, 1.0]
+    assert th.candidates("kappa", 0.3) == [0.15, 0.225, 0.399, 0.6]  # 0.3 * 0.75 = 0.22499999999999998

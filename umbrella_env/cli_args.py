@@ -16,13 +16,14 @@ import contextlib
 import errno
 import functools
 import math
+import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -103,6 +104,21 @@ def install_hint(extra: str) -> str:
     return f'pip install -c constraints.txt -e ".[{extra}]"'
 
 
+def missing_extra(module: str, exc: ImportError, what: str, extra: str = "train") -> NoReturn:
+    """For a module whose imports need an optional extra: run as a command (``module`` is
+    ``"__main__"``, ``python -m ...``), one line naming the extra and its install command,
+    exit status 2, even for ``--help``; imported, :class:`MissingExtra` with the same words
+    (a command above it reports it in one line)."""
+    if isinstance(exc, MissingExtra):  # a module below already said what is missing
+        message = str(exc)
+    else:
+        message = f"{what} needs the {extra} extra ({exc.name or exc} is missing): {install_hint(extra)}"
+    if module == "__main__":
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+    raise MissingExtra(message) from exc
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """A command's ``--help``: the description as written, and each option's default after its
     help, unless it has none to show (None, a flag's False) or the help already says it."""
@@ -166,21 +182,52 @@ def program_name(module_command: str, scripts: tuple[str, ...] = ()) -> str:
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG})
 
 
+def say(*parts: Any, file: Any = None) -> None:
+    """``print`` (flushed) for a command's status lines, which a reader that went away
+    cannot break: when the other end of a pipe is closed (``| head``, or ``| tee`` ended by
+    the same Ctrl-C as the command) the stream is silenced (sent to ``/dev/null``) and the
+    command carries on, so what it saves after the line is still saved."""
+    stream = sys.stdout if file is None else file
+    try:
+        print(*parts, file=stream, flush=True)
+    except BrokenPipeError:
+        _silence(stream)
+
+
+def _silence(stream: Any) -> None:
+    """Send ``stream``'s file descriptor to ``/dev/null`` (Python's advice for a broken pipe:
+    the flush at exit would raise again)."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # no descriptor (a test's capture): nothing to silence
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def command(main: Callable[..., int], interrupted: str = "interrupted") -> Callable[..., int]:
     """A command's ``main``, which never ends in a traceback for what the user or the system
     did: Ctrl-C (or SIGTERM inside :func:`sigterm_as_interrupt`) that no handler of the
     command took (the command's own handlers say what was kept) ends in the line
     ``interrupted`` and exit status 130; an OSError of :data:`SYSTEM_ERRNOS` (a full disk)
-    in one line naming the file, and exit status 1.  (The commands that run a process pool
-    take :func:`umbrella_env.parallel.command_exits`, built on this one.)"""
+    in one line naming the file, and exit status 1; a closed output pipe (``| head``) in
+    exit status 1 without a word (status lines that must not stop a save: :func:`say`).
+    (The commands that run a process pool take
+    :func:`umbrella_env.parallel.command_exits`, built on this one.)"""
 
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
         try:
             return main(*args, **kwargs)
         except KeyboardInterrupt:
-            print(f"\n{interrupted}", file=sys.stderr, flush=True)
+            say(f"\n{interrupted}", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # the reader of the output went away (| head): no traceback
+            _silence(sys.stdout)
+            return 1
         except OSError as exc:
             if exc.errno not in SYSTEM_ERRNOS:
                 raise

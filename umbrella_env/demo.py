@@ -50,7 +50,15 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from umbrella_env.cli_args import SYSTEM_ERRNOS, command, install_hint, int_problem, path_option, seed_option
+from umbrella_env.cli_args import (
+    SYSTEM_ERRNOS,
+    HelpFormatter,
+    command,
+    install_hint,
+    int_problem,
+    path_option,
+    seed_option,
+)
 from umbrella_env.core import batch_io, facts
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -304,7 +312,7 @@ def _missing_pillow(prog: str) -> NoReturn:
 @command
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m umbrella_env.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m umbrella_env.demo", description=__doc__, formatter_class=HelpFormatter
     )
     parser.add_argument("--players", type=int, default=2, choices=[1, 2, 3, 4], help="1 (solo) to 4")
     parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4], help="score-plate level 1 to 4")

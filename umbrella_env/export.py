@@ -38,14 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import command, install_hint
+from umbrella_env.cli_args import HelpFormatter, command, install_hint, missing_extra
 
 try:
     import torch
     from torch import nn
-except ImportError:  # pragma: no cover - exercised only without the train extra
-    print(f"umbrella_env.export needs torch and onnx: {install_hint('train')}", file=sys.stderr)
-    raise SystemExit(2) from None
+except ImportError as exc:  # pragma: no cover - exercised only without the train extra
+    missing_extra(__name__, exc, "exporting to ONNX")
 
 import umbrella_env
 from agents.az.net import load_network
@@ -313,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=program_name("python -m umbrella_env.export", ("umbrella-export",)),
         description="Export a MaskablePPO checkpoint (.zip) or an alphazero network (.pt), each with its .json "
         "sidecar, to ONNX, playable without torch (make_agent('model.onnx'), agents/onnx_agent.py).",
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "checkpoint", type=path_option, help="the .zip or .pt written by training (its .json sidecar beside it)"

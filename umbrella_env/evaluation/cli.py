@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from umbrella_env.cli_args import (
     SYSTEM_ERRNOS,
+    HelpFormatter,
     command,
     install_hint,
     int_problem,
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=program_name(PROG, SCRIPTS),
         description="Round-robin tournament (2-4 players) or solo evaluation of umbrella-env agents.",
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--agents", nargs="+", required=True, metavar="AGENT",

@@ -39,7 +39,7 @@ from contextlib import nullcontext
 from typing import TextIO
 
 from agents.heuristic import MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, HeuristicAgent, HeuristicWeights
-from umbrella_env.cli_args import seed_option
+from umbrella_env.cli_args import HelpFormatter, seed_option
 from umbrella_env.core.config import GameConfig
 from umbrella_env.match import play_game
 from umbrella_env.parallel import command_exits, process_pool
@@ -76,16 +76,19 @@ def replace(w: HeuristicWeights, name: str, value: float) -> HeuristicWeights:
 
 
 def candidates(name: str, value: float) -> list[float]:
-    """The other values of weight ``name`` tried from ``value``."""
+    """The other values of weight ``name`` tried from ``value``, rounded to 4 significant
+    digits (0.45, not the 0.44999999999999996 of 0.65 - 0.2)."""
     if name == "choice":
         return [c for c in (1, 2, 3, 4) if c != value]
     if name == "gamma":
-        return [min(1.0, max(0.0, value + d)) for d in (-0.2, -0.1, 0.05, 0.1) if -1e-9 <= value + d <= 1.0 + 1e-9]
-    if name == "alpha":
-        return [min(1.0, max(0.0, value + d)) for d in (-0.2, -0.1, 0.1, 0.2)]
-    if value == 0:
-        return [0.3, 1.0]
-    return [value * m for m in (0.5, 0.75, 1.33, 2.0)]
+        tried = [min(1.0, max(0.0, value + d)) for d in (-0.2, -0.1, 0.05, 0.1) if -1e-9 <= value + d <= 1.0 + 1e-9]
+    elif name == "alpha":
+        tried = [min(1.0, max(0.0, value + d)) for d in (-0.2, -0.1, 0.1, 0.2)]
+    elif value == 0:
+        tried = [0.3, 1.0]
+    else:
+        tried = [value * m for m in (0.5, 0.75, 1.33, 2.0)]
+    return [float(f"{v:.4g}") for v in tried]
 
 
 def _scores(weights: HeuristicWeights, level: int, seeds: Sequence[int]) -> list[int]:
@@ -160,7 +163,9 @@ def _gain(text: str) -> float:
 @command_exits
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m umbrella_env.evaluation.tune_heuristic", description=(__doc__ or "").split("\n")[0]
+        prog="python -m umbrella_env.evaluation.tune_heuristic",
+        description=(__doc__ or "").split("\n")[0],
+        formatter_class=HelpFormatter,
     )
     ap.add_argument("--games", type=_positive_int, default=1000, help="deals per candidate (default 1000)")
     ap.add_argument("--seed", type=seed_option(), default=20_000, help="first deal's seed, >= 0 (default 20000)")

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from umbrella_env.cli_args import command, first_problem, int_problem, real_problem
+from umbrella_env.cli_args import HelpFormatter, command, first_problem, int_problem, real_problem
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.reference import ReferenceGame
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.bench_core",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     parser.add_argument(

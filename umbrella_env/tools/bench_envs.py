@@ -33,7 +33,7 @@ import gymnasium as gym
 import numpy as np
 
 import umbrella_env
-from umbrella_env.cli_args import command, first_problem, install_hint, int_problem, real_problem
+from umbrella_env.cli_args import HelpFormatter, command, first_problem, install_hint, int_problem, real_problem
 from umbrella_env.core import engine as E
 
 #: The largest --num-envs: about 18 kB of memory per env of the vector env (observations,
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.bench_envs",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument(

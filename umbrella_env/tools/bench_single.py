@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from umbrella_env.cli_args import command, first_problem, int_problem
+from umbrella_env.cli_args import HelpFormatter, command, first_problem, int_problem
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core import observation as O
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.bench_single",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--steps", type=int, default=100_000, help="decisions timed per configuration")
     parser.add_argument("--batched-steps", type=int, default=20_000, help="decisions timed on the batched engine")

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import command, int_problem, seed_option
+from umbrella_env.cli_args import HelpFormatter, command, int_problem, seed_option
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.differential",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--states", type=int, default=100_000, help="states to check per configuration")
     parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4])

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from umbrella_env.cli_args import command
+from umbrella_env.cli_args import HelpFormatter, command
 from umbrella_env.envs.doctables import actions_markdown, observation_markdown
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.gendocs",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--check", action="store_true", help="only check that the files are up to date")
     args = parser.parse_args(argv)

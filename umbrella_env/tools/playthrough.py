@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import command
+from umbrella_env.cli_args import HelpFormatter, command
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m umbrella_env.tools.playthrough",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--write", action="store_true", help=f"rewrite the golden files in {GOLDEN_DIR}")
     parser.add_argument("--engine", choices=ENGINES, default="batched", help="the engine that plays (default batched)")

@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import MissingExtra, command, install_hint
+from umbrella_env.cli_args import HelpFormatter, MissingExtra, command, install_hint
 
 try:
     import torch
@@ -739,7 +739,7 @@ def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
 
 # --------------------------------------------------------------------------- CLI
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
     p.add_argument(

@@ -26,16 +26,22 @@ import time
 
 import gymnasium as gym
 import numpy as np
-import torch
-from stable_baselines3.common.vec_env import DummyVecEnv
 
 import umbrella_env  # noqa: F401  (registers the envs)
-from umbrella_env.cli_args import command, first_problem, int_problem
+from umbrella_env.cli_args import command, first_problem, int_problem, missing_extra
+
+try:
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
+    from umbrella_env.training import ppo as train
+except ImportError as exc:  # pragma: no cover - exercised only without the train extra
+    missing_extra(__name__, exc, "the training benchmark")
+
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError
-from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
 from umbrella_env.parallel import local_cpus
-from umbrella_env.training import ppo as train
 from umbrella_env.training.options import given_among, given_options
 
 #: train.py options that shape the model and the envs timed here; the others (output,

@@ -27,14 +27,28 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-import torch
 
-from agents.az.agent import SHIPPED_MODELS, shipped_path
-from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
-from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem, seed_option
+from umbrella_env.cli_args import (
+    HelpFormatter,
+    first_problem,
+    int_problem,
+    missing_extra,
+    path_option,
+    real_problem,
+    seed_option,
+)
+
+try:
+    import torch
+
+    from agents.az.agent import SHIPPED_MODELS, shipped_path
+    from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
+    from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
+except ImportError as exc:  # pragma: no cover - exercised only without the train extra
+    missing_extra(__name__, exc, "the self-play benchmark")
+
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import command_exits, process_pool
-from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
 from umbrella_env.training.options import check_game
 
 
@@ -48,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m umbrella_env.training.bench_alphazero",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--players", type=int, default=2, help="1-4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")

@@ -1,6 +1,6 @@
 """Train a MaskablePPO agent (sb3-contrib) on the batched core.
 
-    python train.py --quick                      # ~2 minutes, 2 players
+    python train.py --quick                      # 2-3 minutes, 2 players
     python train.py --players 1 --timesteps 2e6  # solo on the native vector env
     python train.py --players 2 --opponents greedy self --pretrain heuristic \\
         --pretrain-games 8000 --pretrain-epochs 10 --learning-rate 2e-4 --ent-coef 0.001 --timesteps 6e5
@@ -27,7 +27,7 @@
 * ``--resume PATH`` continues from a checkpoint. TensorBoard logs go to ``OUT/tb`` when
   tensorboard is installed. A progress bar shows the timesteps.
 * ``--quick``: clone the heuristic from 1,000 of its games, then 100k PPO steps against
-  random, greedy and self-play (about two minutes on 2 cores).
+  random, greedy and self-play (2 to 3 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import MissingExtra, command, install_hint
+from umbrella_env.cli_args import MissingExtra, command, install_hint, say
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -306,11 +306,15 @@ class TrainCallback(BaseCallback):
             self.evaluate()
         return True
 
-    def evaluate(self) -> EvalResult:
+    def evaluate(self, final: bool = False) -> EvalResult:
+        """Evaluate the model as it is now; ``final``: the one after the last PPO update
+        (logged and recorded as such: a periodic evaluation at the same step count measured
+        the model of the update before)."""
         res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=EVAL_SEED)
         metric = res.metric(self.config.solo)
         label = eval_label(self.args, self.config)
-        self.history.append({"timesteps": int(self.num_timesteps), "metric": metric, "mean_score": res.mean_score})
+        entry = {"timesteps": int(self.num_timesteps), "metric": metric, "mean_score": res.mean_score}
+        self.history.append({**entry, "final": True} if final else entry)
         improved = metric > self.best
         if improved:
             self.best = metric
@@ -322,7 +326,7 @@ class TrainCallback(BaseCallback):
             )
         self.logger.record("eval/metric", metric)
         print(
-            f"[eval @ {self.num_timesteps:,} steps, {res.games} games] "
+            f"[{'final eval' if final else 'eval'} @ {self.num_timesteps:,} steps, {res.games} games] "
             f"{res.describe(self.config.solo, self.args.eval_opponent)}" + ("  (new best)" if improved else ""),
             flush=True,
         )
@@ -558,7 +562,7 @@ def resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-#: ``--quick``: clone the heuristic from 1,000 of its games, then 100k PPO steps (~2 minutes on 2 cores).
+#: ``--quick``: clone the heuristic from 1,000 of its games, then 100k PPO steps (2-3 minutes on 2 cores).
 QUICK = {
     "timesteps": 100_000,
     "n_envs": 64,
@@ -689,6 +693,11 @@ _PRETRAIN_ONLY = (
 )
 
 
+#: The most ``--timesteps`` taken: years at the few thousand decisions per second PPO trains
+#: here, so a larger figure is a typo (1e19 for 1e9), refused rather than trained forever.
+MAX_TIMESTEPS = 10**12
+
+
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
     """Refuse, before anything is built or written, options outside their range and options
     ``given`` on the command line that this run would ignore (ValueError)."""
@@ -696,7 +705,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     problems = [int_problem(flag, getattr(args, attr)) for flag, attr in _POSITIVE]
     problems += [
         int_problem("--n-envs", args.n_envs, 1, E.MAX_BATCH),  # the games of a batch of the core
-        real_problem("--timesteps", args.timesteps, minimum=1),
+        real_problem("--timesteps", args.timesteps, minimum=1, maximum=MAX_TIMESTEPS),
         None if args.torch_threads is None else int_problem("--torch-threads", args.torch_threads),
     ]
     problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
@@ -889,10 +898,10 @@ def _train(
     try:
         model.learn(timesteps, callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
         elapsed = time.perf_counter() - t0
-        final = callback.evaluate()
+        final = callback.evaluate(final=True)
     except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
         interrupted = True
-        print(f"\ninterrupted at {int(model.num_timesteps):,} steps: saving last.zip and the summary", flush=True)
+        say(f"\ninterrupted at {int(model.num_timesteps):,} steps: saving last.zip and the summary", file=sys.stderr)
     elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
@@ -919,10 +928,9 @@ def _train(
     kept = (
         f"best model: {best}" if best.is_file() else f"no evaluation yet, no best.zip; last model: {out / 'last.zip'}"
     )
-    print(
+    say(
         f"{'stopped' if interrupted else 'done'}: {steps:,} steps in {elapsed:.0f} s "
-        f"({steps / elapsed:,.0f} env steps/s), {int(model.num_timesteps):,} in all; {kept}",
-        flush=True,
+        f"({steps / elapsed:,.0f} env steps/s), {int(model.num_timesteps):,} in all; {kept}"
     )
     return 130 if interrupted else 0
 
