@@ -14,6 +14,7 @@ two formats are refused with the same words.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Mapping
@@ -151,3 +152,12 @@ def read_sidecar(path: str | Path, suffix: str, writer: str) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
     return check_metadata(meta, path, f"metadata {str(meta_file)!r}")
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file, in hex (a checkpoint's sidecar records its file's)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

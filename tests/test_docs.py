@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from umbrella_env.core import actions as A
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.tools import gendocs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_generated_docs_are_up_to_date() -> None:
@@ -24,3 +30,22 @@ def test_observation_doc_states_the_size() -> None:
     text = (gendocs.DOCS / "observation.md").read_text(encoding="utf-8")
     assert f"**{OBS_SIZE}**" in text
     assert f"| {OBS_SIZE - 4} | {OBS_SIZE} | `last_colour` |" in text
+
+
+def test_the_agent_guide_example_plays_through_a_factory_spec(tmp_path, monkeypatch) -> None:
+    """docs/agents.md's example agent, saved as the guide says, is a working spec."""
+    import re
+
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.match import AgentSpecError, build_agent, play_game
+
+    guide = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
+    (tmp_path / "my_agents.py").write_text(blocks[1], encoding="utf-8")
+    config = GameConfig(num_players=2)
+    with pytest.raises(AgentSpecError, match="the module must be importable by this Python: add its folder to"):
+        build_agent("my_agents:one_step", config, seed=1)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agents = [build_agent("my_agents:one_step", config, seed=1), build_agent("random", config, seed=2)]
+    first = play_game(agents, config, seed=3, names=["my_agents:one_step", "random"])
+    assert first.turns > 0 and play_game(agents, config, seed=3) == first  # seeded through reset()

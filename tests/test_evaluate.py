@@ -217,6 +217,46 @@ def test_an_agent_that_raises_is_reported_with_where_and_the_game_to_replay_it()
     assert str(again.value) == message
 
 
+def test_an_agent_that_makes_its_mask_say_yes_is_refused_not_played() -> None:
+    # The runner checked the answer against the mask it had handed over: an agent that set
+    # mask[a] = True got an illegal action past the check, the unchecked step corrupted the
+    # game, and another agent was blamed many turns later (an IndexError in the core).
+    class Sneaky(FirstLegalAgent):
+        def act(self, observation, action_mask, game=None):
+            illegal = int(np.flatnonzero(~action_mask)[0])
+            action_mask[illegal] = True
+            return illegal
+
+    with pytest.raises(ev.AgentError, match=r"agent 'sneaky' \(seat 0\) chose \d+, not a legal action, at turn 0"):
+        play_game([Sneaky(), FirstLegalAgent()], GameConfig(num_players=2), seed=1, names=["sneaky", "first"])
+
+
+def test_a_reset_or_an_answer_of_the_wrong_kind_is_named_with_the_agent() -> None:
+    class NoSeed(FirstLegalAgent):
+        def reset(self):  # the interface's reset takes the seed
+            pass
+
+    class Floating(FirstLegalAgent):
+        def act(self, observation, action_mask, game=None):
+            return float(super().act(observation, action_mask, game))
+
+    class Exiting(FirstLegalAgent):
+        def act(self, observation, action_mask, game=None):
+            raise SystemExit(3)  # ended the whole command with status 3 and no word
+
+    config = GameConfig(num_players=2)
+    with pytest.raises(ev.AgentError) as info:
+        play_game([FirstLegalAgent(), NoSeed()], config, seed=2, names=["first", "noseed"])
+    assert re.match(r"agent 'noseed' raised TypeError\(.*\) in reset\(\d+\) \(match.py:\d+", str(info.value))
+    assert "in the game of seed 2, deal key" in str(info.value)
+    with pytest.raises(
+        ev.AgentError, match=r"agent 'floating' \(seat 1\) returned \d+\.0 \(float\) at turn 1: an action is an int"
+    ):
+        play_game([FirstLegalAgent(), Floating()], config, seed=2, names=["first", "floating"])
+    with pytest.raises(ev.AgentError, match=r"agent 'exiting' \(seat 0\) raised SystemExit\(3\) at turn 0"):
+        play_game([Exiting(), FirstLegalAgent()], config, seed=2, names=["exiting", "first"])
+
+
 def test_more_workers_than_cpus_is_noted(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setattr(parallel, "local_cpus", lambda: 1)
     argv = ["--agents", RANDOM, FIRST, "--games", "2", "--workers", "2", "--no-progress"]

@@ -145,3 +145,34 @@ def test_ladder_a_worker_that_dies_is_one_line_and_exit_1(games: list[str], caps
     assert code == 1
     assert "Traceback" not in err and "BrokenProcessPool" not in err
     assert err.strip().splitlines() == [f"error: {WorkerDied()}"]
+
+
+class BoomAgent:
+    """Plays the first legal action, then raises at its third decision (a factory for the ladder)."""
+
+    name = "boom"
+    needs_game = False
+
+    def reset(self, seed=None) -> None:
+        self.decisions = 0
+
+    def act(self, observation, action_mask, game=None) -> int:
+        self.decisions += 1
+        if self.decisions == 3:
+            raise RuntimeError("boom in my agent")
+        return int(action_mask.nonzero()[0][0])
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("games", [["--pair-games", "2"], ["--solo-games", "2"]])
+def test_ladder_an_agent_that_raises_is_one_line_naming_its_spec_and_game(games, jobs, capsys) -> None:
+    # a 41-line traceback (60 with --jobs 2), the agent named by its .name, no game to replay
+    code = ladder.main(["--agents", "random", "tests.test_ladder:BoomAgent", *games, "--jobs", jobs])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err, err
+    [line] = err.strip().splitlines()
+    assert re.fullmatch(
+        r"error: agent 'tests.test_ladder:BoomAgent' \(seat \d\) raised RuntimeError\('boom in my agent'\) at turn \d+ "
+        r"\(test_ladder.py:\d+ in act\); in the ladder's game of deal key \d+, seed \d+",
+        line,
+    ), line

@@ -368,7 +368,10 @@ def _mismatched_checkpoints(folder: Path) -> list[tuple[Path, str]]:
     and torch files that hold no network, each with the words that refuse it."""
     import torch
 
-    sidecar = json.loads((MODELS / "az-2p.json").read_text(encoding="utf-8"))
+    def unhashed(name: str) -> dict:  # the sidecar less its file's SHA-256 (which catches any change first)
+        return {k: v for k, v in json.loads((MODELS / name).read_text(encoding="utf-8")).items() if k != "sha256"}
+
+    sidecar = unhashed("az-2p.json")
 
     def pair(name: str, weights: Path | bytes | dict, meta: dict) -> Path:
         path = folder / f"{name}.pt"
@@ -382,8 +385,20 @@ def _mismatched_checkpoints(folder: Path) -> list[tuple[Path, str]]:
         return path
 
     three = pair("three", MODELS / "az-2p.pt", {**sidecar, "num_players": 3})
-    net = pair("net", MODELS / "az-2p.pt", json.loads((MODELS / "az-2p-net.json").read_text(encoding="utf-8")))
+    net = pair("net", MODELS / "az-2p.pt", unhashed("az-2p-net.json"))
+    blob = torch.load(MODELS / "az-2p.pt", weights_only=True)
+    nan = {**blob, "state_dict": {k: v.clone() for k, v in blob["state_dict"].items()}}
+    first = next(iter(nan["state_dict"]))
+    nan["state_dict"][first].view(-1)[7] = float("nan")
+    damaged = bytearray((MODELS / "az-2p.pt").read_bytes())
+    damaged[len(damaged) // 2] ^= 0x40  # one flipped bit inside the weights: torch reads it without a word
+    hashed = json.loads((MODELS / "az-2p.json").read_text(encoding="utf-8"))
     return [
+        (pair("damaged", bytes(damaged), hashed), "(its SHA-256 differs): the file was changed or damaged after"),
+        # a sidecar edited to another plate level: the weights fit, the checkpoint's own copy says level 1
+        (pair("level2", MODELS / "az-2p.pt", {**sidecar, "plate_level": 2}), "plate_level 2 in the sidecar, 1 in the"),
+        # NaN weights: it played its first legal action, and its export passed the check (max(0, nan) is 0)
+        (pair("nan", nan, sidecar), f"holds weights that are not finite (NaN or inf) in {first}; it cannot play"),
         (three, f"checkpoint {str(three)!r} does not match its sidecar {str(three.with_suffix('.json'))!r}: "),
         (three, "of another shape (first: value.weight, (2, 192) in the file, (3, 192) for the sidecar)"),
         (net, "does not match its sidecar"),
@@ -408,7 +423,9 @@ def test_weights_that_do_not_match_their_sidecar_are_refused_in_one_line(tmp_pat
         assert exit_info.value.code == 2 and words in capsys.readouterr().err
         out = io.StringIO()
         players = "3" if checkpoint.stem == "three" else "2"
-        assert play(["--players", players, "--opponents", str(checkpoint), "--seed", "1"], stdin=None, stdout=out) == 2
+        level = "2" if checkpoint.stem == "level2" else "1"  # the game its sidecar claims
+        argv = ["--players", players, "--level", level, "--opponents", str(checkpoint), "--seed", "1"]
+        assert play(argv, stdin=None, stdout=out) == 2
         assert words in out.getvalue()
     assert not (tmp_path / "x.onnx").exists()
 

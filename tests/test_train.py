@@ -538,6 +538,25 @@ def test_loading_a_policy_agent_leaves_process_settings_alone(tmp_path) -> None:
         torch.set_num_threads(before)
 
 
+def test_a_policy_of_nan_weights_is_refused_when_loaded(tmp_path) -> None:
+    # It loaded and played its first legal action at every decision, without a word.
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.policy import load_model
+
+    config = GameConfig(num_players=2, plate_level=1, max_turns=100)
+    env = train.LearnerVecEnv(2, config, train.OpponentPool(["random"], config, seed=0), shaping=0.0, seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, policy_kwargs={"net_arch": [16]}, device="cpu")
+    with torch.no_grad():
+        next(model.policy.parameters()).view(-1)[3] = float("nan")
+    train.save_checkpoint(model, tmp_path / "m.zip", config, {"timesteps": 0})
+    with pytest.raises(ValueError, match=r"m.zip' holds weights that are not finite \(NaN or inf\) in "):
+        load_model(tmp_path / "m.zip")
+    with pytest.raises(ValueError, match="not finite"):
+        PolicyAgent(tmp_path / "m.zip", num_players=2, plate_level=1)
+
+
 def test_the_best_checkpoint_metric_never_trades_win_rate_for_score() -> None:
     """2-4 players: the win rate first, the mean score only between equal win rates (a win of
     40 games is worth 0.0125, and the metric used to add 1e-3 x the score: a 13-point higher

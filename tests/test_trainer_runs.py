@@ -67,16 +67,47 @@ def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_replace_it(az_r
 def test_az_resume_applies_the_learning_rate_and_weight_decay_given(az_run: Path, tmp_path) -> None:
     from umbrella_env.training import alphazero
 
-    saved = torch.load(az_run / "optimizer.pt", weights_only=True)["param_groups"][0]
+    saved = torch.load(az_run / "optimizer.pt", weights_only=True)["optimizer"]["param_groups"][0]
     argv = [*_without(TINY, "--pretrain-games", "--pretrain-epochs", "--iterations"), "--iterations", "2"]
     resume = ["--resume", str(az_run / "last.pt")]
     assert alphazero.main([*argv, *resume, "--learning-rate", "0.05", "--weight-decay", "0.5",
                            "--out", str(tmp_path / "a")]) == 0  # fmt: skip
-    group = torch.load(tmp_path / "a" / "optimizer.pt", weights_only=True)["param_groups"][0]
+    group = torch.load(tmp_path / "a" / "optimizer.pt", weights_only=True)["optimizer"]["param_groups"][0]
     assert (group["lr"], group["weight_decay"]) == (0.05, 0.5) != (saved["lr"], saved["weight_decay"])
     assert alphazero.main([*argv, *resume, "--out", str(tmp_path / "b")]) == 0  # not given: the saved ones
-    group = torch.load(tmp_path / "b" / "optimizer.pt", weights_only=True)["param_groups"][0]
+    group = torch.load(tmp_path / "b" / "optimizer.pt", weights_only=True)["optimizer"]["param_groups"][0]
     assert (group["lr"], group["weight_decay"]) == (saved["lr"], saved["weight_decay"])
+
+
+def test_az_resume_says_what_it_cannot_continue(az_run: Path, tmp_path, capsys) -> None:
+    # A lone last.pt, or best.pt beside last.pt's optimizer state, started a fresh optimizer
+    # and history (or took another iteration's optimizer) without a word.
+    import shutil
+
+    from umbrella_env.training import alphazero
+
+    argv = [*_without(TINY, "--pretrain-games", "--pretrain-epochs", "--iterations"), "--iterations", "2"]
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    for name in ("last.pt", "last.json"):
+        shutil.copy(az_run / name, lone / name)
+    assert alphazero.main([*argv, "--resume", str(lone / "last.pt"), "--out", str(lone)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: --resume: no history.json beside {str(lone / 'last.pt')!r}: the evaluation history" in err
+    assert f"note: --resume: no optimizer.pt beside {str(lone / 'last.pt')!r}: a fresh optimizer" in err
+    saved = torch.load(az_run / "optimizer.pt", weights_only=True)
+    assert saved["iteration"] == json.loads((az_run / "last.json").read_text())["iteration"]
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("best.pt", "best.json", "history.json"):
+        shutil.copy(az_run / name, other / name)
+    meta = json.loads((other / "best.json").read_text())
+    torch.save({**saved, "iteration": int(meta["iteration"]) + 1}, other / "optimizer.pt")  # last.pt's, a later one
+    resume = alphazero.read_resume(other / "best.pt", alphazero.GameConfig(num_players=2))
+    assert resume.optimizer is None and len(resume.notes) == 1
+    assert f"is the optimizer state of iteration {int(meta['iteration']) + 1} (last.pt's)" in resume.notes[0]
+    torch.save(saved["optimizer"], other / "optimizer.pt")  # a file of before the iteration was recorded
+    assert alphazero.read_resume(other / "best.pt", alphazero.GameConfig(num_players=2)).optimizer is not None
 
 
 @pytest.mark.parametrize(
@@ -108,16 +139,21 @@ def test_az_resume_refuses_pretraining_options_and_unreadable_files(az_run: Path
         "--pretrain-games, --teacher, --pretrain-epochs: not used by this run (a resumed run does not pretrain)" in err
     )
     argv = _without(argv, "--pretrain-games", "--pretrain-epochs")
+    meta = json.loads((az_run / "last.json").read_text(encoding="utf-8"))
+    unhashed = json.dumps({k: v for k, v in meta.items() if k != "sha256"}).encode()  # a sidecar of before the hash
+    truncated = (az_run / "last.pt").read_bytes()[:1000]
     for i, (name, data, message) in enumerate((
         ("last.pt", b"not a checkpoint", "is not a torch file"),  # was "unreadable (KeyError: 105)"
-        ("last.pt", (az_run / "last.pt").read_bytes()[:1000], "is unreadable"),  # truncated
+        ("last.pt", truncated, "(its SHA-256 differs): the file was changed or damaged after it was saved"),
+        (("last.pt", "last.json"), (truncated, unhashed), "is unreadable"),  # truncated, no hash to tell
         ("optimizer.pt", (az_run / "optimizer.pt").read_bytes()[:1000], "the optimizer state"),
         ("history.json", b'{"history": [', "the run's history"),
     )):  # fmt: skip
-        run = tmp_path / f"broken-{i}-{name}"
+        given = dict(zip(name, data)) if isinstance(name, tuple) else {name: data}
+        run = tmp_path / f"broken-{i}"
         run.mkdir()
         for f in ("last.pt", "last.json", "optimizer.pt", "history.json"):
-            (run / f).write_bytes(data if f == name else (az_run / f).read_bytes())
+            (run / f).write_bytes(given[f] if f in given else (az_run / f).read_bytes())
         err = _refused(alphazero.main, [*argv, "--resume", str(run / "last.pt")], capsys)
         assert message in err and str(run) in err  # used to be a traceback, after --out was made
         assert not (tmp_path / "r").exists()

@@ -27,8 +27,8 @@ exporter uses, plus onnxruntime for the check).  This module sits above ``agents
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
+import math
 import sys
 import warnings
 from collections.abc import Mapping
@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
 
 import umbrella_env
 from agents.az.net import load_network
-from agents.checkpoint import check_metadata
+from agents.checkpoint import check_metadata, file_sha256
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
 from agents.policy import load_model, read_metadata
 from umbrella_env.cli_args import first_problem, int_problem, path_option, program_name
@@ -271,18 +271,16 @@ def check_parity(
         obs, mask = observations[start : start + chunk], np.asarray(masks[start : start + chunk])
         want_logits, want_values = masked_outputs(module, obs, mask)
         got_logits, got_values = onnx.evaluate(obs, mask)
-        logit_diff = max(logit_diff, float(np.abs(got_logits - want_logits)[mask != 0].max()))
-        value_diff = max(value_diff, float(np.abs(got_values - want_values).max()))
+        logit_diff = max(logit_diff, _worst(np.abs(got_logits - want_logits)[mask != 0]))
+        value_diff = max(value_diff, _worst(np.abs(got_values - want_values)))
         same += int((got_logits.argmax(1) == want_logits.argmax(1)).sum())
     return Parity(len(observations), logit_diff, value_diff, same)
 
 
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _worst(differences: np.ndarray) -> float:
+    """The largest difference, or inf when one is not a number: a NaN output on either side
+    fails the check (Python's ``max(0.0, nan)`` is 0.0, and passed a network of NaN)."""
+    return float(differences.max()) if np.isfinite(differences).all() else math.inf
 
 
 def export_checkpoint(checkpoint: str | Path, out: str | Path, *, opset: int = OPSET) -> Path:

@@ -141,7 +141,10 @@ def build_agent(
         try:
             factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
-            raise AgentSpecError(f"agent {label!r}: cannot import {attr} from {module_name}: {exc}") from None
+            raise AgentSpecError(
+                f"agent {label!r}: cannot import {attr} from {module_name}: {exc} (the module must be importable "
+                "by this Python: add its folder to PYTHONPATH, e.g. PYTHONPATH=. for the current one; docs/agents.md)"
+            ) from None
         if not callable(factory):
             raise AgentSpecError(f"agent {label!r}: {attr} is a {type(factory).__name__}, not an agent factory")
         try:
@@ -187,24 +190,50 @@ def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
     actor = game.actor
     mask = game.legal_mask()
     view = game.clone() if getattr(agent, "needs_game", True) else None
-    who = who or f"agent {getattr(agent, 'name', type(agent).__name__)!r}"
-    try:
-        action = agent.act(game.observe(actor), mask, view)
+    who = who or agent_label(agent)
+    try:  # a copy of the mask: an agent that edits it cannot make its own choice legal
+        action = agent.act(game.observe(actor), mask.copy(), view)
     except StopMatch:
         raise
-    except Exception as exc:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]  # where it was raised (lost across processes)
-        where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
-        raise AgentError(f"{who} (seat {actor}) raised {exc!r} at turn {game.turn} ({where})") from exc
-    if (
-        isinstance(action, (bool, np.bool_))
-        or not isinstance(action, (int, np.integer))
-        or not (0 <= action < mask.size and mask[action])
-    ):
+    except (Exception, SystemExit) as exc:  # SystemExit too: an agent does not end the command
+        raise AgentError(f"{who} (seat {actor}) raised {exc!r} at turn {game.turn} ({_raised_at(exc)})") from exc
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise AgentError(
+            f"{who} (seat {actor}) returned {action!r} ({type(action).__name__}) at turn {game.turn}: an action is "
+            f"an int id in [0, {mask.size})"
+        )
+    if not (0 <= action < mask.size and mask[action]):
         raise AgentError(
             f"{who} (seat {actor}) chose {action!r}, not a legal action, at turn {game.turn} ({int(mask.sum())} legal)"
         )
     return int(action)
+
+
+def agent_label(agent: Any) -> str:
+    """How the errors name an agent that was given no label: ``agent '<its name>'``."""
+    return f"agent {getattr(agent, 'name', type(agent).__name__)!r}"
+
+
+def reset_agent(agent: Any, seed: int, who: str | None = None) -> None:
+    """``agent.reset(seed)`` before a game; a failure is :class:`AgentError` naming the
+    agent (a ``reset()`` without the seed argument, a seed too large for ``np.random.seed``:
+    every agent gets seeds up to 2**63 - 1)."""
+    try:
+        agent.reset(seed)
+    except StopMatch:
+        raise
+    except (Exception, SystemExit) as exc:
+        who = who or agent_label(agent)
+        raise AgentError(f"{who} raised {exc!r} in reset({seed}) ({_raised_at(exc)})") from exc
+
+
+def _raised_at(exc: BaseException) -> str:
+    """``file:line in function`` where ``exc`` was raised (lost across processes)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "no traceback"
+    frame = frames[-1]
+    return f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
 
 
 def outcome_ranks(ranks: Sequence[int], truncated: bool = False) -> tuple[int, ...]:
@@ -275,7 +304,7 @@ def play_out(
     """
     labels = [f"agent {n!r}" for n in names] if names is not None else [None] * len(agents)
     for seat, agent in enumerate(agents):
-        check_agent_configuration(agent, game.config, labels[seat] or f"agent {getattr(agent, 'name', seat)!r}")
+        check_agent_configuration(agent, game.config, labels[seat] or agent_label(agent))
     while not game.done:
         actor = game.actor
         t0 = time.perf_counter()
@@ -311,9 +340,10 @@ def play_game(
     agent_seeds = rng.integers(0, 2**63, size=P)
     if key is None:
         key = draw_key(rng)
-    for agent, s in zip(agents, agent_seeds):
-        agent.reset(int(s))
+    labels = [f"agent {n!r}" for n in names] if names is not None else [None] * P
     try:
+        for agent, s, who in zip(agents, agent_seeds, labels):
+            reset_agent(agent, int(s), who)
         game = play_out(agents, SingleGame.new(config, key), names=names, on_move=on_move, times=times)
     except AgentError as exc:  # say which game, so that it can be replayed
         raise AgentError(f"{exc}; in the game of seed {seed}, deal key {key} (play_game(..., seed, key=key))") from (

@@ -36,8 +36,10 @@ network needs the game at every call (``needs_game``).
 A checkpoint is a ``.pt`` file (``{"meta": ..., "state_dict": ...}``, weights stored as
 float16 to keep the shipped models small) plus a ``.json`` sidecar with the same
 metadata: players, level, observation size, action count, architecture, and how the model
-was made.  :func:`load_network` refuses a model of another configuration with the words of
-:mod:`agents.checkpoint`, and a model of an older network format with a word to retrain it.
+was made, and the ``.pt`` file's SHA-256.  :func:`load_network` refuses a model of another
+configuration with the words of :mod:`agents.checkpoint`, a model of an older network
+format with a word to retrain it, and a file its sidecar does not describe (another
+SHA-256, another game or shape than its own copy of the metadata, weights not finite).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from gymnasium import spaces
 from torch import nn
 
 from agents.az.lookahead import SLIDE_FEATURES, SUMMARY_FEATURES, SlideLookahead
-from agents.checkpoint import base_metadata, check_configuration, read_sidecar, sidecar_path
+from agents.checkpoint import base_metadata, check_configuration, file_sha256, read_sidecar, sidecar_path
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
 from umbrella_env.core import actions as A
@@ -233,7 +235,8 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
     state = {k: v.detach().to(torch.float16) for k, v in net.state_dict().items()}
     path = Path(path)
     write_atomically(path, lambda tmp: torch.save({"meta": meta, "state_dict": state}, tmp))
-    text = json.dumps(meta, indent=2) + "\n"
+    # the file's SHA-256 in the sidecar only (the file cannot hold its own): a load checks it
+    text = json.dumps({**meta, "sha256": file_sha256(path)}, indent=2) + "\n"
     write_atomically(sidecar_path(path), lambda t: t.write_text(text, encoding="utf-8"))
 
 
@@ -268,6 +271,12 @@ def load_network(
         head = fh.read(4)
     if head[:2] != b"PK" and head[:1] != b"\x80":  # torch.save's zip archive, or its older pickle
         raise ValueError(f"checkpoint {str(path)!r} is not a torch file; {expected}")
+    recorded = meta.get("sha256")  # sidecars written before it was recorded have none
+    if recorded is not None and recorded != file_sha256(path):
+        raise ValueError(
+            f"checkpoint {str(path)!r} is not the file its sidecar {str(sidecar_path(path))!r} was written for "
+            "(its SHA-256 differs): the file was changed or damaged after it was saved"
+        )
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a truncated or foreign file
@@ -284,13 +293,42 @@ def load_network(
         int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)),
         bool(meta.get("heuristic_inputs", False)),
     )
-    mismatch = _weights_mismatch(net.state_dict(), state)
+    mismatch = _weights_mismatch(net.state_dict(), state) or _meta_mismatch(blob.get("meta"), meta)
     if mismatch:
         sidecar = str(sidecar_path(path))
         raise ValueError(f"checkpoint {str(path)!r} does not match its sidecar {sidecar!r}: {mismatch}")
+    broken = [name for name, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if broken:  # a network of NaN weights plays its first legal action, silently
+        raise ValueError(
+            f"checkpoint {str(path)!r} holds weights that are not finite (NaN or inf) in {', '.join(broken[:3])}"
+            + (f" and {len(broken) - 3} more" if len(broken) > 3 else "")
+            + "; it cannot play (was its training diverging?)"
+        )
     net.load_state_dict({k: v.float() for k, v in state.items()})
     net.eval()
     return net, meta
+
+
+#: The sidecar keys a checkpoint's own copy of its metadata must agree on: the game and the
+#: network's shape (an edited sidecar let a level-1 network pass as a level-2 one).
+_CONFIGURATION_KEYS = ("num_players", "plate_level", "hidden", "slide_hidden", "heuristic_inputs")
+
+
+def _meta_mismatch(embedded: Any, sidecar: dict[str, Any]) -> str:
+    """How the metadata saved inside the checkpoint differs from its sidecar's on
+    :data:`_CONFIGURATION_KEYS`, in one line ('' when they agree or the file has none)."""
+    if not isinstance(embedded, dict):
+        return ""
+
+    def plain(value: Any) -> Any:  # as JSON holds it: a tuple is a list
+        return json.loads(json.dumps(value))
+
+    differ = [
+        f"{key} {sidecar[key]!r} in the sidecar, {embedded[key]!r} in the checkpoint"
+        for key in _CONFIGURATION_KEYS
+        if key in embedded and key in sidecar and plain(embedded[key]) != plain(sidecar[key])
+    ]
+    return "; ".join(differ)
 
 
 def _weights_mismatch(want: dict[str, torch.Tensor], got: dict[str, torch.Tensor]) -> str:

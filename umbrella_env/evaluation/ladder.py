@@ -48,10 +48,12 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import KEY_RANGE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.match import (
+    AgentError,
     AgentSpecError,
     DecisionTimes,
     build_agent,
     play_out,
+    reset_agent,
     win_credits,
 )
 from umbrella_env.parallel import command_exits, process_pool
@@ -113,14 +115,19 @@ def build(text: str, config: GameConfig, seed: int | None = None) -> Any:
 
 
 def play(
-    config: GameConfig, agents: Sequence[Any], key: int, seed: int = 0
+    config: GameConfig, agents: Sequence[Any], key: int, seed: int = 0, names: Sequence[str] | None = None
 ) -> tuple[SingleGame, list[float], list[int]]:
     """Play one game (seat ``i`` is ``agents[i]``, reset with seed ``seed * 1000 + i``);
-    returns the final game, each seat's thinking time in seconds and its decisions."""
-    for i, agent in enumerate(agents):
-        agent.reset(seed * 1000 + i)
+    returns the final game, each seat's thinking time in seconds and its decisions.
+    ``names`` (the specs) label the agents in an :class:`AgentError`, which also names the
+    deal key and the agents' seed (:func:`play` replays the game)."""
     times = DecisionTimes([0.0] * len(agents), [0] * len(agents))
-    game = play_out(agents, SingleGame.new(config, key), times=times)
+    try:
+        for i, agent in enumerate(agents):
+            reset_agent(agent, seed * 1000 + i, None if names is None else f"agent {names[i]!r}")
+        game = play_out(agents, SingleGame.new(config, key), names=names, times=times)
+    except AgentError as exc:
+        raise AgentError(f"{exc}; in the ladder's game of deal key {key}, seed {seed}") from (exc.__cause__ or exc)
     return game, times.seconds, times.decisions
 
 
@@ -154,7 +161,7 @@ def _solo_chunk(spec: str, level: int, seed: int, games: Sequence[int]) -> SoloR
     agent = build(spec, config, seed)
     res = SoloResult(spec)
     for g in games:
-        game, times, counts = play(config, [agent], key=seed * DEAL_STRIDE + g, seed=g)
+        game, times, counts = play(config, [agent], key=seed * DEAL_STRIDE + g, seed=g, names=[spec])
         res.scores.append(game.scores()[0])
         res.tokens.append(game.tokens(0))
         res.all_tokens.append(game.all_tokens_placed())
@@ -226,8 +233,8 @@ def _pair_chunk(spec_a: str, spec_b: str, level: int, seed: int, games: Sequence
     a, b = build(spec_a, config, seed), build(spec_b, config, seed + 1)
     res = PairResult(spec_a, spec_b)
     for g in games:
-        for seats in ((a, b), (b, a)):
-            game, times, counts = play(config, list(seats), key=seed * DEAL_STRIDE + g, seed=g)
+        for seats, names in (((a, b), [spec_a, spec_b]), ((b, a), [spec_b, spec_a])):
+            game, times, counts = play(config, list(seats), key=seed * DEAL_STRIDE + g, seed=g, names=names)
             i = seats.index(a)
             scores = game.scores()
             res.points += win_credits(game.ranks(), game.truncated)[i]
@@ -301,15 +308,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 build(spec, GameConfig(num_players=p, plate_level=args.level))
             except (ValueError, TypeError) as exc:
                 ap.error(f"--agents {spec!r}: {str(exc).removeprefix(f'agent {spec!r}: ')}")
-    if args.solo_games:
-        print(f"solo, level {args.level}, {args.solo_games} seeded deals per agent", flush=True)
-        solo_ladder(args.agents, args.solo_games, args.level, seed=args.seed, jobs=args.jobs, log=sys.stdout)
-    if args.pair_games:
-        print(f"2 players, level {args.level}, {args.pair_games} deals x 2 seatings per pair", flush=True)
-        for x, y in itertools.combinations(args.agents, 2):
-            t0 = time.perf_counter()
-            res = pair_match(x, y, args.pair_games, args.level, seed=args.seed, jobs=args.jobs)
-            print(f"{res.line()}  [{time.perf_counter() - t0:.0f} s]", flush=True)
+    try:  # an agent that fails in a game: one line naming it and the game, as evaluate.py says it
+        if args.solo_games:
+            print(f"solo, level {args.level}, {args.solo_games} seeded deals per agent", flush=True)
+            solo_ladder(args.agents, args.solo_games, args.level, seed=args.seed, jobs=args.jobs, log=sys.stdout)
+        if args.pair_games:
+            print(f"2 players, level {args.level}, {args.pair_games} deals x 2 seatings per pair", flush=True)
+            for x, y in itertools.combinations(args.agents, 2):
+                t0 = time.perf_counter()
+                res = pair_match(x, y, args.pair_games, args.level, seed=args.seed, jobs=args.jobs)
+                print(f"{res.line()}  [{time.perf_counter() - t0:.0f} s]", flush=True)
+    except AgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -181,7 +181,7 @@ def _run(argv: Sequence[str] | None, io: Console) -> int:
     except KeyboardInterrupt:
         io.say("\nInterrupted: the game is abandoned.")
         return 130
-    except AgentError as e:  # only the player's own seat can raise it: opponents are forgiven
+    except AgentError as e:  # an opponent whose reset fails before the game (its moves are forgiven)
         io.say(f"error: the game stopped: {e}")
         return 1
 

@@ -29,6 +29,7 @@ from umbrella_env.match import (
     band_label,
     build_agent,
     play_out,
+    reset_agent,
 )
 from umbrella_env.play.moves import InputError, format_legal, parse_move
 
@@ -256,8 +257,7 @@ class Session:
         for p, spec in zip(others, settings.opponents):
             agent_seed = int(rng.integers(2**62))
             agent = build_agent(spec, config, seed=agent_seed)
-            if hasattr(agent, "reset"):
-                agent.reset(agent_seed)
+            reset_agent(agent, agent_seed, f"agent {spec!r}")  # build_agent checked it has reset()
             self.agents[p] = agent
             self.names[p] = _display_name(spec)
         self.hint_seed = int(rng.integers(2**62))

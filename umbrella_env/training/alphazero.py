@@ -63,7 +63,7 @@ import sys
 import time
 from collections.abc import Collection, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +91,7 @@ from agents.az.net import (
     value_size,
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
-from agents.checkpoint import check_configuration, copy_checkpoint
+from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem
 from umbrella_env.core.actions import NUM_ACTIONS
@@ -100,7 +100,6 @@ from umbrella_env.core.engine import MAX_BATCH, draw_key
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import play_forced  # self-play records and searches choices only
-from umbrella_env.export import file_sha256
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, WorkerDied, local_cpus, oversubscribed, process_pool, stop_pool
 from umbrella_env.paths import default_run_dir, output_dir_problem, output_folder, remove_run, write_atomically
@@ -746,7 +745,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--iterations",
         type=int,
         default=40,
-        help="self-play + training iterations (default 40; 0: only the teacher games or --init, evaluated and saved)",
+        help="self-play + training iterations (default 40; 0: only the teacher games or --init, evaluated and "
+        "saved); with --resume, the run's total, not the number to add",
     )
     p.add_argument("--games", type=int, default=64, help="self-play games per iteration (default 64)")
     p.add_argument(
@@ -1112,6 +1112,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         parser.error(str(exc))
     if args.overwrite:
         remove_run(out, RUN_FILES)
+    for note in [] if resume is None else resume.notes:
+        print(f"note: --resume: {note}", file=sys.stderr)
     with output_folder(out):  # a run stopped before writing anything leaves no empty folder
         return _run(Trainer(args, config, out, command_line(argv), resume, init_net, given), out)
 
@@ -1142,14 +1144,19 @@ class Resume:
     meta: dict[str, Any]
     history: list[dict[str, Any]]
     optimizer: dict[str, Any] | None
+    notes: list[str] = field(default_factory=list)  # what the resume cannot continue, said before the run
 
 
 def read_resume(path: Path, config: GameConfig) -> Resume:
     """The network, sidecar, evaluation history and optimizer state of a ``--resume``
-    checkpoint, or a ValueError naming the file that cannot be read."""
+    checkpoint, or a ValueError naming the file that cannot be read.  ``history.json`` and
+    ``optimizer.pt`` beside it are the run's (the optimizer's of ``last.pt``): one that is
+    missing, or an optimizer state of another iteration than the checkpoint's (``--resume
+    best.pt``), is not read, and :attr:`Resume.notes` say so."""
     net, meta = load_network(path, num_players=config.num_players, plate_level=config.plate_level)
     iteration = int(meta.get("iteration", 0))
     history: list[dict[str, Any]] = []
+    notes: list[str] = []
     hist = Path(path).parent / "history.json"
     if hist.is_file():
         try:
@@ -1157,14 +1164,27 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
             history = [h for h in saved.get("history", []) if h["iteration"] <= iteration]
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as exc:
             raise ValueError(f"--resume: the run's history {str(hist)!r} is unreadable ({exc!r})") from None
+    else:
+        notes.append(f"no history.json beside {str(path)!r}: the evaluation history and the best metric start anew")
     optimizer = None
     opt_file = Path(path).with_name("optimizer.pt")
     if opt_file.is_file():
         try:
-            optimizer = torch.load(opt_file, weights_only=True)
+            saved_opt = torch.load(opt_file, weights_only=True)
         except Exception as exc:  # a truncated or foreign file
             raise ValueError(f"--resume: the optimizer state {str(opt_file)!r} is unreadable ({exc})") from None
-    return Resume(net, meta, history, optimizer)
+        # {"iteration", "optimizer"} since the iteration is recorded; a bare state before
+        saved_at = saved_opt.get("iteration") if isinstance(saved_opt, dict) else None
+        optimizer = saved_opt.get("optimizer", saved_opt) if isinstance(saved_opt, dict) else None
+        if saved_at is not None and int(saved_at) != iteration:
+            optimizer = None
+            notes.append(
+                f"{str(opt_file)!r} is the optimizer state of iteration {saved_at} (last.pt's), not of the "
+                f"checkpoint's iteration {iteration}: a fresh optimizer (Adam's moments start anew)"
+            )
+    else:
+        notes.append(f"no optimizer.pt beside {str(path)!r}: a fresh optimizer (Adam's moments start anew)")
+    return Resume(net, meta, history, optimizer, notes)
 
 
 #: Sidecar fields that say how a network was first made; a resumed run keeps its checkpoint's.
@@ -1297,7 +1317,8 @@ class Trainer:
         self.last_saved = self.iteration
 
     def _save_optimizer(self) -> None:
-        write_atomically(self.out / "optimizer.pt", lambda tmp: torch.save(self.opt.state_dict(), tmp))
+        state = {"iteration": self.iteration, "optimizer": self.opt.state_dict()}  # a resume checks the iteration
+        write_atomically(self.out / "optimizer.pt", lambda tmp: torch.save(state, tmp))
 
     def log(self, tag: str, value: float) -> None:
         if self.tb is not None:
