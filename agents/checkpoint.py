@@ -161,3 +161,16 @@ def file_sha256(path: str | Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def check_finite_weights(path: str | Path, weights: Mapping[str, Any]) -> None:
+    """A ``ValueError`` when a checkpoint's floating-point weights (torch tensors by name)
+    hold a NaN or an infinity: such a network plays its first legal action at every decision,
+    silently (a diverged training run saves one)."""
+    broken = [name for name, w in weights.items() if w.is_floating_point() and not bool(w.isfinite().all())]
+    if broken:
+        more = f" and {len(broken) - 3} more" if len(broken) > 3 else ""
+        raise ValueError(
+            f"checkpoint {str(path)!r} holds weights that are not finite (NaN or inf) in {', '.join(broken[:3])}"
+            f"{more}; it cannot play (was its training diverging?)"
+        )

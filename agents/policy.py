@@ -22,6 +22,7 @@ from agents.base import agent_generator
 from agents.checkpoint import (
     check_configuration,
     check_configuration_options,
+    check_finite_weights,
     check_given_game,
     read_sidecar,
 )
@@ -51,13 +52,7 @@ def load_model(path: str | Path) -> Any:
     except Exception as exc:  # a corrupt or foreign zip
         raise ValueError(f"checkpoint {str(path)!r} could not be loaded: {exc}") from None
     check_spaces(model.observation_space, model.action_space, path)
-    broken = [name for name, v in model.policy.state_dict().items() if v.is_floating_point() and not v.isfinite().all()]
-    if broken:  # a policy of NaN weights plays its first legal action, silently
-        raise ValueError(
-            f"checkpoint {str(path)!r} holds weights that are not finite (NaN or inf) in {', '.join(broken[:3])}"
-            + (f" and {len(broken) - 3} more" if len(broken) > 3 else "")
-            + "; it cannot play (was its training diverging?)"
-        )
+    check_finite_weights(path, model.policy.state_dict())
     return model
 
 

@@ -950,3 +950,29 @@ def test_a_shipped_model_played_otherwise_says_so_in_its_name() -> None:
     assert make_agent("az-2p", search=False).name == "az-2p without search"
     assert make_agent("az-2p-net", search=True).name == "az-2p-net+search"
     assert make_agent("az-2p", search=False, name="mine").name == "mine"
+
+
+def test_a_checkpoint_and_its_sidecar_are_replaced_together(tmp_path, monkeypatch) -> None:
+    # The sidecar records the .pt's SHA-256: Ctrl-C between the two renames left a new .pt
+    # beside the previous sidecar, a last.pt no resume could read.
+    import os
+    import signal
+
+    import umbrella_env.paths as paths
+
+    net = tiny_net(2)
+    save_network(net, tmp_path / "last.pt", plate_level=1, extra={"iteration": 5})
+    replace, renamed = os.replace, []
+
+    def ctrl_c_after_the_first(src, dst):
+        renamed.append(dst)
+        if len(renamed) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        replace(src, dst)
+
+    monkeypatch.setattr(paths.os, "replace", ctrl_c_after_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        save_network(net, tmp_path / "last.pt", plate_level=1, extra={"iteration": 6})
+    monkeypatch.setattr(paths.os, "replace", replace)
+    assert len(renamed) == 2 and load_network(tmp_path / "last.pt")[1]["iteration"] == 6  # both, then Ctrl-C
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["last.json", "last.pt"]

@@ -556,6 +556,8 @@ def test_a_command_ends_ctrl_c_and_a_full_disk_in_one_line(capsys) -> None:
     assert capsys.readouterr().err.strip() == "error: No space left on device: runs/x/last.zip"
     with pytest.raises(FileNotFoundError):
         raising(FileNotFoundError(errno.ENOENT, "No such file or directory", "x"))()
+    with pytest.raises(BrokenPipeError):  # not stdout's (it is open): another pipe's, a bug's traceback
+        raising(BrokenPipeError(errno.EPIPE, "Broken pipe"))()
 
 
 _CLOSED_PIPE_PROGRAM = """
@@ -569,7 +571,10 @@ def main() -> int:
         pathlib.Path(sys.argv[1]).write_text("saved")  # what the line announced is still done
         print("done")  # and later plain prints go nowhere
         return 130
-    print("a status line")  # a plain print into the closed pipe
+    if sys.argv[2] == "buffered":
+        print("a status line")  # buffered: the closed pipe shows only when the command ends
+        return 0
+    print("a status line", flush=True)  # a plain print into the closed pipe
     pathlib.Path(sys.argv[1]).write_text("not reached")
     return 0
 
@@ -577,8 +582,9 @@ sys.exit(main())
 """
 
 
-@pytest.mark.parametrize("how", ["say", "print"])
-def test_a_closed_output_pipe_neither_stops_a_save_nor_prints_a_traceback(tmp_path, how: str) -> None:
+@pytest.mark.parametrize("how", ["say", "print", "buffered"])
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_closed_output_pipe_neither_stops_a_save_nor_prints_a_traceback(tmp_path, how: str, unbuffered: str) -> None:
     # `train.py ... | tee log` and Ctrl-C: tee died with the command, the "interrupted" line
     # raised BrokenPipeError before last.zip was saved, and Python printed a traceback.
 
@@ -588,6 +594,7 @@ def test_a_closed_output_pipe_neither_stops_a_save_nor_prints_a_traceback(tmp_pa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": unbuffered},  # a user's Python buffers a pipe; some CIs do not
     )
     child.stdout.close()  # the reader goes away before the first line
     err = child.stderr.read()

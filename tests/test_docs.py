@@ -46,6 +46,9 @@ def test_the_agent_guide_example_plays_through_a_factory_spec(tmp_path, monkeypa
     with pytest.raises(AgentSpecError, match="the module must be importable by this Python: add its folder to"):
         build_agent("my_agents:one_step", config, seed=1)
     monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(AgentSpecError) as typo:  # the module is found: no word of the path
+        build_agent("my_agents:onestep", config, seed=1)
+    assert "has no attribute 'onestep'" in str(typo.value) and "PYTHONPATH" not in str(typo.value)
     agents = [build_agent("my_agents:one_step", config, seed=1), build_agent("random", config, seed=2)]
     first = play_game(agents, config, seed=3, names=["my_agents:one_step", "random"])
     assert first.turns > 0 and play_game(agents, config, seed=3) == first  # seeded through reset()

@@ -173,6 +173,6 @@ def test_ladder_an_agent_that_raises_is_one_line_naming_its_spec_and_game(games,
     [line] = err.strip().splitlines()
     assert re.fullmatch(
         r"error: agent 'tests.test_ladder:BoomAgent' \(seat \d\) raised RuntimeError\('boom in my agent'\) at turn \d+ "
-        r"\(test_ladder.py:\d+ in act\); in the ladder's game of deal key \d+, seed \d+",
+        r"\(test_ladder.py:\d+ in act\); in the ladder's game \d+, deal key \d+ \(ladder.play\(\.\.\., \d+, \d+\) replays it\)",
         line,
     ), line

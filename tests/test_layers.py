@@ -36,6 +36,7 @@ LAYERS: list[tuple[int, str]] = [
     (4, "umbrella_env.evaluation"),
     (4, "umbrella_env.play"),
     (4, "umbrella_env.export"),
+    (4, "umbrella_env.scripts"),
     (4, "umbrella_env.ray_cluster"),
     (4, "umbrella_env.rllib_bench"),
     (4, "umbrella_env.rllib_env"),

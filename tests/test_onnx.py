@@ -645,6 +645,8 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
     1e-6 of their largest magnitude (their logits reach about 100: float32 rounding alone is
     about 1e-5 there) and the observer's value within 1e-5, on positions of every phase, and
     the ONNX agent plays the network's greedy move."""
+    import copy
+
     import onnx
     import torch
 
@@ -662,9 +664,20 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
     props = decode_metadata({p.key: p.value for p in onnx.load(str(out)).metadata_props})
     # the graph's value output is the deciding seat's, not the network's per-seat values
     assert props["value"] == export.AZ_VALUE and "deciding seat's own" in props["value"]
+    # the .pt's SHA-256 once, as the source's: a "sha256" key would read as the graph's own
+    assert (
+        "sha256" not in props
+        and props["source_sha256"] == json.loads(source.with_suffix(".json").read_text())["sha256"]
+    )
     obs, masks = export.sample_positions(GameConfig(num_players=2, plate_level=1), 300, seed=3)
     module = export.load_az(source)[0]
     parity = export.check_parity(module, out, obs, masks)
+    # a network whose outputs are NaN fails the check (max(0.0, nan) is 0.0: it passed)
+    broken = export.AZPolicyNet(copy.deepcopy(module.net))
+    with torch.no_grad():
+        next(broken.parameters()).fill_(float("nan"))
+    nan_parity = export.check_parity(broken, out, obs[:8], masks[:8])
+    assert nan_parity.max_logit_diff == float("inf")
     chunked = export.check_parity(module, out, obs, masks, chunk=64)  # in chunks, the same figures
     assert (chunked.positions, chunked.same_actions) == (parity.positions, parity.same_actions)
     assert chunked.max_logit_diff == pytest.approx(parity.max_logit_diff, abs=1e-5)

@@ -438,3 +438,26 @@ def test_the_command_into_a_full_disk_exits_1_without_a_traceback():
         )
     assert proc.returncode == 1
     assert proc.stderr == "umbrella-play: error: cannot write the output: [Errno 28] No space left on device\n"
+
+
+class ExitingAgent:
+    """An opponent that calls sys.exit in its first decision (a factory for play)."""
+
+    name = "exiting"
+    needs_game = False
+
+    def reset(self, seed=None) -> None:
+        pass
+
+    def act(self, observation, action_mask, game=None) -> int:
+        raise SystemExit(3)
+
+
+def test_play_forgives_an_opponent_that_exits_and_names_it_by_its_spec() -> None:
+    # SystemExit got past the forgiving wrapper and the game stopped naming '_Forgiving'
+    out = io.StringIO()
+    argv = ["--players", "2", "--seat", "1", "--opponents", "tests.test_play:ExitingAgent", "--seed", "1"]
+    assert main(argv, stdin=ScriptedStdin(["quit"]), stdout=out) == 0
+    text = out.getvalue()
+    assert "failed (SystemExit: 3); playing " in text and "instead" in text, text
+    assert "_Forgiving" not in text

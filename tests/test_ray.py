@@ -524,8 +524,9 @@ def test_bad_ray_options_are_refused_with_a_message(tmp_path: Path, capsys: pyte
     assert train(["--num-env-runners", "3", "--out", str(out)]) == 2
     assert "needs 3 CPUs (one per env runner), the Ray cluster has 2" in capsys.readouterr().err
     for argv, message in [
-        (["--timesteps", "nan"], "--timesteps must be a finite number >= 1, got nan"),
-        (["--eval-every", "inf"], "--eval-every must be a finite number >= 1, got inf"),
+        (["--timesteps", "nan"], "--timesteps must be a number in [1, 1000000000000], got nan"),
+        (["--eval-every", "inf"], "--eval-every must be a number in [1, 1000000000000], got inf"),
+        (["--timesteps", "1e99"], "--timesteps must be a number in [1, 1000000000000], got 1e+99"),  # trained forever
         (["--ent-coef", "nan"], "--ent-coef must be a finite number >= 0, got nan"),
         (["--shaping", "-1"], "--shaping must be a finite number >= 0, got -1.0"),
         (

@@ -463,14 +463,27 @@ def test_the_torch_commands_without_torch_say_so_in_one_line(module: str, what: 
     )
 
 
+def test_the_umbrella_export_script_without_torch_says_so_in_one_line() -> None:
+    # The console script imports the module as a library: two chained tracebacks, exit 1.
+    import subprocess
+
+    program = "import sys; sys.modules['torch'] = None; from umbrella_env.scripts import export; sys.exit(export())"
+    run = subprocess.run([sys.executable, "-c", program, "--help"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stderr.strip() == (
+        "umbrella-export: error: exporting to ONNX needs the train extra (torch is missing): "
+        'pip install -c constraints.txt -e ".[train]"'
+    ), run.stderr
+
+
 def test_train_keeps_the_traceback_of_an_import_error_that_is_a_bug(monkeypatch) -> None:
     """Only a missing extra is one line; any other ImportError (a renamed name) is a bug."""
+    from umbrella_env import cli_args
     from umbrella_env.training import cli
 
     def broken(name: str) -> None:
         raise ImportError("cannot import name 'end_rewards' from 'umbrella_env.envs.common'")
 
-    monkeypatch.setattr(cli.importlib, "import_module", broken)
+    monkeypatch.setattr(cli_args.importlib, "import_module", broken)  # cli_args.import_command's import
     with pytest.raises(ImportError, match="end_rewards"):
         cli.main(["--players", "2"])
 

@@ -15,8 +15,10 @@ import argparse
 import contextlib
 import errno
 import functools
+import importlib
 import math
 import os
+import select
 import signal
 import sys
 import threading
@@ -55,6 +57,12 @@ def int_problem(name: str, value: Any, minimum: int = 1, maximum: int | None = N
         return None
     want = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum:,}"
     return f"{name} must be an integer {want}, got {value!r}"
+
+
+#: The most steps (``--timesteps``, ``--eval-every``) a trainer takes: years at the few
+#: thousand decisions per second training runs here, so a larger figure is a typo (1e19 for
+#: 1e9), refused rather than trained forever.
+MAX_TIMESTEPS = 10**12
 
 
 def real_problem(
@@ -117,6 +125,18 @@ def missing_extra(module: str, exc: ImportError, what: str, extra: str = "train"
         print(f"error: {message}", file=sys.stderr)
         raise SystemExit(2)
     raise MissingExtra(message) from exc
+
+
+def import_command(module: str, prog: str) -> Callable[..., int] | None:
+    """The ``main`` of the command module ``module``, or None after one line (``prog: error:
+    ...``) when the module needs an optional extra that is missing (:class:`MissingExtra`):
+    how a console script or a dispatcher starts a command whose imports need torch (any other
+    ImportError is a bug and keeps its traceback)."""
+    try:
+        return importlib.import_module(module).main  # type: ignore[no-any-return]
+    except MissingExtra as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return None
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -191,15 +211,36 @@ def say(*parts: Any, file: Any = None) -> None:
     try:
         print(*parts, file=stream, flush=True)
     except BrokenPipeError:
-        _silence(stream)
+        silence(stream)
 
 
-def _silence(stream: Any) -> None:
+def _stdout_closed() -> bool:
+    """Whether stdout's reader went away; if so, stdout is silenced.  Buffered, the flush
+    fails again (a failed write's text is still buffered); unbuffered (``python -u``), the
+    pipe reports the error to ``poll``."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence(sys.stdout)
+        return True
+    try:
+        poller = select.poll()  # not on Windows: AttributeError
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        closed = any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll, no descriptor (a test's capture)
+        return False
+    if closed:
+        silence(sys.stdout)
+    return closed
+
+
+def silence(stream: Any) -> None:
     """Send ``stream``'s file descriptor to ``/dev/null`` (Python's advice for a broken pipe:
     the flush at exit would raise again)."""
     try:
         fd = stream.fileno()
-    except (OSError, ValueError):  # no descriptor (a test's capture): nothing to silence
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's capture, None): nothing to silence
         return
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
@@ -221,12 +262,16 @@ def command(main: Callable[..., int], interrupted: str = "interrupted") -> Calla
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
         try:
-            return main(*args, **kwargs)
+            status = main(*args, **kwargs)
+            if sys.stdout is not None:  # buffered output meets a closed pipe here, not at exit
+                sys.stdout.flush()
+            return status
         except KeyboardInterrupt:
             say(f"\n{interrupted}", file=sys.stderr)
             return 130
         except BrokenPipeError:  # the reader of the output went away (| head): no traceback
-            _silence(sys.stdout)
+            if not _stdout_closed():
+                raise  # another pipe's (a bug's, or a worker's): its traceback stays
             return 1
         except OSError as exc:
             if exc.errno not in SYSTEM_ERRNOS:

@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         "--games", type=int, default=None, help=f"games played side by side, 1 to {MAX_GAMES:,} (default 256)"
     )
     parser.add_argument("--seed", type=seed_option(), default=0, help="an int >= 0")
-    parser.add_argument("--policy", choices=["random", "greedy"], default="random")
+    parser.add_argument("--policy", choices=["random", "greedy"], default="random", help="the agent of every seat")
     pictures = parser.add_argument_group("pictures of one game")
     pictures.add_argument(
         "--gif", metavar="FILE.gif", type=path_option, help="write an animated GIF, one frame per decision"

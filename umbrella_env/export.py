@@ -217,6 +217,7 @@ def load_az(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
             "which are computed from the game in Python, not from the observation: it cannot be exported "
             "to ONNX; export a network trained without --heuristic-inputs"
         )
+    meta = {k: v for k, v in meta.items() if k != "sha256"}  # the .pt's: source_sha256 below, not the graph's
     meta = dict(meta, source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
     if meta["num_players"] > 1:  # the sidecar describes the network's per-seat values, not the graph's
         meta["value"] = AZ_VALUE

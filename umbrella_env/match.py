@@ -141,10 +141,17 @@ def build_agent(
         try:
             factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
-            raise AgentSpecError(
-                f"agent {label!r}: cannot import {attr} from {module_name}: {exc} (the module must be importable "
-                "by this Python: add its folder to PYTHONPATH, e.g. PYTHONPATH=. for the current one; docs/agents.md)"
-            ) from None
+            # the module itself not found (not one it imports, nor a name missing from it): the path
+            missing = isinstance(exc, ModuleNotFoundError) and (
+                module_name == exc.name or module_name.startswith(f"{exc.name}.")
+            )
+            hint = (
+                " (the module must be importable by this Python: add its folder to PYTHONPATH, e.g. "
+                "PYTHONPATH=. for the current one; docs/agents.md)"
+                if missing
+                else ""
+            )
+            raise AgentSpecError(f"agent {label!r}: cannot import {attr} from {module_name}: {exc}{hint}") from None
         if not callable(factory):
             raise AgentSpecError(f"agent {label!r}: {attr} is a {type(factory).__name__}, not an agent factory")
         try:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 
@@ -98,6 +100,53 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
         raise
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_together(paths: Sequence[Path], write: Callable[[list[Path]], object]) -> None:
+    """``write(tmps)`` to sibling temporary files of ``paths`` (in order), then rename them
+    all, with Ctrl-C and SIGTERM held for the renames: files that must match (a checkpoint
+    and the sidecar that records its SHA-256) are replaced both or neither, never one beside
+    the other's previous version.  An OSError names the file asked for, as
+    :func:`write_atomically`'s."""
+    paths = [Path(p) for p in paths]
+    tmps = [p.with_name(p.name + ".tmp") for p in paths]
+    try:
+        write(tmps)
+        with signals_held():
+            for tmp, path in zip(tmps, paths):
+                os.replace(tmp, path)
+    except OSError as exc:
+        named = exc.filename
+        for tmp, path in zip(tmps, paths):
+            if named is None or (isinstance(named, (str, os.PathLike)) and Path(named) == tmp):
+                exc.filename = str(path)
+                break
+        raise
+    finally:
+        for tmp in tmps:
+            tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C or SIGTERM that arrives inside is delivered on leaving (a few renames take
+    microseconds); off the main thread, or beside a handler Python did not set, nothing is
+    held."""
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in held}
+    if threading.current_thread() is not threading.main_thread() or None in previous.values():
+        yield
+        return
+    caught: list[int] = []
+    for sig in held:
+        signal.signal(sig, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def default_run_dir(prefix: str) -> Path:

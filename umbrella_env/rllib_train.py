@@ -58,6 +58,7 @@ import numpy as np
 from agents.checkpoint import base_metadata
 from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
 from umbrella_env.cli_args import (
+    MAX_TIMESTEPS,
     HelpFormatter,
     command,
     first_problem,
@@ -216,7 +217,7 @@ def check_options(args: argparse.Namespace) -> GameConfig:
             f"--num-env-runners must be 0 (play the games in this process) or more, got {args.num_env_runners}"
         )
     problems = [int_problem(flag, getattr(args, attr)) for flag, attr in _POSITIVE]
-    problems += [real_problem(flag, getattr(args, attr), minimum=1) for flag, attr in _STEPS]
+    problems += [real_problem(flag, getattr(args, attr), minimum=1, maximum=MAX_TIMESTEPS) for flag, attr in _STEPS]
     problems += [real_problem(flag, getattr(args, attr), minimum=0) for flag, attr in _NON_NEGATIVE]
     problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
     problems.append(None if args.iterations is None else int_problem("--iterations", args.iterations))

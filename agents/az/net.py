@@ -55,14 +55,21 @@ from gymnasium import spaces
 from torch import nn
 
 from agents.az.lookahead import SLIDE_FEATURES, SUMMARY_FEATURES, SlideLookahead
-from agents.checkpoint import base_metadata, check_configuration, file_sha256, read_sidecar, sidecar_path
+from agents.checkpoint import (
+    base_metadata,
+    check_configuration,
+    check_finite_weights,
+    file_sha256,
+    read_sidecar,
+    sidecar_path,
+)
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
 from umbrella_env.core import actions as A
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds
 from umbrella_env.core.single import SingleGame
-from umbrella_env.paths import write_atomically
+from umbrella_env.paths import write_together
 
 #: Solo values are final scores divided by this (a score of 40 is a value of 1).
 SOLO_SCALE = 40.0
@@ -234,10 +241,14 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
     }
     state = {k: v.detach().to(torch.float16) for k, v in net.state_dict().items()}
     path = Path(path)
-    write_atomically(path, lambda tmp: torch.save({"meta": meta, "state_dict": state}, tmp))
-    # the file's SHA-256 in the sidecar only (the file cannot hold its own): a load checks it
-    text = json.dumps({**meta, "sha256": file_sha256(path)}, indent=2) + "\n"
-    write_atomically(sidecar_path(path), lambda t: t.write_text(text, encoding="utf-8"))
+
+    def write(tmps: list[Path]) -> None:
+        torch.save({"meta": meta, "state_dict": state}, tmps[0])
+        # the file's SHA-256 in the sidecar only (the file cannot hold its own): a load checks it
+        text = json.dumps({**meta, "sha256": file_sha256(tmps[0])}, indent=2) + "\n"
+        tmps[1].write_text(text, encoding="utf-8")
+
+    write_together([path, sidecar_path(path)], write)  # both or neither: a cut leaves the previous pair
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -297,13 +308,7 @@ def load_network(
     if mismatch:
         sidecar = str(sidecar_path(path))
         raise ValueError(f"checkpoint {str(path)!r} does not match its sidecar {sidecar!r}: {mismatch}")
-    broken = [name for name, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
-    if broken:  # a network of NaN weights plays its first legal action, silently
-        raise ValueError(
-            f"checkpoint {str(path)!r} holds weights that are not finite (NaN or inf) in {', '.join(broken[:3])}"
-            + (f" and {len(broken) - 3} more" if len(broken) > 3 else "")
-            + "; it cannot play (was its training diverging?)"
-        )
+    check_finite_weights(path, state)
     net.load_state_dict({k: v.float() for k, v in state.items()})
     net.eval()
     return net, meta

@@ -39,7 +39,8 @@ class BatchStep(NamedTuple):
     rewards: np.ndarray  # [N] float
     terminated: np.ndarray  # [N] bool
     truncated: np.ndarray  # [N] bool
-    final_obs: np.ndarray | None  # [N, ...] last observation of the finished games (other rows unused)
+    final_obs: np.ndarray | None  # by env: the finished games' last observations ([N, ...], or SyncVectorEnv's
+    # object array); the other rows unused
     infos: list[dict[str, Any]] | None = None  # extra per-env info entries, or None
 
 

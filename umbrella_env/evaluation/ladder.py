@@ -127,7 +127,9 @@ def play(
             reset_agent(agent, seed * 1000 + i, None if names is None else f"agent {names[i]!r}")
         game = play_out(agents, SingleGame.new(config, key), names=names, times=times)
     except AgentError as exc:
-        raise AgentError(f"{exc}; in the ladder's game of deal key {key}, seed {seed}") from (exc.__cause__ or exc)
+        raise AgentError(
+            f"{exc}; in the ladder's game {seed}, deal key {key} (ladder.play(..., {key}, {seed}) replays it)"
+        ) from (exc.__cause__ or exc)
     return game, times.seconds, times.decisions
 
 

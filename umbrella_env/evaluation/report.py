@@ -10,9 +10,7 @@ import math
 import os
 import shlex
 import shutil
-import signal
 import sys
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +21,7 @@ from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import TournamentResult
 from umbrella_env.match import band_label
-from umbrella_env.paths import output_folder, remove_run
+from umbrella_env.paths import output_folder, remove_run, signals_held
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -252,33 +250,11 @@ def write_report(
                 exc.filename = str(out / Path(exc.filename).name)
             raise
         new = [name for name in REPORT_FILES if (staging / name).exists()]
-        with _signals_held():  # the swap is never cut in the middle: the old report or the new one
+        with signals_held():  # the swap is never cut in the middle: the old report or the new one
             for name in sorted(new, key=lambda name: name == "report.md"):  # report.md last
                 os.replace(staging / name, out / name)
             remove_run(out, [name for name in REPORT_FILES if name not in new])
     return out / "report.md"
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C or SIGTERM that arrives inside is delivered on leaving (a few renames take
-    microseconds); off the main thread, or beside a handler Python did not set, nothing is
-    held."""
-    held = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.getsignal(sig) for sig in held}
-    if threading.current_thread() is not threading.main_thread() or None in previous.values():
-        yield
-        return
-    caught: list[int] = []
-    for sig in held:
-        signal.signal(sig, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if caught:
-            signal.raise_signal(caught[0])
 
 
 @contextlib.contextmanager

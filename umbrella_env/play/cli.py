@@ -7,7 +7,6 @@ a terminal when left out), then one :class:`~umbrella_env.play.session.Session`.
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import sys
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from typing import Any, TextIO
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import command, game_options_problem, program_name, seed_option
+from umbrella_env.cli_args import command, game_options_problem, program_name, seed_option, silence
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.match import SPECS_HELP, AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
@@ -198,8 +197,8 @@ def _output_failed(stdout: TextIO | None, error: OutputError) -> int:
             pass
     if stdout is not None and stdout is sys.stdout:
         try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
+            silence(sys.stdout)
+        except OSError:
             pass
     return 1
 

@@ -117,6 +117,7 @@ class _Forgiving:
 
     def __init__(self, agent: Any, session: Session, seat: int) -> None:
         self.agent, self.session, self.seat = agent, session, seat
+        self.name = session.names.get(seat, getattr(agent, "name", type(agent).__name__))  # the runner's errors
 
     def reset(self, seed: int | None = None) -> None:
         pass
@@ -128,7 +129,7 @@ class _Forgiving:
             a = self.agent.act(observation, action_mask, view)
             legal_answer = isinstance(a, (int, np.integer)) and not isinstance(a, bool) and a in legal
             problem = None if legal_answer else f"chose {a}, which is not legal"
-        except Exception as e:  # a broken agent must not end the player's game with a traceback
+        except (Exception, SystemExit) as e:  # a broken agent must not end the player's game
             problem = f"failed ({type(e).__name__}: {e})"
         if problem is not None:
             a = int(legal[0])

@@ -76,8 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--batches", type=int, nargs="+", default=[1, 256, 4096], help=f"batch sizes, 1 to {MAX_BATCH:,} each"
     )
-    parser.add_argument("--players", type=int, nargs="+", default=[2, 4, 1], choices=[1, 2, 3, 4])
-    parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
+    parser.add_argument(
+        "--players", type=int, nargs="+", default=[2, 4, 1], choices=[1, 2, 3, 4], help="player counts timed"
+    )
+    parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4], help="score-plate level")
     args = parser.parse_args(argv)
     problem = first_problem(
         [real_problem("--seconds", args.seconds, positive=True)]

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__,
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds timed per env")
     parser.add_argument(
         "--num-envs", type=int, default=1024, help=f"envs of the vector env, 1 to {MAX_NUM_ENVS:,} (default 1024)"
     )

@@ -157,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--steps", type=int, default=100_000, help="decisions timed per configuration")
     parser.add_argument("--batched-steps", type=int, default=20_000, help="decisions timed on the batched engine")
-    parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 4], choices=[1, 2, 3, 4])
-    parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
+    parser.add_argument(
+        "--players", type=int, nargs="+", default=[1, 2, 4], choices=[1, 2, 3, 4], help="player counts timed"
+    )
+    parser.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4], help="score-plate level")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (the best is shown)")
     args = parser.parse_args(argv)
     problem = first_problem(

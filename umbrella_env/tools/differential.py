@@ -322,9 +322,13 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--states", type=int, default=100_000, help="states to check per configuration")
-    parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4])
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4])
-    parser.add_argument("--seed", type=seed_option(), default=0)
+    parser.add_argument(
+        "--players", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4], help="player counts compared"
+    )
+    parser.add_argument(
+        "--levels", type=int, nargs="+", default=[1, 2, 3, 4], choices=[1, 2, 3, 4], help="plate levels compared"
+    )
+    parser.add_argument("--seed", type=seed_option(), default=0, help="seed of the random states")
     parser.add_argument(
         "--single", action="store_true", help="check the single-game engine against the batched one instead"
     )

@@ -28,19 +28,20 @@ import gymnasium as gym
 import numpy as np
 
 import umbrella_env  # noqa: F401  (registers the envs)
-from umbrella_env.cli_args import command, first_problem, int_problem, missing_extra
+from umbrella_env.cli_args import MissingExtra, command, first_problem, int_problem, missing_extra
 
-try:
+try:  # the train extra's packages only: an ImportError of this project's own code is a bug's
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
-    from umbrella_env.training import ppo as train
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the training benchmark")
-
+try:
+    from umbrella_env.training import ppo as train
+except MissingExtra as exc:  # pragma: no cover - torch without sb3-contrib
+    missing_extra(__name__, exc, "the training benchmark")
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError
+from umbrella_env.envs.sb3 import UmbrellaSB3VecEnv
 from umbrella_env.parallel import local_cpus
 from umbrella_env.training.options import given_among, given_options
 

@@ -38,17 +38,16 @@ from umbrella_env.cli_args import (
     seed_option,
 )
 
-try:
+try:  # the train extra's package only: an ImportError of this project's own code is a bug's
     import torch
-
-    from agents.az.agent import SHIPPED_MODELS, shipped_path
-    from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
-    from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the self-play benchmark")
 
+from agents.az.agent import SHIPPED_MODELS, shipped_path
+from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import command_exits, process_pool
+from umbrella_env.training.alphazero import SELFPLAY_MAX_TURNS, SELFPLAY_STATS, selfplay_chunk
 from umbrella_env.training.options import check_game
 
 

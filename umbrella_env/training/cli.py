@@ -5,11 +5,10 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
 
-from umbrella_env.cli_args import MissingExtra, command, program_name, sigterm_as_interrupt
+from umbrella_env.cli_args import command, import_command, program_name, sigterm_as_interrupt
 from umbrella_env.training.options import TRAIN_COMMAND
 
 ALGOS = ("ppo", "alphazero")
@@ -46,16 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    try:  # only the trainer asked for: --algo alphazero needs torch, not sb3-contrib
-        trainer = importlib.import_module(f"umbrella_env.training.{algo}")
-    except MissingExtra as exc:  # the trainer's message names the extra and its install command (other
-        # ImportErrors are bugs: their traceback stays)
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+    # only the trainer asked for: --algo alphazero needs torch, not sb3-contrib
+    trainer = import_command(f"umbrella_env.training.{algo}", prog)
+    if trainer is None:  # its extra is missing: said in one line
         return 2
     with sigterm_as_interrupt():  # a killed run keeps its checkpoints and says so, as on Ctrl-C
         if algo == "alphazero":
-            return trainer.main(rest, prog=f"{prog} --algo alphazero")
-        return trainer.main(rest)
+            return trainer(rest, prog=f"{prog} --algo alphazero")
+        return trainer(rest)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,15 @@ from gymnasium import spaces
 from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, sidecar_path
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, load_model, read_metadata
-from umbrella_env.cli_args import HelpFormatter, first_problem, int_problem, path_option, program_name, real_problem
+from umbrella_env.cli_args import (
+    MAX_TIMESTEPS,
+    HelpFormatter,
+    first_problem,
+    int_problem,
+    path_option,
+    program_name,
+    real_problem,
+)
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
@@ -691,11 +699,6 @@ _PRETRAIN_ONLY = (
     ("--pretrain-batch", "pretrain_batch"),
     ("--workers", "workers"),
 )
-
-
-#: The most ``--timesteps`` taken: years at the few thousand decisions per second PPO trains
-#: here, so a larger figure is a typo (1e19 for 1e9), refused rather than trained forever.
-MAX_TIMESTEPS = 10**12
 
 
 def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None:
