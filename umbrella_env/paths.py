@@ -87,19 +87,9 @@ def remove_run(path: Path, names: Iterable[str]) -> None:
 
 def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """``write(tmp)`` to a sibling temporary file, then rename it to ``path``: an interrupted
-    write leaves the previous file whole, never a truncated one."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:  # a full disk names the file asked for (a writer through a file object names none)
-        named = exc.filename
-        if named is None or (isinstance(named, (str, os.PathLike)) and Path(named) == tmp):
-            exc.filename = str(path)
-        raise
-    finally:
-        tmp.unlink(missing_ok=True)
+    write leaves the previous file whole, never a truncated one (:func:`write_together` of
+    one file)."""
+    write_together([Path(path)], lambda tmps: write(tmps[0]))
 
 
 def write_together(paths: Sequence[Path], write: Callable[[list[Path]], object]) -> None:
