@@ -327,19 +327,6 @@ def test_turn_limit_is_a_truncation() -> None:
     assert e.unwrapped.get_state()["truncated"] and not e.unwrapped.get_state()["terminated"]
 
 
-def test_dead_agents_only_take_none() -> None:
-    e = umbrella_env.env(num_players=2, max_turns=2)
-    e.reset(seed=0)
-    rng = np.random.default_rng(0)
-    while True:
-        obs, reward, term, trunc, info = e.last()
-        if term or trunc:
-            break
-        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    with pytest.raises(ValueError, match="only valid action is None"):
-        e.step(0)
-
-
 def test_dense_rewards_accumulate_for_agents_not_moving() -> None:
     """Summed over last(), each agent's dense rewards equal its score change, even when
     another player's fallback slide changed its personal zone."""
@@ -459,6 +446,62 @@ def test_last_after_every_agent_stepped_out_asks_for_a_reset() -> None:
         e.last()
 
 
+@pytest.mark.parametrize("make", [umbrella_env.env, umbrella_env.raw_env])
+def test_a_step_after_every_agent_stepped_out_raises_game_over_on_both_entry_points(make) -> None:
+    """``umbrella_env.env()``'s order enforcing only warned here (and dropped the step)."""
+    e = make(num_players=2, max_turns=2)
+    e.reset(seed=0)
+    _play_to_the_end(e, np.random.default_rng(0))
+    with pytest.raises(GameOverError, match="call reset"):
+        e.step(None)
+    with pytest.raises(GameOverError, match="call reset"):
+        e.step(0)
+
+
+def test_a_finished_agent_stepping_an_action_gets_an_action_error_and_nothing_changes() -> None:
+    """PettingZoo's own check raised a bare ValueError, not the documented ActionError."""
+    e = umbrella_env.env(num_players=3)
+    e.reset(seed=2)
+    with pytest.warns(UserWarning, match="not legal"):  # an illegal id: the game ends for everyone
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"] == 0)[0]))
+    before = (list(e.agents), e.agent_selection, e.unwrapped.get_state())
+    for bad in (5, 968, np.int64(0)):
+        with pytest.raises(ActionError, match="has finished .* only action it can step is None"):
+            e.step(bad)  # an ActionError is a ValueError, which PettingZoo's check raised
+    assert (list(e.agents), e.agent_selection, e.unwrapped.get_state()) == before
+    e.step(None)  # steps the finished agent out
+    assert len(e.agents) == 2
+
+
+def test_auto_forced_shows_a_loaded_state_as_given_and_applies_from_the_first_step() -> None:
+    """Documented: ``set_state`` / the ``state`` option show a single-option decision as it is."""
+    e = umbrella_env.raw_env(num_players=2, plate_level=4, max_turns=300)
+    rng = np.random.default_rng(1)
+    forced = None
+    for seed in range(40):
+        e.reset(seed=seed)
+        while e.agents and forced is None:
+            agent = e.agent_selection
+            if e.terminations[agent] or e.truncations[agent]:
+                break
+            mask = e.observe(agent)["action_mask"]
+            if mask.sum() == 1:
+                forced = e.get_state()
+            else:
+                e.step(int(rng.choice(np.flatnonzero(mask))))
+        if forced is not None:
+            break
+    assert forced is not None, "no single-option decision in 40 random games"
+    auto = umbrella_env.env(num_players=2, plate_level=4, max_turns=300, auto_forced=True)
+    auto.reset(options={"state": forced})
+    assert auto.unwrapped.get_state() == forced
+    mask = auto.observe(auto.agent_selection)["action_mask"]
+    assert mask.sum() == 1
+    auto.step(int(np.flatnonzero(mask)[0]))
+    if auto.agents and not auto.terminations[auto.agent_selection]:
+        assert auto.observe(auto.agent_selection)["action_mask"].sum() != 1
+
+
 def test_reset_takes_no_options_but_a_dict_and_human_mode_prints_the_first_table(capsys) -> None:
     e = umbrella_env.env(num_players=2, render_mode="human")
     e.reset(seed=0, options={"anything": 1})  # ignored, as PettingZoo's api_test requires
@@ -482,3 +525,21 @@ def test_parallel_step_after_the_game_says_it_is_over() -> None:
     assert env.agents == []
     with pytest.raises(GameOverError, match="the game is over"):
         env.step({"player_0": 0})
+
+
+@pytest.mark.parametrize("end", ["truncation", "illegal"])
+def test_parallel_infos_name_no_mover_at_the_step_that_ends_the_game(end: str) -> None:
+    """PettingZoo's conversion left the last mover's name (truncation) or no key for some agents (illegal)."""
+    env = umbrella_env.parallel_env(num_players=2, max_turns=2)
+    observations, infos = env.reset(seed=0)
+    while env.agents:
+        mover = infos["player_0"]["active_agent"]
+        assert all(info["active_agent"] == mover for info in infos.values())
+        mask = observations[mover]["action_mask"]
+        if end == "illegal":
+            with pytest.warns(UserWarning, match="not legal"):
+                observations, _, _, _, infos = env.step({mover: int(np.flatnonzero(mask == 0)[0])})
+        else:
+            observations, _, _, _, infos = env.step({mover: int(np.flatnonzero(mask)[0])})
+    assert set(infos) == {"player_0", "player_1"}
+    assert not any("active_agent" in info for info in infos.values())

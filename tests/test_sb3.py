@@ -181,3 +181,31 @@ def test_sb3_vec_env_renders_every_game_tiled_in_rgb_array_mode() -> None:
     assert env.metadata == {"render_modes": ["rgb_array"], "render_fps": 2}  # the recorder's frame rate (it took 30)
     with pytest.raises(ValueError, match="needs render_mode='rgb_array'"):
         UmbrellaSB3VecEnv(num_envs=2, render_mode="ansi").get_images()
+
+
+def test_sb3_vec_env_keeps_each_games_reset_info_as_dummy_vec_env_does() -> None:
+    """``reset_infos[i]`` is the solo env's reset info of game i's latest deal (it stayed ``{}``)."""
+    env = UmbrellaSB3VecEnv(num_envs=3)
+    env.seed(5)
+    env.reset()
+    single = gym.make("umbrella_env/Solo-v0").unwrapped
+    for i in range(3):
+        _, info = single.reset(seed=5 + i)
+        assert env.reset_infos[i].keys() == info.keys()
+        assert np.array_equal(env.reset_infos[i]["action_mask"], info["action_mask"])
+        assert (env.reset_infos[i]["score"], env.reset_infos[i]["phase"]) == (info["score"], info["phase"])
+    rng = np.random.default_rng(0)
+    renewed = 0
+    for _ in range(80):
+        before = [dict(entry) for entry in env.reset_infos]
+        env.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()]))
+        _, _, dones, _ = env.step_wait()
+        masks = env.action_masks()
+        for i in range(3):
+            if dones[i]:  # the new deal's info: its first decision's legal actions
+                renewed += 1
+                assert np.array_equal(env.reset_infos[i]["action_mask"], masks[i])
+                assert env.reset_infos[i]["score"] == 0
+            else:
+                assert np.array_equal(env.reset_infos[i]["action_mask"], before[i]["action_mask"])
+    assert renewed > 0

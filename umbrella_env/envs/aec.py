@@ -16,7 +16,7 @@ from pettingzoo.utils import wrappers
 
 from umbrella_env.core import actions as A
 from umbrella_env.core.engine import check_seed
-from umbrella_env.core.errors import GameOverError
+from umbrella_env.core.errors import ActionError, GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
@@ -53,6 +53,14 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         if self._has_reset and not self.agents:
             return self.env.last(observe)
         return super().last(observe)
+
+    def step(self, action: Any) -> None:
+        """PettingZoo's step, except that a step once every agent has stepped out raises the
+        env's :class:`GameOverError` (PettingZoo's only warns, and the step is lost)."""
+        if self._has_reset and not self.agents:
+            self.env.step(action)  # raises GameOverError
+            return
+        super().step(action)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """PettingZoo's reset, whose flags change only once the env has taken the reset (a
@@ -99,7 +107,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     game can end worse than that, a score below -1, so a learner that ignores the masks
     is best trained in "win" mode). With ``"raise"`` it raises
     ``IllegalActionError``; an action that is not an id in [0, 968) always raises
-    ``ActionError``. A refused call changes nothing.
+    ``ActionError``, as does any action but None from an agent that has finished (PettingZoo's
+    ``agent_iter`` loop steps each finished agent out with None). A refused call changes nothing.
 
     ## Starting State
     docs/rules.md §3: random boards and tiles, one umbrella of each colour in every zone,
@@ -107,11 +116,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ``reset(options=...)`` takes None or a dict: ``{"state": d}`` starts from the game of
     the state dict ``d`` (as ``set_state(d)``, below; no deal is drawn, a ``seed`` given
     with it seeds the resets after it); other entries are ignored. With
-    ``render_mode="human"`` the table is printed at every reset and step.
+    ``render_mode="human"`` the table is printed at every reset and at every step that plays
+    a move.
 
     ## Episode End
     Termination by the rules (docs/rules.md §5), or by an illegal action under
-    ``illegal_action="loss"``; truncation after ``max_turns`` whole turns.
+    ``illegal_action="loss"``; truncation after ``max_turns`` whole turns. Once every agent
+    has stepped out, ``step`` raises :class:`GameOverError` (``umbrella_env.env()`` as well,
+    where PettingZoo's order enforcing would only warn).
 
     ## State
     ``state()`` is PettingZoo's global state for centralised critics: float32 ``[899]`` in
@@ -134,7 +146,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ``illegal_action`` ("loss", "raise"), ``max_turns`` (default 3000), ``components`` (a ComponentSet), ``auto_forced``
     (default False: when True, a decision with a single legal option, e.g. a level-4 swap
     where only "pass" is legal or a lone scorable figure, is taken automatically and its
-    rewards are included in the step that led to it).  PettingZoo's ``max_cycles`` is
+    rewards are included in the step that led to it; a state loaded by ``set_state`` or the
+    ``state`` option is shown as given, so it applies from the first step on).  PettingZoo's ``max_cycles`` is
     refused: the turn limit is ``max_turns``.
 
     ## Parallel API
@@ -254,6 +267,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             raise GameOverError("the game is over and every agent has stepped out: call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:  # PettingZoo's own check raises a bare ValueError
+                raise ActionError(
+                    f"{agent} has finished (the game is over): the only action it can step is None, got {action!r}"
+                )
             self._was_dead_step(action)
             return
         a, legal = g.judge(action, self.illegal_action, agent)  # raises before any change

@@ -9,7 +9,8 @@ Umbrella is turn-based, so this is PettingZoo's ``turn_based_aec_to_parallel`` o
 AEC env (:func:`umbrella_env.envs.aec.env`, same arguments, same rewards and
 illegal-action policy): every step, every live agent observes and is asked for an
 action, but only the agent to move has a non-empty ``action_mask`` and only its action is
-played (``infos[agent]["active_agent"]`` names it, from ``reset`` on); the others' actions
+played (``infos[agent]["active_agent"]`` names it, from ``reset`` on while the game goes
+on; the infos of the step that ends it have no ``active_agent``); the others' actions
 are ignored, and a step without the mover's action raises :class:`ActionError` naming it.
 Rewards are those of the AEC step, so the loser's -1 arrives with the step that ends the
 game.
@@ -58,7 +59,10 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
                 f"(the agent with a non-empty action_mask, named by infos[agent]['active_agent']; "
                 f"got actions for {sorted(map(str, actions))})"
             )
-        return super().step(actions)
+        observations, rewards, terminations, truncations, infos = super().step(actions)
+        if not self.agents:  # nobody moves: PettingZoo's wrapper would leave the last mover's name
+            infos = {agent: {k: v for k, v in info.items() if k != "active_agent"} for agent, info in infos.items()}
+        return observations, rewards, terminations, truncations, infos
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:

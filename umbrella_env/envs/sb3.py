@@ -173,6 +173,8 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
 
     ``infos[i]["score"]`` holds the final score of a game that ended in the step, and
     ``infos[i]["illegal_action"]`` is True when an illegal action ended it;
+    ``reset_infos[i]`` is the solo env's reset info (``action_mask``, ``score``, ``phase``)
+    of game ``i``'s latest deal, as ``DummyVecEnv`` keeps it;
     ``render()`` returns the text of every game (``render_mode="ansi"``) or their pictures
     tiled into one (``"rgb_array"``).
     """
@@ -193,18 +195,31 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
         }
 
     def _reset_batch(self, seeds: list[int | None] | None) -> np.ndarray:
-        obs, _ = self.venv.reset(seed=seeds)
+        obs, info = self.venv.reset(seed=seeds)
+        self._note_resets(info, range(self.num_envs))
         return obs
 
     def _step_batch(self, actions: np.ndarray) -> BatchStep:
         obs, rewards, terminated, truncated, info = self.venv.step(actions)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         illegal = info["final_info"].get(ILLEGAL_KEY) if "final_info" in info else None
-        for i in np.flatnonzero(terminated | truncated):
+        finished = np.flatnonzero(terminated | truncated)
+        for i in finished:
             infos[i]["score"] = int(info["final_score"][i])
             if illegal is not None and illegal[i]:
                 infos[i][ILLEGAL_KEY] = True  # as the single env's info says
+        self._note_resets(info, finished)  # same-step autoreset: the info rows are the new games'
         return BatchStep(obs, rewards, terminated, truncated, info.get("final_obs"), infos)
+
+    def _note_resets(self, info: dict[str, Any], rows: Any) -> None:
+        """``reset_infos[i]``: the solo env's reset info of game ``i``'s latest deal, as
+        ``DummyVecEnv`` keeps it (SB3's VecEnv contract)."""
+        for i in rows:
+            self.reset_infos[i] = {
+                "action_mask": info["action_mask"][i].copy(),
+                "score": int(info["score"][i]),
+                "phase": str(info["phase"][i]),
+            }
 
     def action_masks(self) -> np.ndarray:
         """[num_envs, 968] bool legal actions."""

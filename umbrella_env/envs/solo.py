@@ -50,7 +50,9 @@ class UmbrellaSoloEnv(gym.Env):
     ## Action Space
     ``Discrete(968)``, the core's flat action space (``docs/actions.md``); only the slide,
     validate, swap and cover ids occur in solo. ``info["action_mask"]`` (int8) and
-    :meth:`action_masks` give the legal ids. The info of every reset and step also holds
+    :meth:`action_masks` give the legal ids (through ``gymnasium.make``'s wrappers:
+    ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()``;
+    MaskablePPO finds it either way). The info of every reset and step also holds
     ``info["score"]`` (the solo score, an int) and ``info["phase"]`` (the name of the
     decision's phase, ``"game_over"`` at the end).
 
@@ -90,7 +92,9 @@ class UmbrellaSoloEnv(gym.Env):
     ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture
     of the table), ``reward_mode`` ("dense", "score"), ``illegal_action`` ("loss", "raise"),
     ``max_turns``, ``components``, ``auto_forced`` (default False: decisions with a single
-    legal option are taken automatically, their reward included in the step that led to them).
+    legal option are taken automatically, their reward included in the step that led to them;
+    a state loaded by ``set_state`` or the ``state`` option is shown as given, so it applies
+    from the first step on).
 
     ## Version History
     * v0: initial release.
