@@ -593,6 +593,19 @@ def test_search_teacher_playouts_and_quick_preset(tmp_path: Path) -> None:
     assert (args.games, args.eval_search_games) == (64, 20) != (alphazero.QUICK["games"], 0)
 
 
+def test_init_takes_a_shipped_models_name(tmp_path: Path) -> None:
+    from agents.az.agent import model_file
+    from umbrella_env.training import alphazero
+
+    for name in SHIPPED_MODELS:
+        args, _ = alphazero.parse_options(alphazero.build_parser(), ["--init", name.upper()])
+        assert args.init == shipped_path(name) and args.init.is_file()
+    mine = tmp_path / "best.pt"
+    args, _ = alphazero.parse_options(alphazero.build_parser(), ["--init", str(mine)])
+    assert args.init == mine  # a path stays a path
+    assert model_file("az-solo-net") == shipped_path("az-solo") == model_file(" az-solo ")
+
+
 @pytest.mark.parametrize(("teacher", "common"), [("search", False), ("search-common", True)])
 def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, common: bool) -> None:
     from agents.search import SearchAgent

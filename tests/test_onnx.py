@@ -283,6 +283,21 @@ def test_metadata_travels_with_the_model_and_another_configuration_is_refused(ex
 
 
 @pytest.mark.train
+def test_export_takes_a_shipped_models_name(tmp_path) -> None:
+    """A wheel's user has no agents/models/ of a clone to type: ``export az-2p OUT``."""
+    import onnx
+
+    from agents.onnx_agent import decode_metadata
+    from umbrella_env import export
+
+    out = tmp_path / "az-2p.onnx"
+    assert export.main(["az-2p", str(out), "--check-positions", "8"]) == 0
+    props = decode_metadata({p.key: p.value for p in onnx.load(str(out)).metadata_props})
+    assert props["source_checkpoint"] == "az-2p.pt" and props["num_players"] == 2
+    agent = make_agent(str(out), num_players=2, plate_level=1, seed=0)
+    assert agent.meta["source_sha256"] == props["source_sha256"]
+
+
 def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
     from umbrella_env import export
 

@@ -105,11 +105,25 @@ class MissingExtra(ImportError):
     any other ImportError is a bug and keeps its traceback."""
 
 
+def source_tree() -> Path | None:
+    """The root of the clone this package runs from (its ``pyproject.toml``, ``agents/``
+    and ``tests/`` beside ``umbrella_env/``), or None for an installed package (a wheel in
+    site-packages): what decides the install hint and whether the tools that rewrite the
+    clone's files (golden playthroughs, generated docs) can run."""
+    root = Path(__file__).resolve().parents[1]
+    if all((root / name).exists() for name in ("pyproject.toml", "agents", "tests")):
+        return root
+    return None
+
+
 def install_hint(extra: str) -> str:
     """The command that installs the optional dependencies ``extra`` ("train", "eval",
-    "onnx", "ray", "bench") of a clone, with the constraints file that pins torch: the
-    words of every "needs the ... extra" message."""
-    return f'pip install -c constraints.txt -e ".[{extra}]"'
+    "onnx", "ray", "bench"): in a clone, editable with the constraints file that pins torch;
+    for an installed package, the package with its extra (a user without the clone has
+    neither ``constraints.txt`` nor ``.``).  The words of every "needs the ... extra" message."""
+    if source_tree() is not None:
+        return f'pip install -c constraints.txt -e ".[{extra}]"'
+    return f'pip install "umbrella-env[{extra}]"'
 
 
 def missing_extra(module: str, exc: ImportError, what: str, extra: str = "train") -> NoReturn:

@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
     missing_extra(__name__, exc, "exporting to ONNX")
 
 import umbrella_env
+from agents.az.agent import SHIPPED_MODELS, model_file
 from agents.az.net import load_network
 from agents.checkpoint import check_metadata, file_sha256
 from agents.onnx_agent import INPUT_NAMES, MASKED_LOGIT, ONNX_FORMAT, OUTPUT_NAMES, OnnxAgent, encode_metadata
@@ -314,7 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument(
-        "checkpoint", type=path_option, help="the .zip or .pt written by training (its .json sidecar beside it)"
+        "checkpoint",
+        type=path_option,
+        help=f"the .zip or .pt written by training (its .json sidecar beside it), or a shipped model's name "
+        f"({', '.join(SHIPPED_MODELS)})",
     )
     p.add_argument("out", type=path_option, help="the .onnx file to write")
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists (refused without it)")
@@ -335,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.checkpoint = model_file(args.checkpoint)
     if args.checkpoint.suffix.lower() not in LOADERS:
         parser.error(f"checkpoint {str(args.checkpoint)!r} must be a .zip or .pt written by training")
     problem = output_file_problem(args.out, ".onnx", overwrite=args.overwrite)

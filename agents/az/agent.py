@@ -13,6 +13,7 @@ trained); :data:`SHIPPED_MODELS` maps the names to the files.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,14 @@ SHIPPED_MODELS: dict[str, tuple[str, bool]] = {
 
 def shipped_path(name: str) -> Path:
     return MODELS_DIR / SHIPPED_MODELS[name][0]
+
+
+def model_file(spec: str | os.PathLike[str]) -> Path:
+    """The ``.pt`` file a checkpoint argument names: a shipped model's file for its name
+    (``az-solo-net`` names ``az-solo``'s network), else the path as given.  A wheel's users
+    have no ``agents/models/`` of a clone to type."""
+    name = os.fspath(spec).strip().lower()
+    return shipped_path(name) if name in SHIPPED_MODELS else Path(spec)
 
 
 class AZAgent:

@@ -27,14 +27,10 @@ from umbrella_env.cli_args import (
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
-from umbrella_env.evaluation.tournament import BACKENDS, EvaluationError, run_tournament
+from umbrella_env.evaluation.tournament import BACKENDS, PROG, SCRIPTS, EvaluationError, run_tournament
 from umbrella_env.match import SPECS_HELP, AgentError
 from umbrella_env.parallel import WorkerDied, oversubscribed
 from umbrella_env.paths import default_run_dir, output_dir_problem, previous_run
-
-PROG = "python evaluate.py"
-#: The scripts that start this command (the usage line names the one typed: program_name).
-SCRIPTS = ("umbrella-evaluate", "evaluate.py")
 
 
 def build_parser() -> argparse.ArgumentParser:

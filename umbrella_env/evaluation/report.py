@@ -16,10 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from umbrella_env.cli_args import program_name
 from umbrella_env.core.facts import MERIT_BANDS
 from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
-from umbrella_env.evaluation.tournament import TournamentResult
+from umbrella_env.evaluation.tournament import PROG, SCRIPTS, TournamentResult
 from umbrella_env.match import band_label
 from umbrella_env.paths import output_folder, remove_run, signals_held
 
@@ -124,7 +125,7 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
         "",
     ]
     if argv is not None:
-        lines += [f"Invoked as: `python evaluate.py {shlex.join(argv)}`", ""]
+        lines += [f"Invoked as: `{program_name(PROG, SCRIPTS)} {shlex.join(argv)}`", ""]
     lines += [
         f"- seed {summary['seed']}; {len(summary['tables'])} {'agent' if P == 1 else 'table'}(s) × "
         f"{summary['games_per_table']} games = "

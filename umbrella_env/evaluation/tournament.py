@@ -65,7 +65,7 @@ import numpy as np
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import game_options_problem, int_problem
+from umbrella_env.cli_args import game_options_problem, int_problem, program_name, source_tree
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
@@ -84,6 +84,11 @@ from umbrella_env.match import (
 )
 from umbrella_env.parallel import Progress, local_cpus, process_pool
 from umbrella_env.ray_cluster import RayUnavailable
+
+#: The evaluation command as a usage line or a replay command names it: the script typed
+#: (program_name), else the clone's script, or the installed command outside a clone.
+PROG = "python evaluate.py" if source_tree() is not None else "umbrella-evaluate"
+SCRIPTS = ("umbrella-evaluate", "evaluate.py")
 
 __all__ = [
     "AgentError",
@@ -154,7 +159,7 @@ class TournamentResult:
         """The CLI command that replays this tournament (workers do not change results)."""
         args = ["--agents", *self.agent_args, "--players", str(self.num_players), "--level", str(self.plate_level)]
         args += ["--games", str(self.games_per_table), "--seed", str(self.seed), "--max-turns", str(self.max_turns)]
-        return "python evaluate.py " + shlex.join(args)
+        return f"{program_name(PROG, SCRIPTS)} {shlex.join(args)}"
 
 
 # --------------------------------------------------------------------------- seeds

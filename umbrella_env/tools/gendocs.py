@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from umbrella_env.cli_args import HelpFormatter, command
+from umbrella_env.cli_args import HelpFormatter, command, source_tree
 from umbrella_env.envs.doctables import actions_markdown, observation_markdown
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--check", action="store_true", help="only check that the files are up to date")
     args = parser.parse_args(argv)
+    if source_tree() is None:
+        parser.error("the generated pages are docs/ of a clone of the repository; this umbrella_env is installed")
     stale = []
     for name, make in GENERATED.items():
         path = DOCS / name

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import HelpFormatter, command
+from umbrella_env.cli_args import HelpFormatter, command, source_tree
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"rewrite the golden files in {GOLDEN_DIR}")
     parser.add_argument("--engine", choices=ENGINES, default="batched", help="the engine that plays (default batched)")
     args = parser.parse_args(argv)
+    if args.write and source_tree() is None:
+        parser.error("--write rewrites tests/golden/ of a clone of the repository; this umbrella_env is installed")
     for name, players, level, seed, steps in GOLDEN_GAMES:
         text = playthrough(players, level, seed, steps, args.engine)
         if args.write:

@@ -78,7 +78,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
     raise MissingExtra(f"{missing}: {install_hint('train')}") from exc
 
 from agents import make_agent
-from agents.az.agent import AZAgent
+from agents.az.agent import SHIPPED_MODELS, AZAgent, model_file
 from agents.az.net import (
     DEFAULT_HIDDEN,
     DEFAULT_SLIDE_HIDDEN,
@@ -896,9 +896,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--init",
         type=path_option,
         default=None,
-        help="start a new run from the weights of a .pt checkpoint of this trainer (same players, level and "
-        "layer sizes; with --heuristic-inputs from a network without them, the new inputs start at their "
-        "defaults); its name and SHA-256 go to the sidecar",
+        help=f"start a new run from the weights of a .pt checkpoint of this trainer or a shipped model "
+        f"({', '.join(SHIPPED_MODELS)}) (same players, level and layer sizes; with --heuristic-inputs from a "
+        "network without them, the new inputs start at their defaults); its name and SHA-256 go to the sidecar",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
@@ -933,6 +933,8 @@ def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple
     given = given_options(build_parser, argv)
     if args.quick:
         apply_preset(args, QUICK, given)
+    if args.init is not None:
+        args.init = model_file(args.init)
     return args, given
 
 

@@ -43,7 +43,7 @@ try:  # the train extra's package only: an ImportError of this project's own cod
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the self-play benchmark")
 
-from agents.az.agent import SHIPPED_MODELS, shipped_path
+from agents.az.agent import SHIPPED_MODELS, model_file, shipped_path
 from agents.az.net import DEFAULT_HIDDEN, AZNet, load_network
 from umbrella_env.core.config import GameConfig
 from umbrella_env.parallel import command_exits, process_pool
@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--checkpoint",
         type=path_option,
         default=None,
-        help="a .pt network (default: the shipped model for --players 1 or 2, else an untrained one)",
+        help="a .pt network or a shipped model's name "
+        "(default: the shipped model for --players 1 or 2, else an untrained one)",
     )
     p.add_argument("--seed", type=seed_option(), default=0, help="seed (default 0)")
     p.add_argument(
@@ -104,10 +105,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(problem)
     torch.set_num_threads(1)
     name = {1: "az-solo", 2: "az-2p"}.get(args.players)
-    path = args.checkpoint or (
-        str(shipped_path(name))
-        if name in SHIPPED_MODELS and args.level == 1 and shipped_path(name).is_file()  # the shipped are level 1
-        else None
+    path = (
+        str(model_file(args.checkpoint))
+        if args.checkpoint
+        else (
+            str(shipped_path(name))
+            if name in SHIPPED_MODELS and args.level == 1 and shipped_path(name).is_file()  # the shipped are level 1
+            else None
+        )
     )
     try:
         if path is not None:
