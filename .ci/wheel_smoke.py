@@ -19,6 +19,10 @@ from pettingzoo.test import api_test
 import agents
 import umbrella_env
 from agents import make_agent
+from umbrella_env.core.config import GameConfig
+from umbrella_env.match import play_game
+
+TWO = GameConfig(num_players=2)
 
 
 def run(*argv: str, code: int = 0) -> subprocess.CompletedProcess:
@@ -45,8 +49,10 @@ def main() -> None:
     env = gym.make("umbrella_env/Solo-v0")
     _, info = env.reset(seed=0)
     env.step(int(np.flatnonzero(info["action_mask"])[0]))
-    for name in ("random", "greedy", "heuristic", "search"):
-        make_agent(name, seed=0)
+    for name, options in (("random", {}), ("greedy", {}), ("heuristic", {}), ("search", {"simulations": 2})):
+        result = play_game([make_agent(name, **options), make_agent("random")], TWO, seed=0)  # moves checked
+        if result.turns < 1:
+            sys.exit(f"agent {name!r}: no game played")
     try:
         make_agent("az-2p")
     except ValueError as exc:
@@ -63,6 +69,13 @@ def main() -> None:
             sys.exit("the report does not name the command that replays it (umbrella-evaluate)")
     for script in ("umbrella-play", "umbrella-evaluate"):
         run(script, "--help")
+    # outside a clone the usage lines name the console scripts, not the clone's train.py/evaluate.py
+    usage = run(sys.executable, "-m", "umbrella_env.evaluation", "--help").stdout
+    if not usage.startswith("usage: umbrella-evaluate "):
+        sys.exit("python -m umbrella_env.evaluation does not name umbrella-evaluate")
+    refusal = run(sys.executable, "-m", "umbrella_env.training", "--help", code=2).stderr
+    if not refusal.startswith("umbrella-train: error:"):
+        sys.exit("python -m umbrella_env.training does not name umbrella-train")
     for script in ("umbrella-train", "umbrella-export"):
         if 'pip install "umbrella-env[train]"' not in run(script, "--help", code=2).stderr:
             sys.exit(f"{script} without torch does not name the package's train extra")

@@ -529,17 +529,20 @@ def test_parallel_step_after_the_game_says_it_is_over() -> None:
 
 @pytest.mark.parametrize("end", ["truncation", "illegal"])
 def test_parallel_infos_name_no_mover_at_the_step_that_ends_the_game(end: str) -> None:
-    """PettingZoo's conversion left the last mover's name (truncation) or no key for some agents (illegal)."""
-    env = umbrella_env.parallel_env(num_players=2, max_turns=2)
+    """PettingZoo's conversion left the last mover's name in the final infos."""
+    env = umbrella_env.parallel_env(num_players=2, max_turns=3)
     observations, infos = env.reset(seed=0)
+    moves = 0
     while env.agents:
         mover = infos["player_0"]["active_agent"]
         assert all(info["active_agent"] == mover for info in infos.values())
         mask = observations[mover]["action_mask"]
-        if end == "illegal":
+        moves += 1
+        if end == "illegal" and moves > 1:  # after a legal move: the infos carry a mover's name
             with pytest.warns(UserWarning, match="not legal"):
                 observations, _, _, _, infos = env.step({mover: int(np.flatnonzero(mask == 0)[0])})
         else:
             observations, _, _, _, infos = env.step({mover: int(np.flatnonzero(mask)[0])})
     assert set(infos) == {"player_0", "player_1"}
+    assert (end == "illegal") == any(info.get("illegal_action") for info in infos.values())
     assert not any("active_agent" in info for info in infos.values())

@@ -298,6 +298,7 @@ def test_export_takes_a_shipped_models_name(tmp_path) -> None:
     assert agent.meta["source_sha256"] == props["source_sha256"]
 
 
+@pytest.mark.train
 def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
     from umbrella_env import export
 

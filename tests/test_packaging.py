@@ -44,6 +44,28 @@ def test_the_source_tree_is_this_clone() -> None:
     assert cli_args.source_tree() == ROOT
 
 
+def test_site_packages_with_another_projects_files_is_no_clone(tmp_path) -> None:
+    """site-packages holds this wheel's agents/ and may hold another package's tests/ and
+    pyproject.toml: only this project's own pyproject.toml makes a clone."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "tests").mkdir()
+    assert not cli_args.is_source_tree(tmp_path)  # no pyproject.toml
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "another"\n', encoding="utf-8")
+    assert not cli_args.is_source_tree(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("not [toml", encoding="utf-8")
+    assert not cli_args.is_source_tree(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "umbrella-env"\n', encoding="utf-8")
+    assert cli_args.is_source_tree(tmp_path)
+    (tmp_path / "tests").rmdir()
+    assert not cli_args.is_source_tree(tmp_path)
+
+
+def test_messages_name_the_clones_scripts_or_the_console_scripts(monkeypatch) -> None:
+    assert cli_args.command_name("train.py", "umbrella-train") == "python train.py"
+    monkeypatch.setattr(cli_args, "source_tree", lambda: None)
+    assert cli_args.command_name("train.py", "umbrella-train") == "umbrella-train"
+
+
 def test_install_hints_name_the_package_outside_a_clone(monkeypatch) -> None:
     """An installed user has neither constraints.txt nor a project in ".": the hint said
     ``pip install -c constraints.txt -e ".[train]"``, which fails there."""

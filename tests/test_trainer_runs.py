@@ -58,7 +58,8 @@ def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_replace_it(az_r
     assert "holds a previous run (best.json, last.json, best.zip, last.zip" in err
     resume = [*_without(TINY, "--pretrain-games", "--pretrain-epochs"), "--resume", str(out / "last.zip")]
     err = _refused(alphazero.main, [*resume, "--out", str(tmp_path / "z")], capsys)
-    assert "is not an alphazero network (a MaskablePPO checkpoint (train.py --algo ppo))" in err  # was "format None"
+    # it said "format None"
+    assert "is not an alphazero network (a MaskablePPO checkpoint (python train.py --algo ppo))" in err
     assert alphazero.main([*TINY, "--overwrite", "--out", str(out)]) == 0
     assert not [n for n in ("best.zip", "last.zip", "snapshot.zip", "train_summary.json") if (out / n).exists()]
     assert (out / "best.pt").is_file() and (out / "stale.txt").read_text() == "kept"

@@ -31,6 +31,11 @@ import numpy as np
 
 from umbrella_env.core.config import MAX_TURNS_LIMIT
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 
 def game_options_problem(players: Any, level: Any, max_turns: Any = None) -> str | None:
     """Why ``--players``, ``--level`` and ``--max-turns`` (None: not taken) cannot make a
@@ -105,15 +110,35 @@ class MissingExtra(ImportError):
     any other ImportError is a bug and keeps its traceback."""
 
 
+#: The project's name in its ``pyproject.toml``.
+DISTRIBUTION = "umbrella-env"
+
+
+def is_source_tree(root: Path) -> bool:
+    """Whether ``root`` is a clone of this project: this project's ``pyproject.toml`` (not
+    another package's, which site-packages may hold beside this wheel's ``agents/``),
+    ``agents/`` and ``tests/``."""
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return project.get("name") == DISTRIBUTION and (root / "agents").is_dir() and (root / "tests").is_dir()
+
+
+@functools.lru_cache(maxsize=1)
 def source_tree() -> Path | None:
-    """The root of the clone this package runs from (its ``pyproject.toml``, ``agents/``
-    and ``tests/`` beside ``umbrella_env/``), or None for an installed package (a wheel in
-    site-packages): what decides the install hint and whether the tools that rewrite the
-    clone's files (golden playthroughs, generated docs) can run."""
+    """The root of the clone this package runs from, or None for an installed package (a
+    wheel in site-packages): what decides the install hint, the name of the top-level
+    commands in messages, and whether the tools that rewrite the clone's files (golden
+    playthroughs, generated docs) can run."""
     root = Path(__file__).resolve().parents[1]
-    if all((root / name).exists() for name in ("pyproject.toml", "agents", "tests")):
-        return root
-    return None
+    return root if is_source_tree(root) else None
+
+
+def command_name(script: str, console: str) -> str:
+    """A top-level command as a message names it: ``python train.py`` (``script``) in a
+    clone, the console script ``umbrella-train`` (``console``) for an installed package."""
+    return f"python {script}" if source_tree() is not None else console
 
 
 def install_hint(extra: str) -> str:

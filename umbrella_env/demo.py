@@ -83,7 +83,6 @@ FRAME_MS_RANGE = (20, 655_350)
 LAST_FRAME_MS = 2000
 #: The names of the PNG frames in the --frames folder.
 FRAME_GLOB = "frame_*.png"
-INSTALL_PILLOW = install_hint("eval")
 
 
 def _actions(state: E.BatchState, rng: np.random.Generator, policy: str) -> np.ndarray:
@@ -305,8 +304,11 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
 
 
 def _missing_pillow(prog: str) -> NoReturn:
-    print(f"{prog}: error: --gif and --frames need Pillow; install it with: {INSTALL_PILLOW}", file=sys.stderr)
-    sys.exit(1)
+    print(
+        f"{prog}: error: --gif and --frames need the eval extra (Pillow is missing): {install_hint('eval')}",
+        file=sys.stderr,
+    )
+    sys.exit(2)  # as every command's missing extra (cli_args.missing_extra)
 
 
 @command

@@ -61,6 +61,7 @@ from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
     HelpFormatter,
     command,
+    command_name,
     first_problem,
     int_problem,
     path_option,
@@ -658,7 +659,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     print(
         f"{'stopped' if interrupted else 'done'}: {steps:,} env steps in {elapsed:.0f} s "
         f"({steps / elapsed:,.0f} env steps/s), {illegal_text}; {play.name}: {play} "
-        f"(evaluate.py --agents rllib:{play} ...)",
+        f"({command_name('evaluate.py', 'umbrella-evaluate')} --agents rllib:{play} ...)",
         flush=True,
     )
     return 130 if interrupted else 0

@@ -65,6 +65,7 @@ from agents.checkpoint import (
 )
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
+from umbrella_env.cli_args import command_name
 from umbrella_env.core import actions as A
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds
@@ -260,7 +261,8 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             f"(before the per-slide look-ahead head); retrain it with this version ({FORMAT!r})"
         )
     if meta.get("format") != FORMAT or "hidden" not in meta:
-        written = "a MaskablePPO checkpoint (train.py --algo ppo)" if Path(path).suffix.lower() == ".zip" else None
+        ppo = f"a MaskablePPO checkpoint ({command_name('train.py', 'umbrella-train')} --algo ppo)"
+        written = ppo if Path(path).suffix.lower() == ".zip" else None
         found = written or f"its sidecar says format {meta.get('format')!r}"
         raise ValueError(
             f"checkpoint {str(path)!r} is not an alphazero network ({found}); "

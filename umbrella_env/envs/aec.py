@@ -116,8 +116,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ``reset(options=...)`` takes None or a dict: ``{"state": d}`` starts from the game of
     the state dict ``d`` (as ``set_state(d)``, below; no deal is drawn, a ``seed`` given
     with it seeds the resets after it); other entries are ignored. With
-    ``render_mode="human"`` the table is printed at every reset and at every step that plays
-    a move.
+    ``render_mode="human"`` the table is printed at every reset and at every step but a
+    finished agent's ``None``.
 
     ## Episode End
     Termination by the rules (docs/rules.md §5), or by an illegal action under

@@ -56,7 +56,8 @@ class BatchVecEnv(VecEnv):
       before changing anything if it refuses the actions;
     * ``action_masks()``: ``[N, A]`` bool legal actions.
 
-    This class does the rest: the shape and dtype check of the actions (a refused step
+    A subclass may also fill SB3's ``reset_infos`` (the solo env does; the training
+    learner env leaves them ``{}``).  This class does the rest: the shape and dtype check of the actions (a refused step
     changes nothing), ``terminal_observation``, ``TimeLimit.truncated`` and the
     Monitor-style ``episode`` entry (return, length, time since creation) of every
     finished game, seed checks, and ``get_attr`` / ``env_method("action_masks")`` /

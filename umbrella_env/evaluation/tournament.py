@@ -65,7 +65,7 @@ import numpy as np
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import game_options_problem, int_problem, program_name, source_tree
+from umbrella_env.cli_args import command_name, game_options_problem, int_problem, program_name
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
@@ -87,7 +87,7 @@ from umbrella_env.ray_cluster import RayUnavailable
 
 #: The evaluation command as a usage line or a replay command names it: the script typed
 #: (program_name), else the clone's script, or the installed command outside a clone.
-PROG = "python evaluate.py" if source_tree() is not None else "umbrella-evaluate"
+PROG = command_name("evaluate.py", "umbrella-evaluate")
 SCRIPTS = ("umbrella-evaluate", "evaluate.py")
 
 __all__ = [

@@ -69,13 +69,12 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import HelpFormatter, MissingExtra, command, install_hint
+from umbrella_env.cli_args import HelpFormatter, command, missing_extra
 
 try:
     import torch
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
-    missing = f"the alphazero trainer needs the train extra ({exc.name} is missing)"
-    raise MissingExtra(f"{missing}: {install_hint('train')}") from exc
+    missing_extra(__name__, exc, "the alphazero trainer")
 
 from agents import make_agent
 from agents.az.agent import SHIPPED_MODELS, AZAgent, model_file

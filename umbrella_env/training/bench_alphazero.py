@@ -76,8 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--checkpoint",
         type=path_option,
         default=None,
-        help="a .pt network or a shipped model's name "
-        "(default: the shipped model for --players 1 or 2, else an untrained one)",
+        help=f"a .pt network or a shipped model's name ({', '.join(SHIPPED_MODELS)}; "
+        "default: the shipped model for --players 1 or 2, else an untrained one)",
     )
     p.add_argument("--seed", type=seed_option(), default=0, help="seed (default 0)")
     p.add_argument(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from umbrella_env.cli_args import game_options_problem, seed_option, source_tree
+from umbrella_env.cli_args import command_name, game_options_problem, seed_option
 from umbrella_env.paths import previous_run
 
 #: The discount of the learners (MaskablePPO, RLlib's PPO) and of the teacher games' returns.
@@ -50,7 +50,7 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
 #: seeds below 2**32.
 MAX_SEED = 2**32 - 1
 #: ``train.py`` / ``umbrella-train`` for usage lines (:func:`umbrella_env.cli_args.program_name`).
-TRAIN_COMMAND = ("python train.py" if source_tree() is not None else "umbrella-train", ("umbrella-train", "train.py"))
+TRAIN_COMMAND = (command_name("train.py", "umbrella-train"), ("umbrella-train", "train.py"))
 #: The argparse type of both trainers' ``--seed``.
 trainer_seed = seed_option(MAX_SEED, "the range both trainers take, Stable-Baselines3's")
 #: The help of both trainers' ``--seed``.

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import MissingExtra, command, install_hint, say
+from umbrella_env.cli_args import command, missing_extra, say
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -55,8 +55,7 @@ try:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
-    missing = f"the MaskablePPO trainer needs the train extra ({exc.name} is missing)"
-    raise MissingExtra(f"{missing}: {install_hint('train')}") from exc
+    missing_extra(__name__, exc, "the MaskablePPO trainer")
 
 import torch
 from gymnasium import spaces
@@ -742,7 +741,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
         if Path(args.resume).suffix.lower() != ".zip":
             raise ValueError(
                 f"--resume {str(args.resume)!r}: expected a .zip checkpoint of this trainer (MaskablePPO); "
-                "an alphazero .pt checkpoint resumes with train.py --algo alphazero --resume"
+                f"an alphazero .pt checkpoint resumes with {TRAIN_COMMAND[0]} --algo alphazero --resume"
             )
         for flag, attr in _FROM_CHECKPOINT:
             if attr in given:
