@@ -57,11 +57,12 @@ class BatchVecEnv(VecEnv):
     * ``action_masks()``: ``[N, A]`` bool legal actions.
 
     A subclass may also fill SB3's ``reset_infos`` (the solo env does; the training
-    learner env leaves them ``{}``).  This class does the rest: the shape and dtype check of the actions (a refused step
-    changes nothing), ``terminal_observation``, ``TimeLimit.truncated`` and the
-    Monitor-style ``episode`` entry (return, length, time since creation) of every
-    finished game, seed checks, and ``get_attr`` / ``env_method("action_masks")`` /
-    ``env_is_wrapped``. Attributes are read from :meth:`_attribute_owner`.
+    learner env leaves them ``{}``).  This class does the rest: the shape and dtype check
+    of the actions (a refused step changes nothing), ``terminal_observation``,
+    ``TimeLimit.truncated`` and the Monitor-style ``episode`` entry (return, length, time
+    since creation) of every finished game, seed checks, and ``get_attr`` /
+    ``env_method("action_masks")`` / ``env_is_wrapped``. Attributes are read from
+    :meth:`_attribute_owner`.
     """
 
     def __init__(self, num_envs: int, observation_space: gym.Space, action_space: gym.Space) -> None:

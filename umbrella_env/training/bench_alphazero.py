@@ -105,15 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(problem)
     torch.set_num_threads(1)
     name = {1: "az-solo", 2: "az-2p"}.get(args.players)
-    path = (
-        str(model_file(args.checkpoint))
-        if args.checkpoint
-        else (
-            str(shipped_path(name))
-            if name in SHIPPED_MODELS and args.level == 1 and shipped_path(name).is_file()  # the shipped are level 1
-            else None
-        )
-    )
+    if args.checkpoint:
+        path: str | None = str(model_file(args.checkpoint))
+    elif name in SHIPPED_MODELS and args.level == 1 and shipped_path(name).is_file():  # the shipped are level 1
+        path = str(shipped_path(name))
+    else:
+        path = None
     try:
         if path is not None:
             net, _ = load_network(path, num_players=args.players, plate_level=args.level)
