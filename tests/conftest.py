@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import importlib.util
+import signal
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,3 +25,25 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def engine(request: pytest.FixtureRequest):
     """Each rules engine in turn (reference, batched and single) behind one interface."""
     return ADAPTERS[request.param]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sb3_log_folder(tmp_path_factory: pytest.TempPathFactory):
+    """Tests that build SB3 models themselves log into the session's temporary folder: SB3's
+    default logger makes an ``SB3-<time>`` folder in /tmp at every ``learn`` (the project's
+    trainers log nowhere without TensorBoard, ``training.ppo.with_logger``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
+        yield
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt during the test, as in a terminal: a job that a
+    non-interactive shell starts in the background (``pytest ... &`` in a script, some CI
+    runners) inherits SIGINT ignored, and a test that sends itself SIGINT saw nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

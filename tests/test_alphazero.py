@@ -965,7 +965,7 @@ def test_a_shipped_model_played_otherwise_says_so_in_its_name() -> None:
     assert make_agent("az-2p", search=False, name="mine").name == "mine"
 
 
-def test_a_checkpoint_and_its_sidecar_are_replaced_together(tmp_path, monkeypatch) -> None:
+def test_a_checkpoint_and_its_sidecar_are_replaced_together(tmp_path, monkeypatch, ctrl_c) -> None:
     # The sidecar records the .pt's SHA-256: Ctrl-C between the two renames left a new .pt
     # beside the previous sidecar, a last.pt no resume could read.
     import os

@@ -71,6 +71,10 @@ def test_sigterm_inside_a_command_is_an_interrupt_and_the_handler_is_put_back() 
         assert not sigterm_received()
 
 
+class _Unhandled(Exception):
+    """SIGTERM reached the test's own handler: the command did not take it."""
+
+
 def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys, monkeypatch) -> None:
     """A ``kill`` ended evaluate without a word (SIGTERM's default), like a crash."""
     real = tournament._play_chunk
@@ -79,9 +83,16 @@ def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys, monke
         os.kill(os.getpid(), signal.SIGTERM)
         return real(*args, **kwargs)
 
+    def unhandled(signum, frame):
+        raise _Unhandled
+
     monkeypatch.setattr(tournament, "_play_chunk", sigterm_then_play)
     argv = ["--agents", "random", "greedy", "--games", "4", "--workers", "1", "--no-progress"]
-    code = evaluate_cli.main([*argv, "--out", str(tmp_path / "r")])
+    previous = signal.signal(signal.SIGTERM, unhandled)  # a command that does not take it fails the test
+    try:
+        code = evaluate_cli.main([*argv, "--out", str(tmp_path / "r")])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     assert code == 130
     assert "interrupted: the games played are not reported" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
@@ -291,19 +302,21 @@ def test_rllib_bench_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys) -> Non
     assert "Traceback" not in err and "interrupted: 1 of 2 measurement(s) done" in err
 
 
-@pytest.mark.parametrize(
-    ("module", "where", "argv"),
-    [
-        ("umbrella_env.evaluation.ladder", "pair_match", ["--pair-games", "1"]),
-        ("umbrella_env.evaluation.tune_heuristic", "tune", ["--games", "1"]),
-        pytest.param(
-            "umbrella_env.training.bench_alphazero",
-            "selfplay_chunk",
-            ["--games", "1", "--peer-games", "0"],
-            marks=pytest.mark.train,  # imports torch
-        ),
-    ],
-)
+#: The commands that run a process pool (parallel.command_exits): the module, the function
+#: the test replaces to stop it mid-work, and the arguments.
+POOL_COMMANDS = [
+    ("umbrella_env.evaluation.ladder", "pair_match", ["--pair-games", "1"]),
+    ("umbrella_env.evaluation.tune_heuristic", "tune", ["--games", "1"]),
+    pytest.param(
+        "umbrella_env.training.bench_alphazero",
+        "selfplay_chunk",
+        ["--games", "1", "--peer-games", "0"],
+        marks=pytest.mark.train,  # imports torch
+    ),
+]
+
+
+@pytest.mark.parametrize(("module", "where", "argv"), POOL_COMMANDS)
 def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, argv: list[str], monkeypatch, capsys):
     # the ladder, the heuristic tuner and the self-play benchmark used to end Ctrl-C in a traceback
     mod = importlib.import_module(module)
@@ -313,6 +326,31 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
 
     monkeypatch.setattr(mod, where, stop)
     assert mod.main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["interrupted: the work in flight is lost (what was printed above stands)"]
+
+
+@pytest.mark.parametrize(("module", "where", "argv"), POOL_COMMANDS)
+def test_pool_commands_stopped_by_sigterm_say_so_and_exit_130(module, where, argv, monkeypatch, capsys) -> None:
+    """SIGTERM ended the ladder (and every command but evaluate's and train.py's) with its
+    default action: no word, exit 143, and the pool's workers left running as orphans."""
+    mod = importlib.import_module(module)
+
+    def unhandled(signum, frame):
+        raise _Unhandled
+
+    def sigterm(*args, **kwargs):  # the signal arrives while the work runs
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler runs between two bytecodes: it never gets here
+        raise AssertionError("SIGTERM was not delivered")
+
+    monkeypatch.setattr(mod, where, sigterm)
+    previous = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        assert mod.main(argv) == 130
+        assert signal.getsignal(signal.SIGTERM) is unhandled  # the command put the handler back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["interrupted: the work in flight is lost (what was printed above stands)"]
 

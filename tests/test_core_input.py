@@ -47,13 +47,17 @@ def test_take_and_put_refuse_masks_floats_and_out_of_range_indices() -> None:
             E.take(state, idx)
         with pytest.raises(IndexError, match="game indices"):
             E.put(state, idx, E.init(GameConfig(), 1, 99))
-    with pytest.raises(ConfigError, match="another ComponentSet object"):  # equal configs, e.g. after pickle
-        E.put(state, [0], pickle.loads(pickle.dumps(E.init(GameConfig(), 1, 99))))
+    rebuilt = GameConfig(components=components_from_dict(default_components().to_dict()))  # equal, not the same
+    with pytest.raises(ConfigError, match="another ComponentSet object"):
+        E.put(state, [0], E.init(rebuilt, 1, 99))
     with pytest.raises(IndexError, match=r"1 slot\(s\) for the 2 game\(s\) of the source"):
         E.put(state, [0], E.init(GameConfig(), 2, 99))
     assert _snapshot(state) == before
     E.put(state, np.array([2]), E.take(state, [0]))  # the indices themselves still work
     assert batch_io.to_dict(state, 2) == before[0]
+    pickled = pickle.loads(pickle.dumps(E.init(GameConfig(), 1, 99)))  # a pickled batch shares the set
+    E.put(state, [1], pickled)
+    assert batch_io.to_dict(state, 1) == batch_io.to_dict(pickled, 0)
 
 
 def test_put_refuses_a_game_of_another_configuration() -> None:

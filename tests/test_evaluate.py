@@ -672,7 +672,7 @@ def test_a_worker_that_dies_is_one_line_and_exit_1(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-def test_ctrl_c_while_a_report_replaces_another_waits_for_the_swap(tmp_path, monkeypatch) -> None:
+def test_ctrl_c_while_a_report_replaces_another_waits_for_the_swap(tmp_path, monkeypatch, ctrl_c) -> None:
     """The swap of the new report's files for the old ones is never cut: Ctrl-C in the middle
     is raised once the new report is whole (the old one was deleted first, and a cut left a
     lone report.md)."""

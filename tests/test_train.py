@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -156,6 +157,21 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
     assert message in capsys.readouterr().err  # the words of every configuration check (agents.checkpoint)
 
 
+def test_a_run_and_its_resume_leave_nothing_in_the_temporary_directory(tmp_path, monkeypatch) -> None:
+    """Without TensorBoard every learn() left an empty SB3-<time> folder in /tmp (SB3's
+    default logger): 464 of them on a machine after a day of runs and tests."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    common = ["--players", "1", "--n-envs", "4", "--eval-every", "256", "--eval-games", "2", "--no-progress",
+              "--torch-threads", "1"]  # fmt: skip
+    out = tmp_path / "run"
+    assert train.main(common + ["--net", "16", "--timesteps", "256", "--out", str(out)]) == 0
+    assert train.main(common + ["--timesteps", "256", "--resume", str(out / "last.zip"), "--out", str(out)]) == 0
+    assert [p.name for p in temp.iterdir() if p.name.startswith("SB3-")] == []  # (torch may keep its cache)
+
+
 def test_resume_evaluates_on_the_grid_keeps_the_best_and_times_its_own_steps(tmp_path) -> None:
     """A resumed run evaluates every --eval-every steps from the checkpoint's step count
     (not at every step until it catches up), replaces best.zip only with a better model
@@ -241,6 +257,24 @@ def test_a_refused_resume_or_cache_leaves_the_previous_run_whole(tmp_path, capsy
         train.main([*common, *cache, "--overwrite", "--out", str(out)])
     assert info.value.code == 2 and "teacher='greedy' (this run: 'heuristic')" in capsys.readouterr().err
     assert {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()} == before
+
+
+def test_a_run_stopped_while_it_writes_the_teacher_cache_leaves_none(tmp_path, monkeypatch, capsys) -> None:
+    """--pretrain-cache was written in place: a run stopped in the write left a truncated
+    file, which the next run refused (its teacher games lost, the file to remove by hand)."""
+    from umbrella_env.training import imitation
+
+    def stopped(self, file):  # half the file written, then Ctrl-C
+        file.write(b"PK\x03\x04 half a zip")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(imitation.Demonstrations, "_savez", stopped)
+    cache = tmp_path / "teacher.npz"
+    argv = ["--players", "2", "--n-envs", "2", "--eval-every", "100000", "--eval-games", "1", "--max-turns", "20",
+            "--no-progress", "--torch-threads", "1", "--net", "16", "--timesteps", "64", "--pretrain", "greedy",
+            "--pretrain-games", "2", "--pretrain-cache", str(cache), "--out", str(tmp_path / "run")]  # fmt: skip
+    assert train.main(argv) == 130
+    assert not cache.exists() and list(tmp_path.glob("teacher.npz*")) == []
 
 
 def test_the_eval_opponent_is_built_as_it_was_checked(tmp_path) -> None:

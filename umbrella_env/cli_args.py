@@ -290,18 +290,21 @@ def silence(stream: Any) -> None:
 
 def command(main: Callable[..., int], interrupted: str = "interrupted") -> Callable[..., int]:
     """A command's ``main``, which never ends in a traceback for what the user or the system
-    did: Ctrl-C (or SIGTERM inside :func:`sigterm_as_interrupt`) that no handler of the
-    command took (the command's own handlers say what was kept) ends in the line
-    ``interrupted`` and exit status 130; an OSError of :data:`SYSTEM_ERRNOS` (a full disk)
-    in one line naming the file, and exit status 1; a closed output pipe (``| head``) in
-    exit status 1 without a word (status lines that must not stop a save: :func:`say`).
+    did: Ctrl-C, or SIGTERM (``kill``, ``timeout``, a scheduler: the command runs inside
+    :func:`sigterm_as_interrupt`, so a pool's ``with`` block stops its workers rather than
+    leaving them orphaned), that no handler of the command took (the command's own handlers
+    say what was kept) ends in the line ``interrupted`` and exit status 130; an OSError of
+    :data:`SYSTEM_ERRNOS` (a full disk) in one line naming the file, and exit status 1; a
+    closed output pipe (``| head``) in exit status 1 without a word (status lines that must
+    not stop a save: :func:`say`).
     (The commands that run a process pool take
     :func:`umbrella_env.parallel.command_exits`, built on this one.)"""
 
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
         try:
-            status = main(*args, **kwargs)
+            with sigterm_as_interrupt():
+                status = main(*args, **kwargs)
             if sys.stdout is not None:  # buffered output meets a closed pipe here, not at exit
                 sys.stdout.flush()
             return status

@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import wraps
 from typing import Any
 
-from umbrella_env.cli_args import command
+from umbrella_env.cli_args import command, sigterm_received
 
 
 class WorkerDied(RuntimeError):
@@ -41,6 +41,8 @@ def command_exits(main: Callable[..., int]) -> Callable[..., int]:
         try:
             return main(*args, **kwargs)
         except WorkerDied as exc:
+            if sigterm_received():  # a SIGTERM to the process group ended the workers too
+                raise KeyboardInterrupt from exc
             print(f"error: {exc}", file=sys.stderr, flush=True)
             return 1
 

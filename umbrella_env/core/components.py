@@ -159,6 +159,18 @@ class ComponentSet:
         for name in ("layouts", "plates", "supply"):
             object.__setattr__(self, name, FrozenDict(getattr(self, name)))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (process pools) as its dict, unpickled as the process's one set of that
+        # content: the engines cache their tables per set object, so a new object per job
+        # missed every cache and a pool worker kept a set of tables per job it ran.
+        return (_restore_components, (self.to_dict(),))
+
+    def __copy__(self) -> ComponentSet:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> ComponentSet:
+        return self
+
     def face_cells(self, tile: int, face: int) -> tuple[int, ...]:
         """Cells (row * 4 + col, ascending) of a tile face, unrotated.  face 0 white, 1 black."""
         return parse_face(self.tiles[tile][face])
@@ -493,3 +505,17 @@ _DEFAULT = ComponentSet(
     solo_tokens=6,
 )
 validate_components(_DEFAULT)
+
+#: Every component set unpickled in this process, by content (the default set included):
+#: unpickling returns the set already here, so pickled configurations share their tables.
+_BY_CONTENT: dict[str, ComponentSet] = {json.dumps(_DEFAULT.to_dict(), sort_keys=True): _DEFAULT}
+
+
+def _restore_components(data: dict[str, Any]) -> ComponentSet:
+    """The component set of ``data`` (:meth:`ComponentSet.to_dict`): the one of that content
+    already in this process, else a new one, validated and kept."""
+    key = json.dumps(data, sort_keys=True)
+    found = _BY_CONTENT.get(key)
+    if found is None:
+        found = _BY_CONTENT[key] = components_from_dict(data)
+    return found

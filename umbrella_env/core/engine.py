@@ -193,7 +193,7 @@ def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
         raise TypeError(f"put: source must be a BatchState, got {type(source).__name__}")
     if source.config != state.config:
         raise ConfigError(f"put: the source batch is configured as {source.config}, the batch as {state.config}")
-    if source.config.components is not state.config.components:  # e.g. a batch that went through pickle
+    if source.config.components is not state.config.components:  # an equal set built again (a pickled one is the same)
         raise ConfigError(
             "put: the source batch uses another ComponentSet object than the batch (equal configs, but the engine "
             "tables are per set): build both from the same GameConfig"

@@ -21,7 +21,6 @@ from umbrella_env.cli_args import (
     path_option,
     program_name,
     seed_option,
-    sigterm_as_interrupt,
     sigterm_received,
 )
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
@@ -106,11 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        with sigterm_as_interrupt():  # kill / timeout: one line and 130, as Ctrl-C
-            result = run_tournament(
-                args.agents, args.players, args.level, args.games, args.seed, args.workers,
-                max_turns=args.max_turns, progress=not args.no_progress, backend=args.backend, address=args.address,
-            )  # fmt: skip
+        result = run_tournament(  # kill / timeout: one line and 130, as Ctrl-C (cli_args.command)
+            args.agents, args.players, args.level, args.games, args.seed, args.workers,
+            max_turns=args.max_turns, progress=not args.no_progress, backend=args.backend, address=args.address,
+        )  # fmt: skip
     except EvaluationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

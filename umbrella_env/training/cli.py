@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from umbrella_env.cli_args import command, import_command, program_name, sigterm_as_interrupt
+from umbrella_env.cli_args import command, import_command, program_name
 from umbrella_env.training.options import TRAIN_COMMAND
 
 ALGOS = ("ppo", "alphazero")
@@ -49,10 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     trainer = import_command(f"umbrella_env.training.{algo}", prog)
     if trainer is None:  # its extra is missing: said in one line
         return 2
-    with sigterm_as_interrupt():  # a killed run keeps its checkpoints and says so, as on Ctrl-C
-        if algo == "alphazero":
-            return trainer(rest, prog=f"{prog} --algo alphazero")
-        return trainer(rest)
+    # a killed run keeps its checkpoints and says so, as on Ctrl-C (cli_args.command)
+    if algo == "alphazero":
+        return trainer(rest, prog=f"{prog} --algo alphazero")
+    return trainer(rest)
 
 
 if __name__ == "__main__":

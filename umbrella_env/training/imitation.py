@@ -43,9 +43,14 @@ class Demonstrations:
         return int(self.actions.size)
 
     def save(self, path: Any) -> None:
-        """Write the decisions to an ``.npz`` file (masks bit-packed)."""
+        """Write the decisions to the ``.npz`` file ``path``, as named (NumPy would add
+        ``.npz`` to a name without it; masks bit-packed)."""
+        with open(path, "wb") as file:
+            self._savez(file)
+
+    def _savez(self, file: Any) -> None:
         np.savez_compressed(
-            path,
+            file,
             obs=self.obs,
             masks=np.packbits(self.masks, axis=1),
             actions=self.actions,

@@ -53,6 +53,7 @@ from umbrella_env.core.observation import OBS_SIZE, observation_bounds, observe
 try:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the MaskablePPO trainer")
@@ -532,21 +533,32 @@ def rollout_bytes(n_envs: int) -> int:
 
 def build_model(args: argparse.Namespace, env: Any, tensorboard_log: str | None = None) -> Any:
     """A fresh MaskablePPO with the hyperparameters of ``args`` (see :func:`build_parser`)."""
-    return MaskablePPO(
-        "MlpPolicy",
-        env,
-        n_steps=N_STEPS,
-        batch_size=min(args.batch_size, N_STEPS * args.n_envs),
-        n_epochs=args.n_epochs,
-        learning_rate=args.learning_rate,
-        gamma=GAMMA,
-        ent_coef=args.ent_coef,
-        policy_kwargs=policy_kwargs(args),
-        seed=args.seed,
-        device="cpu",
-        tensorboard_log=tensorboard_log,
-        verbose=0,
+    return with_logger(
+        MaskablePPO(
+            "MlpPolicy",
+            env,
+            n_steps=N_STEPS,
+            batch_size=min(args.batch_size, N_STEPS * args.n_envs),
+            n_epochs=args.n_epochs,
+            learning_rate=args.learning_rate,
+            gamma=GAMMA,
+            ent_coef=args.ent_coef,
+            policy_kwargs=policy_kwargs(args),
+            seed=args.seed,
+            device="cpu",
+            tensorboard_log=tensorboard_log,
+            verbose=0,
+        )
     )
+
+
+def with_logger(model: Any) -> Any:
+    """``model`` logging to its TensorBoard folder if it has one, else nowhere: SB3's own
+    default, ``configure(folder=None)``, creates an empty ``SB3-<time>`` folder in the
+    temporary directory at every ``learn``."""
+    if model.tensorboard_log is None:
+        model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def policy_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -635,8 +647,8 @@ def clone_teacher(
             workers=args.workers,
             progress=not args.no_progress,
         )
-        if cache is not None:
-            demos.save(cache)
+        if cache is not None:  # a run stopped while it writes keeps no half-written cache
+            write_atomically(cache, demos.save)
     history = pretrain(
         model,
         demos,
@@ -860,7 +872,7 @@ def _train(
         pass
     if args.resume is not None:
         try:
-            model = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb)
+            model = with_logger(MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb))
         except (ValueError, KeyError, RuntimeError, OSError, zipfile.BadZipFile) as exc:
             parser.error(f"--resume {str(args.resume)!r} cannot be loaded as a MaskablePPO model: {exc}")
     else:
