@@ -17,17 +17,18 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Mapping
-from numbers import Integral
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.checks import check_game_mask
+from umbrella_env.cli_args import int_problem
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import OBS_SIZE
+from umbrella_env.paths import write_together
 
 #: The metadata every trained model must carry.
 REQUIRED_KEYS: tuple[str, ...] = ("num_players", "plate_level", "obs_size", "num_actions")
@@ -46,8 +47,9 @@ def base_metadata(num_players: int, plate_level: int, **more: Any) -> dict[str, 
 
 
 def check_metadata(meta: Mapping[str, Any], path: str | Path, source: str) -> dict[str, Any]:
-    """``meta`` as a dict, or a ``ValueError`` if a key is missing or the model was made for
-    another observation size or action count than this umbrella-env's.
+    """``meta`` as a dict, or a ``ValueError`` if a key is missing or not an integer, a player
+    count or plate level is outside 1-4, or the model was made for another observation size or
+    action count than this umbrella-env's.
 
     ``path`` is the model file, ``source`` names where the metadata was read (for example
     ``"metadata 'last.json'"``) in the message about a missing key.
@@ -57,6 +59,9 @@ def check_metadata(meta: Mapping[str, Any], path: str | Path, source: str) -> di
     for key in REQUIRED_KEYS:
         if key not in meta:
             raise ValueError(f"{source} lacks {key!r}")
+        problem = int_problem(repr(key), meta[key], 1, 4 if key in ("num_players", "plate_level") else None)
+        if problem:
+            raise ValueError(f"{source}: {problem}")
     if meta["obs_size"] != OBS_SIZE or meta["num_actions"] != NUM_ACTIONS:
         raise ValueError(
             f"checkpoint {str(path)!r} was trained with observation size {meta['obs_size']} and "
@@ -90,9 +95,7 @@ def check_configuration_options(*, num_players: Any = None, plate_level: Any = N
     string ``"2"`` would be refused in words that contradict themselves ("trained for
     num_players=2, but this game has num_players=2") and ``True`` taken for 1."""
     for key, value in (("num_players", num_players), ("plate_level", plate_level)):
-        if value is not None and (
-            isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or not 1 <= value <= 4
-        ):
+        if value is not None and int_problem(key, value, 1, 4):
             raise ValueError(f"{key} must be None or an integer in 1-4, got {value!r}")
 
 
@@ -147,10 +150,44 @@ def read_sidecar(path: str | Path, suffix: str, writer: str) -> dict[str, Any]:
         raise ValueError(
             f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; it was not written by {writer}"
         )
+    meta = read_metadata_file(meta_file, path)
+    recorded = meta.get("sha256")  # sidecars written before it was recorded have none
+    if recorded is not None and recorded != file_sha256(path):
+        raise ValueError(
+            f"checkpoint {str(path)!r} is not the file its sidecar {str(meta_file)!r} was written for "
+            "(its SHA-256 differs): the file was changed or damaged after it was saved, or the two are of different "
+            "checkpoints"
+        )
+    return meta
+
+
+def save_with_sidecar(path: str | Path, meta: Mapping[str, Any], save: Callable[[Path], object]) -> None:
+    """Write a checkpoint with ``save(file)`` and its ``.json`` sidecar holding ``meta`` and the
+    file's SHA-256 (which :func:`read_sidecar` checks: a sidecar is refused beside another
+    file); both or neither are replaced, so a cut leaves the previous pair."""
+
+    def write(tmps: list[Path]) -> None:
+        save(tmps[0])
+        text = json.dumps({**meta, "sha256": file_sha256(tmps[0])}, indent=2) + "\n"
+        tmps[1].write_text(text, encoding="utf-8")
+
+    write_together([Path(path), sidecar_path(path)], write)
+
+
+def one_line(exc: BaseException, limit: int = 100) -> str:
+    """An exception as ``Type: first line`` (cut at ``limit`` characters): torch's and SB3's
+    messages run to many lines, some advising to load the file with pickle."""
+    detail = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {detail if len(detail) <= limit else detail[:limit] + '...'}"
+
+
+def read_metadata_file(meta_file: str | Path, path: str | Path) -> dict[str, Any]:
+    """The checked metadata (:func:`check_metadata`) of the model ``path`` from the JSON file
+    ``meta_file``, or a ``ValueError`` naming the file when it is not UTF-8 JSON."""
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
+        meta = json.loads(Path(meta_file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"metadata {str(meta_file)!r} is unreadable (expected UTF-8 JSON): {exc}") from None
     return check_metadata(meta, path, f"metadata {str(meta_file)!r}")
 
 

@@ -28,6 +28,8 @@ from umbrella_env.core.single import SingleGame
 #: alone runs out of memory) or never return.
 MAX_SIMULATIONS = 1_000_000
 MAX_SECONDS = 3600.0
+#: The widest hidden layer a trainer builds and a checkpoint's sidecar may describe.
+MAX_LAYER_SIZE = 8192
 #: The most threads an agent's runtime is asked for (onnxruntime fails to allocate beyond).
 MAX_THREADS = 1024
 

@@ -30,6 +30,7 @@ from agents.checkpoint import check_configuration, check_configuration_options, 
 from agents.checks import MAX_THREADS, check_batch, check_flag, check_int, check_mask, check_name, check_observation
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.observation import OBS_SIZE
 
 #: ``metadata_props["format"]`` of the models written by :mod:`umbrella_env.export`.
 ONNX_FORMAT = "umbrella-env-policy-1"
@@ -83,6 +84,33 @@ def _open_session(path: Path, threads: int) -> Any:
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # a corrupt or foreign file: onnxruntime raises its own types
         raise ValueError(f"model {str(path)!r} could not be loaded by onnxruntime: {exc}") from None
+
+
+#: Each input's and output's element type and its sizes after the batch dimension.
+_SIGNATURE = dict(
+    zip(
+        (*INPUT_NAMES, *OUTPUT_NAMES),
+        (
+            ("tensor(float)", (OBS_SIZE,)),
+            ("tensor(bool)", (NUM_ACTIONS,)),
+            ("tensor(float)", (NUM_ACTIONS,)),
+            ("tensor(float)", ()),
+        ),
+    )
+)
+
+
+def _signature_problem(session: Any) -> str:
+    """How a model's inputs and outputs differ from the exporter's (:data:`_SIGNATURE`), in
+    one line ('' when they match): onnxruntime would only fail at the first move, and a
+    model of too few logits would play the first actions only."""
+    for arg in (*session.get_inputs(), *session.get_outputs()):
+        kind, sizes = _SIGNATURE[arg.name]
+        shape = list(arg.shape or [])
+        if arg.type != kind or len(shape) != 1 + len(sizes) or tuple(shape[1:]) != sizes:
+            want = ", ".join(["batch", *map(str, sizes)])
+            return f"has {arg.name!r} of {arg.type} {shape}; expected {kind} [{want}]"
+    return ""
 
 
 class OnnxAgent(SeededAgent):
@@ -139,6 +167,9 @@ class OnnxAgent(SeededAgent):
                 f"model {str(self.path)!r} has inputs {names[0]} and outputs {names[1]}; "
                 f"expected {INPUT_NAMES} and {OUTPUT_NAMES}"
             )
+        problem = _signature_problem(self.session)
+        if problem:
+            raise ValueError(f"model {str(self.path)!r} {problem}; it was not written by python -m umbrella_env.export")
         super().__init__(seed, name or self.path.stem)
         self.deterministic = deterministic
 

@@ -24,6 +24,7 @@ from agents.checkpoint import (
     check_configuration_options,
     check_finite_weights,
     check_given_game,
+    one_line,
     read_sidecar,
 )
 from agents.checks import check_batch, check_flag, check_mask, check_name, check_observation
@@ -42,15 +43,21 @@ INSTALL_HINT = install_hint("train")
 
 def load_model(path: str | Path) -> Any:
     """The MaskablePPO model of a checkpoint ``.zip`` (on the CPU), or a ``ValueError``: no
-    sb3-contrib, a corrupt or foreign file, or a policy for other spaces than Umbrella's."""
+    sb3-contrib, a corrupt or foreign file, or a policy for other spaces than Umbrella's.
+
+    Loading leaves the process's random generators as they were: ``MaskablePPO.load`` seeds
+    Python's, NumPy's and torch's global generators with the seed saved in the file (so a
+    training run restarted its random streams at every self-play snapshot), and building
+    the network draws from torch's."""
     try:
         from sb3_contrib import MaskablePPO
     except ImportError:
         raise ValueError(f"loading a trained policy (sb3-contrib) needs the train extra: {INSTALL_HINT}") from None
     try:
-        model = MaskablePPO.load(path, device="cpu")
+        with torch.random.fork_rng(devices=[]):
+            model = MaskablePPO.load(path, device="cpu", custom_objects={"seed": None})
     except Exception as exc:  # a corrupt or foreign zip
-        raise ValueError(f"checkpoint {str(path)!r} could not be loaded: {exc}") from None
+        raise ValueError(f"checkpoint {str(path)!r} could not be loaded ({one_line(exc)})") from None
     check_spaces(model.observation_space, model.action_space, path)
     check_finite_weights(path, model.policy.state_dict())
     return model

@@ -14,7 +14,6 @@ masked distribution with its own seeded generator.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import agent_generator
-from agents.checkpoint import check_configuration, check_metadata
+from agents.checkpoint import check_configuration, read_metadata_file
 from agents.checks import check_flag, check_name
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
@@ -70,11 +69,7 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             f"RLlib checkpoint {str(path)!r} has no {METADATA}: "
             "it was not written by python -m umbrella_env.rllib_train"
         )
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"metadata {str(meta_file)!r} is unreadable: {exc}") from None
-    meta = check_metadata(meta, path, f"metadata {str(meta_file)!r}")
+    meta = read_metadata_file(meta_file, path)
     if not isinstance(meta.get("module_id"), str):
         raise ValueError(f"metadata {str(meta_file)!r} lacks 'module_id' (the RLModule to play)")
     return meta

@@ -360,6 +360,14 @@ def test_load_bad_file_names_the_file_and_the_entry(tmp_path: Path) -> None:
         assert "plates[2].spaces[4]" in str(info.value)
 
 
+@pytest.mark.parametrize("rows", [5, None, "BGRY"])
+def test_a_layout_that_is_not_a_list_of_rows_is_named(rows, tmp_path: Path) -> None:
+    """``{"layouts": {"a": 5}}`` raised ``TypeError: 'int' object is not iterable``."""
+    (tmp_path / "c.json").write_text(json.dumps({"layouts": {"a": rows}}), encoding="utf-8")
+    with pytest.raises(ComponentError, match=r"layouts\['a'\]: expected 4 strings of 4 colour letters, got "):
+        load_components(tmp_path / "c.json")
+
+
 def test_load_text_that_is_not_json_or_toml(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ComponentError, match="not valid JSON"):

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
+from agents.checkpoint import file_sha256
 from agents.onnx_agent import MASKED_LOGIT, OnnxAgent, sample_masked
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
@@ -59,7 +60,10 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     with torch.no_grad():
         for p in model.policy.parameters():
             p.copy_(torch.randn(p.shape, generator=generator) * 2 / max(1, p.shape[-1]) ** 0.5)
-    model.save(checkpoint)  # the .json sidecar written by training stays beside it
+    model.save(checkpoint)  # the .json sidecar written by training stays beside it, with the new file's hash
+    sidecar = checkpoint.with_suffix(".json")
+    meta = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({**meta, "sha256": file_sha256(checkpoint)}))
     onnx_path = out / "last.onnx"
     assert export.main([str(checkpoint), str(onnx_path), "--check-positions", "64"]) == 0
     return checkpoint, onnx_path
@@ -283,6 +287,121 @@ def test_metadata_travels_with_the_model_and_another_configuration_is_refused(ex
 
 
 @pytest.mark.train
+def test_a_sidecar_that_is_not_its_models_or_not_sound_is_refused(exported, tmp_path, capsys) -> None:
+    """A .zip was not tied to its sidecar (a solo model beside a 2-player sidecar played 2-player
+    games); a sidecar's player count was not checked (7 exported an .onnx, then a traceback;
+    "2" was refused as "trained for num_players=2, but this game has num_players=2"); a
+    sidecar that is not UTF-8 raised UnicodeDecodeError."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.policy import PolicyAgent
+    from umbrella_env import export
+
+    checkpoint, _ = exported
+    meta = json.loads(checkpoint.with_suffix(".json").read_text())
+
+    def pair(name: str, sidecar: bytes, retrain: bool = False) -> Path:
+        path = tmp_path / f"{name}.zip"
+        path.write_bytes(checkpoint.read_bytes())
+        if retrain:  # another model saved in its place, the sidecar left as it was
+            model = MaskablePPO.load(path, device="cpu")
+            model.policy.action_net.bias.data += 1
+            model.save(path)
+        path.with_suffix(".json").write_bytes(sidecar)
+        return path
+
+    sidecar = json.dumps(meta).encode()
+    cases = [
+        (pair("swapped", sidecar, retrain=True), "(its SHA-256 differs): the file was changed or damaged"),
+        (
+            pair("seven", json.dumps({**meta, "num_players": 7}).encode()),
+            "'num_players' must be an integer from 1 to 4, got 7",
+        ),
+        (
+            pair("text", json.dumps({**meta, "num_players": "2"}).encode()),
+            "'num_players' must be an integer from 1 to 4, got '2'",
+        ),
+        (pair("latin", b'{"a": "\xff\xfe"}'), "is unreadable (expected UTF-8 JSON)"),
+    ]
+    for path, words in cases:
+        with pytest.raises(ValueError) as info:
+            PolicyAgent(path)
+        assert words in str(info.value) and "\n" not in str(info.value), str(info.value)
+        with pytest.raises(SystemExit) as exit_info:
+            export.main([str(path), str(tmp_path / f"{path.stem}.onnx")])
+        assert exit_info.value.code == 2 and words in capsys.readouterr().err
+        assert not (tmp_path / f"{path.stem}.onnx").exists()  # seven was written, then refused
+    assert PolicyAgent(pair("same", sidecar)).meta["num_players"] == 2  # a copy of both files is the model
+
+
+@pytest.mark.train
+def test_loading_a_zip_leaves_the_process_generators_alone(exported) -> None:
+    """MaskablePPO.load seeded Python's, NumPy's and torch's global generators with the seed in
+    the file (and building the network drew from torch's): every self-play snapshot of a
+    training run restarted its random streams."""
+    import random
+
+    import torch
+
+    from agents.policy import PolicyAgent, load_model
+
+    def draws() -> tuple:
+        return random.random(), np.random.random(), float(torch.rand(1))
+
+    for load in (lambda: load_model(exported[0]), lambda: PolicyAgent(exported[0])):
+        for seed in (123, 999):
+            random.seed(seed), np.random.seed(seed), torch.manual_seed(seed)
+            expected = draws()
+            random.seed(seed), np.random.seed(seed), torch.manual_seed(seed)
+            load()
+            assert draws() == expected
+
+
+@pytest.mark.train
+def test_an_onnx_model_of_other_inputs_or_outputs_is_refused_when_loaded(tmp_path) -> None:
+    """Names were checked, not types or shapes: a model reading float64 observations failed
+    at its first move inside onnxruntime, one of 5 logits played actions 0-4 only."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from agents.onnx_agent import INPUT_NAMES, ONNX_FORMAT, OUTPUT_NAMES, encode_metadata
+
+    def model(name: str, obs_type: int = TensorProto.FLOAT, logits: int = A.NUM_ACTIONS) -> Path:
+        inputs = [
+            helper.make_tensor_value_info(INPUT_NAMES[0], obs_type, ["N", 899]),
+            helper.make_tensor_value_info(INPUT_NAMES[1], TensorProto.BOOL, ["N", A.NUM_ACTIONS]),
+        ]
+        outputs = [
+            helper.make_tensor_value_info(OUTPUT_NAMES[0], TensorProto.FLOAT, ["N", logits]),
+            helper.make_tensor_value_info(OUTPUT_NAMES[1], TensorProto.FLOAT, ["N"]),
+        ]
+        axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+        ends = helper.make_tensor("ends", TensorProto.INT64, [1], [logits])
+        zero = helper.make_tensor("zero", TensorProto.INT64, [1], [0])
+        nodes = [
+            helper.make_node("Cast", [INPUT_NAMES[1]], ["maskf"], to=TensorProto.FLOAT),
+            helper.make_node("Slice", ["maskf", "zero", "ends", "axes"], [OUTPUT_NAMES[0]]),
+            helper.make_node("Cast", [INPUT_NAMES[0]], ["obsf"], to=TensorProto.FLOAT),
+            helper.make_node("ReduceSum", ["obsf", "axes"], [OUTPUT_NAMES[1]], keepdims=0),
+        ]
+        graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=[axes, ends, zero])
+        proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        proto.ir_version = 8
+        meta = {"format": ONNX_FORMAT, "num_players": 2, "plate_level": 1, "obs_size": 899, "num_actions": 968}
+        helper.set_model_props(proto, encode_metadata(meta))
+        onnx.save(proto, str(tmp_path / name))
+        return tmp_path / name
+
+    assert OnnxAgent(model("sound.onnx")).meta["num_players"] == 2  # the test's model is otherwise sound
+    with pytest.raises(ValueError, match=r"has 'observation' of tensor\(double\) \['N', 899\]; expected tensor\(fl"):
+        OnnxAgent(model("double.onnx", obs_type=TensorProto.DOUBLE))
+    with pytest.raises(
+        ValueError, match=r"has 'logits' of tensor\(float\) \['N', 5\]; expected tensor\(float\) \[batch, 968\]"
+    ):
+        OnnxAgent(model("five.onnx", logits=5))
+
+
+@pytest.mark.train
 def test_export_takes_a_shipped_models_name(tmp_path) -> None:
     """A wheel's user has no agents/models/ of a clone to type: ``export az-2p OUT``."""
     import onnx
@@ -420,6 +539,12 @@ def _mismatched_checkpoints(folder: Path) -> list[tuple[Path, str]]:
         (net, "does not match its sidecar"),
         (net, "missing from the file (first: heuristic_gain)"),
         (pair("nostate", {"weights": torch.zeros(1)}, sidecar), "holds no network weights ('state_dict')"),
+        # a network of the sidecar's shape was built first: torch tried to allocate 3.76e15 bytes
+        (pair("huge", MODELS / "az-2p.pt", {**sidecar, "hidden": [10**12, 192]}), "'hidden' must be a list of layer"),
+        (
+            pair("word", MODELS / "az-2p.pt", {**sidecar, "slide_hidden": "x"}),
+            "'slide_hidden' must be an integer from 1 to 8,192",
+        ),
         (pair("junk", b"junk\n", sidecar), "is not a torch file; expected a torch checkpoint written by"),
     ]
 

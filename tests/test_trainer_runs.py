@@ -144,7 +144,8 @@ def test_az_resume_refuses_pretraining_options_and_unreadable_files(az_run: Path
     unhashed = json.dumps({k: v for k, v in meta.items() if k != "sha256"}).encode()  # a sidecar of before the hash
     truncated = (az_run / "last.pt").read_bytes()[:1000]
     for i, (name, data, message) in enumerate((
-        ("last.pt", b"not a checkpoint", "is not a torch file"),  # was "unreadable (KeyError: 105)"
+        (("last.pt", "last.json"), (b"not a checkpoint", unhashed), "is not a torch file"),  # "(KeyError: 105)"
+        ("last.pt", b"not a checkpoint", "(its SHA-256 differs): the file was changed or damaged after it was saved"),
         ("last.pt", truncated, "(its SHA-256 differs): the file was changed or damaged after it was saved"),
         (("last.pt", "last.json"), (truncated, unhashed), "is unreadable"),  # truncated, no hash to tell
         ("optimizer.pt", (az_run / "optimizer.pt").read_bytes()[:1000], "the optimizer state"),
@@ -250,6 +251,10 @@ def test_ppo_resume_and_cache_refuse_unreadable_files(tmp_path, capsys) -> None:
     assert ppo.main([*PPO, "--out", str(run)]) == 0
     (run / "last.zip").write_bytes((run / "last.zip").read_bytes()[:200])  # truncated
     common = [a for a in PPO if a not in ("--net", "32")]
+    err = _refused(ppo.main, [*common, "--resume", str(run / "last.zip"), "--out", str(tmp_path / "r")], capsys)
+    assert "(its SHA-256 differs): the file was changed or damaged" in err and not (tmp_path / "r").exists()
+    meta = json.loads((run / "last.json").read_text())
+    (run / "last.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "sha256"}))  # as before the hash
     err = _refused(ppo.main, [*common, "--resume", str(run / "last.zip"), "--out", str(tmp_path / "r")], capsys)
     assert "is not a readable MaskablePPO .zip" in err and not (tmp_path / "r").exists()
     err = _refused(ppo.main, [*common, "--resume", str(run / "best.zip"), "--quick", "--out", str(run)], capsys)
@@ -383,3 +388,154 @@ def test_az_stopped_before_writing_leaves_no_folder(tmp_path, capsys, monkeypatc
     assert alphazero.main([*TINY, "--out", str(out)]) == 130
     assert "this run saved no checkpoint" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nor the parent folder made for it
+
+
+def _teacher_cache(folder: Path) -> Path:
+    """A --pretrain-cache of two greedy games, as a PPO run with ``--pretrain greedy`` writes it."""
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.training import imitation
+
+    path = folder / "teacher.npz"
+    config = GameConfig(num_players=2, plate_level=1, max_turns=20)
+    imitation.collect(config, "greedy", ["random"], 2, 0, 0.1, 0.99, workers=1, progress=False).save(path)
+    return path
+
+
+def _edited_cache(original: Path, target: Path, **arrays) -> Path:
+    """A copy of the .npz ``original`` with ``arrays`` replaced (a callable: of the array it replaces)."""
+    import numpy as np
+
+    with np.load(original) as f:
+        data = {k: f[k] for k in f.files}
+    data.update({k: v(data[k]) if callable(v) else v for k, v in arrays.items()})
+    np.savez_compressed(target, **data)
+    return target
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        ({"obs": lambda a: a[:, :100]}, "array 'obs' is float32 ("),  # a cache of another observation
+        ({"obs": lambda a: a.astype("float64")}, "expected float32 (n, 899) for n decisions"),
+        ({"actions": lambda a: a[:10]}, "its arrays must hold one row per decision, at least one"),  # was accepted
+        ({"masks": lambda a: a[:10]}, "'masks': 10"),
+        ({"actions": lambda a: a * 0 + 5000}, "an action is not one of the legal actions of its mask"),
+        ({"returns": lambda a: a * float("nan")}, "not finite (NaN or inf)"),
+        (
+            {"obs": lambda a: a[:0], "masks": lambda a: a[:0], "actions": lambda a: a[:0], "returns": lambda a: a[:0]},
+            "at least one: {'obs': 0",
+        ),  # fmt: skip
+        ({"num_actions": "abc"}, "'num_actions' is not a finite number"),
+        ({"num_actions": 900}, "its decisions have 900 actions; this umbrella-env has 968"),
+        ({"source": "[1, 2]"}, "its 'source' is not a JSON object but list"),
+    ],
+)
+def test_a_damaged_teacher_cache_is_refused_before_anything_is_removed(edit, words, tmp_path, capsys) -> None:
+    """Demonstrations.load checked that the arrays existed: a cache of another layout ended in
+    torch's or NumPy's traceback after --overwrite had removed the previous run, and one of
+    fewer actions than observations trained on a part of the games without a word."""
+    from umbrella_env.training import imitation, ppo
+
+    cache = _edited_cache(_teacher_cache(tmp_path), tmp_path / "damaged.npz", **edit)
+    with pytest.raises(ValueError) as info:
+        imitation.Demonstrations.load(cache)
+    assert words in str(info.value)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "last.zip").write_bytes(b"a previous run")
+    (run / "last.json").write_text("{}")
+    teacher = ["--pretrain", "greedy", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
+    err = _refused(ppo.main, [*PPO, *teacher, "--pretrain-cache", str(cache), "--overwrite", "--out", str(run)], capsys)
+    assert f"--pretrain-cache {str(cache)!r} is not a cache of teacher games" in err and words in err
+    assert (run / "last.zip").read_bytes() == b"a previous run"  # --overwrite removed it before the crash
+
+
+def test_a_sound_teacher_cache_still_loads(tmp_path) -> None:
+    from umbrella_env.training import imitation
+
+    demos = imitation.Demonstrations.load(_teacher_cache(tmp_path))
+    assert len(demos) > 0 and demos.masks[range(len(demos)), demos.actions].all()
+
+
+def test_ppo_resume_refuses_damaged_run_files_in_one_line(tmp_path, capsys) -> None:
+    """A damaged train_summary.json, best.json or last.json of a run to resume ended in an
+    AttributeError, a TypeError or int()'s words naming no file; a .zip beside another run's
+    sidecar was played or resumed as that run's."""
+    from umbrella_env.training import ppo
+
+    run = tmp_path / "run"
+    assert ppo.main([*PPO, "--out", str(run)]) == 0
+    common = [a for a in PPO if a not in ("--net", "32")]
+    sidecar = json.loads((run / "last.json").read_text())
+    for i, (name, change, words) in enumerate((
+        ("train_summary.json", {"history": [1]}, "is not a summary this trainer wrote"),
+        ("train_summary.json", {"history": [{"timesteps": "x"}]}, "each with its 'timesteps' count"),
+        ("best.json", {"eval": None}, "records evaluations None; expected an object of numbers"),
+        ("best.json", {"eval": {"win_rate_vs_random": "abc"}}, "records evaluations"),
+        ("last.json", {"timesteps": "abc"}, "is damaged: its timesteps must be an integer >= 0, got 'abc'"),
+        ("last.json", {"num_players": "2"}, "'num_players' must be an integer from 1 to 4, got '2'"),
+        ("last.json", {"sha256": "0" * 64}, "(its SHA-256 differs)"),
+    )):  # fmt: skip
+        copy = tmp_path / f"copy-{i}"
+        copy.mkdir()
+        for f in run.iterdir():
+            if f.is_file():
+                (copy / f.name).write_bytes(f.read_bytes())
+        old = json.loads((copy / name).read_text())
+        (copy / name).write_text(json.dumps({**old, **change}))
+        err = _refused(ppo.main, [*common, "--resume", str(copy / "last.zip"), "--out", str(copy)], capsys)
+        assert words in err and "Traceback" not in err, err
+    assert "sha256" in sidecar  # training records it
+
+
+def test_az_resume_refuses_damaged_run_files_before_training(az_run: Path, tmp_path, capsys) -> None:
+    """An optimizer.pt of another network was loaded and failed at the first update (or in a
+    torch traceback); a history entry without its metric, or a sidecar's resumed or
+    train_seconds of another type, ended in a KeyError, TypeError or ValueError traceback."""
+    from umbrella_env.training import alphazero
+
+    other = tmp_path / "other"
+    assert alphazero.main([*_without(TINY, "--hidden"), "--hidden", "24", "24", "--out", str(other)]) == 0
+    argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "2"]
+    meta = json.loads((az_run / "last.json").read_text())
+    history = json.loads((az_run / "history.json").read_text())
+    for i, (name, data, words) in enumerate((
+        ("optimizer.pt", (other / "optimizer.pt").read_bytes(), "is not the optimizer state of this network"),
+        ("history.json", json.dumps({**history, "history": [{"iteration": 0}]}), "each with its 'iteration' count"),
+        ("history.json", json.dumps([1]), "is not one this trainer wrote"),
+        ("last.json", json.dumps({**meta, "resumed": 5}), "is damaged: its resumed must be a list of the earlier resumes"),
+        ("last.json", json.dumps({**meta, "train_seconds": "x"}), "its train_seconds must be a finite number >= 0, got 'x'"),
+    )):  # fmt: skip
+        run = tmp_path / f"broken-{i}"
+        run.mkdir()
+        for f in ("last.pt", "last.json", "optimizer.pt", "history.json"):
+            (run / f).write_bytes((az_run / f).read_bytes())
+        (run / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+        err = _refused(alphazero.main, [*argv, "--resume", str(run / "last.pt"), "--out", str(run)], capsys)
+        assert words in err and str(run) in err and "Traceback" not in err, err
+        assert (run / "last.pt").read_bytes() == (az_run / "last.pt").read_bytes()  # nothing trained or written
+
+
+def test_ppo_resume_draws_from_its_own_seed(tmp_path) -> None:
+    """MaskablePPO.load reseeded everything with the checkpoint's seed: solo resumes (no
+    opponent pool, whose seed is --seed's) with --seed 1 and --seed 7 trained bit-identical
+    models, on the first run's deals."""
+    from agents.policy import load_model
+    from umbrella_env.training import ppo
+
+    solo = ["--players", "1", "--n-envs", "4", "--eval-every", "256", "--eval-games", "2", "--max-turns", "60",
+            "--no-progress", "--torch-threads", "1"]  # fmt: skip
+    first = tmp_path / "first"
+    assert ppo.main([*solo, "--net", "32", "32", "--timesteps", "128", "--seed", "0", "--out", str(first)]) == 0
+    common = solo
+
+    def resumed(seed: int, name: str) -> dict:
+        out = tmp_path / name
+        argv = [*common, "--timesteps", "256", "--seed", str(seed), "--resume", str(first / "last.zip")]
+        assert ppo.main([*argv, "--out", str(out)]) == 0
+        return {k: v.clone() for k, v in load_model(out / "last.zip").policy.state_dict().items()}
+
+    one, again, seven = resumed(1, "one"), resumed(1, "again"), resumed(7, "seven")
+    assert all(torch.equal(one[k], again[k]) for k in one)  # still reproducible
+    assert not all(torch.equal(one[k], seven[k]) for k in one)  # and --seed is used
+    assert ppo.resume_seed(1, 128) != ppo.resume_seed(7, 128) != ppo.resume_seed(7, 256)

@@ -59,18 +59,19 @@ from agents.checkpoint import (
     base_metadata,
     check_configuration,
     check_finite_weights,
-    file_sha256,
+    one_line,
     read_sidecar,
+    save_with_sidecar,
     sidecar_path,
 )
+from agents.checks import MAX_LAYER_SIZE
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
-from umbrella_env.cli_args import command_name
+from umbrella_env.cli_args import command_name, int_problem
 from umbrella_env.core import actions as A
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds
 from umbrella_env.core.single import SingleGame
-from umbrella_env.paths import write_together
 
 #: Solo values are final scores divided by this (a score of 40 is a value of 1).
 SOLO_SCALE = 40.0
@@ -241,15 +242,7 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
         **(extra or {}),
     }
     state = {k: v.detach().to(torch.float16) for k, v in net.state_dict().items()}
-    path = Path(path)
-
-    def write(tmps: list[Path]) -> None:
-        torch.save({"meta": meta, "state_dict": state}, tmps[0])
-        # the file's SHA-256 in the sidecar only (the file cannot hold its own): a load checks it
-        text = json.dumps({**meta, "sha256": file_sha256(tmps[0])}, indent=2) + "\n"
-        tmps[1].write_text(text, encoding="utf-8")
-
-    write_together([path, sidecar_path(path)], write)  # both or neither: a cut leaves the previous pair
+    save_with_sidecar(path, meta, lambda file: torch.save({"meta": meta, "state_dict": state}, file))
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -268,7 +261,25 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             f"checkpoint {str(path)!r} is not an alphazero network ({found}); "
             f"expected a .pt written by the alphazero trainer (format {FORMAT!r})"
         )
+    problem = _architecture_problem(meta)
+    if problem:
+        raise ValueError(f"metadata {str(sidecar_path(path))!r}: {problem}")
     return meta
+
+
+def _architecture_problem(meta: dict[str, Any]) -> str:
+    """What is wrong with the network a sidecar describes ('' when it can be built): checked
+    before a network of that shape is allocated."""
+    hidden, slide, heuristic = (
+        meta["hidden"],
+        meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
+        meta.get("heuristic_inputs", False),
+    )
+    if not (isinstance(hidden, list) and hidden) or any(int_problem("", h, 1, MAX_LAYER_SIZE) for h in hidden):
+        return f"'hidden' must be a list of layer sizes, integers from 1 to {MAX_LAYER_SIZE:,}, got {hidden!r}"
+    if not isinstance(heuristic, bool):
+        return f"'heuristic_inputs' must be true or false, got {heuristic!r}"
+    return int_problem("'slide_hidden'", slide, 1, MAX_LAYER_SIZE) or ""
 
 
 def load_network(
@@ -284,27 +295,18 @@ def load_network(
         head = fh.read(4)
     if head[:2] != b"PK" and head[:1] != b"\x80":  # torch.save's zip archive, or its older pickle
         raise ValueError(f"checkpoint {str(path)!r} is not a torch file; {expected}")
-    recorded = meta.get("sha256")  # sidecars written before it was recorded have none
-    if recorded is not None and recorded != file_sha256(path):
-        raise ValueError(
-            f"checkpoint {str(path)!r} is not the file its sidecar {str(sidecar_path(path))!r} was written for "
-            "(its SHA-256 differs): the file was changed or damaged after it was saved"
-        )
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a truncated or foreign file
-        detail = (str(exc).strip().splitlines() or [""])[0]  # torch's messages run to many lines
-        detail = detail if len(detail) <= 100 else detail[:100] + "..."
-        reason = f"{type(exc).__name__}: {detail}"
-        raise ValueError(f"checkpoint {str(path)!r} is unreadable ({reason}); {expected}") from None
+        raise ValueError(f"checkpoint {str(path)!r} is unreadable ({one_line(exc)}); {expected}") from None
     state = blob.get("state_dict") if isinstance(blob, dict) else None
     if not (isinstance(state, dict) and all(isinstance(v, torch.Tensor) for v in state.values())):
         raise ValueError(f"checkpoint {str(path)!r} holds no network weights ('state_dict'); {expected}")
     net = AZNet(
         int(meta["num_players"]),
         meta["hidden"],
-        int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN)),
-        bool(meta.get("heuristic_inputs", False)),
+        meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
+        meta.get("heuristic_inputs", False),
     )
     mismatch = _weights_mismatch(net.state_dict(), state) or _meta_mismatch(blob.get("meta"), meta)
     if mismatch:

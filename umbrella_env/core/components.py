@@ -412,6 +412,9 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
     if "layouts" in data:
         if not isinstance(data["layouts"], Mapping):
             raise ComponentError("layouts: expected a table of name -> 4 row strings")
+        for name, rows in data["layouts"].items():
+            if not isinstance(rows, (list, tuple)):
+                raise ComponentError(f"layouts[{name!r}]: expected 4 strings of 4 colour letters, got {rows!r}")
         layouts = {str(k): tuple(v) for k, v in data["layouts"].items()}
     tiles = base.tiles
     if "tiles" in data:

@@ -90,7 +90,7 @@ from agents.az.net import (
     value_size,
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
-from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256
+from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256, sidecar_path
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem
 from umbrella_env.core.actions import NUM_ACTIONS
@@ -1155,16 +1155,25 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
     missing, or an optimizer state of another iteration than the checkpoint's (``--resume
     best.pt``), is not read, and :attr:`Resume.notes` say so."""
     net, meta = load_network(path, num_players=config.num_players, plate_level=config.plate_level)
-    iteration = int(meta.get("iteration", 0))
+    problem = _resume_sidecar_problem(meta)
+    if problem:
+        raise ValueError(f"--resume: the sidecar {str(sidecar_path(path))!r} {problem}")
+    iteration = meta.get("iteration", 0)
     history: list[dict[str, Any]] = []
     notes: list[str] = []
     hist = Path(path).parent / "history.json"
     if hist.is_file():
         try:
             saved = json.loads(hist.read_text(encoding="utf-8"))
-            history = [h for h in saved.get("history", []) if h["iteration"] <= iteration]
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, KeyError, TypeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"--resume: the run's history {str(hist)!r} is unreadable ({exc!r})") from None
+        entries = saved.get("history", []) if isinstance(saved, dict) else None
+        if not (isinstance(entries, list) and all(_is_evaluation(h) for h in entries)):
+            raise ValueError(
+                f"--resume: the run's history {str(hist)!r} is not one this trainer wrote (expected an object whose "
+                "'history' lists evaluations, each with its 'iteration' count and its 'metric' number)"
+            )
+        history = [h for h in entries if h["iteration"] <= iteration]
     else:
         notes.append(f"no history.json beside {str(path)!r}: the evaluation history and the best metric start anew")
     optimizer = None
@@ -1177,6 +1186,12 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
         # {"iteration", "optimizer"} since the iteration is recorded; a bare state before
         saved_at = saved_opt.get("iteration") if isinstance(saved_opt, dict) else None
         optimizer = saved_opt.get("optimizer", saved_opt) if isinstance(saved_opt, dict) else None
+        if not _optimizer_fits(optimizer, net):
+            raise ValueError(
+                f"--resume: {str(opt_file)!r} is not the optimizer state of this network (its parameters "
+                "differ in number or shape from the checkpoint's): a file of another run; remove it to start "
+                "a fresh optimizer"
+            )
         if saved_at is not None and int(saved_at) != iteration:
             optimizer = None
             notes.append(
@@ -1186,6 +1201,49 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
     else:
         notes.append(f"no optimizer.pt beside {str(path)!r}: a fresh optimizer (Adam's moments start anew)")
     return Resume(net, meta, history, optimizer, notes)
+
+
+def _resume_sidecar_problem(meta: dict[str, Any]) -> str:
+    """What is wrong with the fields a resumed run reads from its checkpoint's sidecar ('' if
+    nothing): the iteration, the training time so far and the list of earlier resumes."""
+    resumed = meta.get("resumed", [])
+    problem = int_problem("its iteration", meta.get("iteration", 0), minimum=0) or real_problem(
+        "its train_seconds", meta.get("train_seconds", 0.0), minimum=0
+    )
+    if not problem and not (isinstance(resumed, list) and all(isinstance(r, dict) for r in resumed)):
+        problem = f"its resumed must be a list of the earlier resumes (objects), got {resumed!r}"
+    return f"is damaged: {problem}" if problem else ""
+
+
+def _is_evaluation(entry: Any) -> bool:
+    """An entry of ``history.json`` a resumed run can read: its iteration and metric."""
+    return (
+        isinstance(entry, dict)
+        and not int_problem("", entry.get("iteration"), minimum=0)
+        and not real_problem("", entry.get("metric"))
+    )
+
+
+def _optimizer_fits(state: Any, net: AZNet) -> bool:
+    """Whether ``state`` is an optimizer state of ``net``'s parameters: one group of as many
+    parameters, each moment of its parameter's shape (torch would load a foreign one and fail
+    at the first update, or refuse it in a traceback)."""
+    params = list(net.parameters())
+    if not (
+        isinstance(state, dict) and isinstance(state.get("param_groups"), list) and isinstance(state.get("state"), dict)
+    ):
+        return False
+    ids = [i for group in state["param_groups"] if isinstance(group, dict) for i in group.get("params", [])]
+    if len(ids) != len(params) or len(state["param_groups"]) != 1:
+        return False
+    shape = {i: p.shape for i, p in zip(ids, params)}
+    for i, moments in state["state"].items():
+        if i not in shape or not isinstance(moments, dict):
+            return False
+        for name, value in moments.items():
+            if name != "step" and isinstance(value, torch.Tensor) and value.shape != shape[i]:
+                return False
+    return True
 
 
 #: Sidecar fields that say how a network was first made; a resumed run keeps its checkpoint's.

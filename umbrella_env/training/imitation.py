@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
+from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.match import play_out, win_credits
@@ -64,17 +66,48 @@ class Demonstrations:
 
     @classmethod
     def load(cls, path: Any) -> Demonstrations:
+        """The decisions :meth:`save` wrote to ``path``, or a ``ValueError`` (``KeyError`` for
+        a missing array) when the file does not hold decisions of this umbrella-env: every
+        array's type and shape, the actions legal under their masks, finite numbers."""
         with np.load(path) as f:
-            n = int(f["num_actions"])
+            n = _scalar(f, "num_actions", int)
+            if n != A.NUM_ACTIONS:
+                raise ValueError(f"its decisions have {n} actions; this umbrella-env has {A.NUM_ACTIONS}")
+            obs, packed, actions, returns = f["obs"], f["masks"], f["actions"], f["returns"]
+            arrays = {
+                "obs": (obs, np.float32, (OBS_SIZE,)),
+                "masks": (packed, np.uint8, ((n + 7) // 8,)),
+                "actions": (actions, np.integer, ()),
+                "returns": (returns, np.floating, ()),
+            }
+            for name, (array, kind, width) in arrays.items():
+                if not (np.issubdtype(array.dtype, kind) and array.ndim == 1 + len(width) and array.shape[1:] == width):
+                    shape = "(" + ", ".join(["n", *map(str, width)]) + ("" if width else ",") + ")"
+                    raise ValueError(
+                        f"array {name!r} is {array.dtype} {array.shape}; expected {np.dtype(kind).name} {shape} "
+                        "for n decisions"
+                    )
+            counts = {name: array.shape[0] for name, (array, _, _) in arrays.items()}
+            rows = counts["actions"]
+            if rows == 0 or len(set(counts.values())) > 1:
+                raise ValueError(f"its arrays must hold one row per decision, at least one: {counts}")
+            masks = np.unpackbits(packed, axis=1)[:, :n].astype(bool)
+            if ((actions < 0) | (actions >= n)).any() or not masks[np.arange(rows), np.clip(actions, 0, n - 1)].all():
+                raise ValueError("an action is not one of the legal actions of its mask")
+            if not (np.isfinite(obs).all() and np.isfinite(returns).all()):
+                raise ValueError("observations or returns that are not finite (NaN or inf)")
+            source = json.loads(str(f["source"])) if "source" in f.files else {}
+            if not isinstance(source, dict):
+                raise ValueError(f"its 'source' is not a JSON object but {type(source).__name__}")
             return cls(
-                obs=f["obs"],
-                masks=np.unpackbits(f["masks"], axis=1)[:, :n].astype(bool),
-                actions=f["actions"],
-                returns=f["returns"],
-                games=int(f["games"]),
-                wins=float(f["wins"]),
-                mean_score=float(f["mean_score"]),
-                source=json.loads(str(f["source"])) if "source" in f.files else {},
+                obs=obs,
+                masks=masks,
+                actions=actions,
+                returns=returns,
+                games=_scalar(f, "games", int),
+                wins=_scalar(f, "wins", float),
+                mean_score=_scalar(f, "mean_score", float),
+                source=source,
             )
 
     def check_source(self, expected: dict[str, Any], path: Any) -> None:
@@ -88,6 +121,14 @@ class Demonstrations:
                 + ", ".join(wrong)
                 + "; delete it or give another --pretrain-cache"
             )
+
+
+def _scalar(archive: Any, name: str, kind: type) -> Any:
+    """The finite number ``name`` of an ``.npz`` archive as ``kind``, or a ``ValueError``."""
+    value = archive[name]
+    if value.shape != () or not np.issubdtype(value.dtype, np.number) or not np.isfinite(value):
+        raise ValueError(f"{name!r} is not a finite number but {value.dtype} {value.shape}")
+    return kind(value)
 
 
 class _Recorder:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.checks import MAX_LAYER_SIZE
 from umbrella_env.cli_args import command_name, game_options_problem, seed_option
 from umbrella_env.paths import previous_run
 
@@ -95,7 +96,6 @@ RUN_FILES = tuple(dict.fromkeys(ALPHAZERO_RUN_FILES + PPO_RUN_FILES))
 #: The widest hidden layer either trainer builds (``--net``, ``--hidden``): far above any
 #: useful network for this game, and below sizes whose weights would not fit in memory
 #: (a torch allocation error from inside the library otherwise).
-MAX_LAYER_SIZE = 8192
 
 
 def check_layers(flag: str, sizes: Sequence[int]) -> None:

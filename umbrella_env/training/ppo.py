@@ -61,7 +61,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
 import torch
 from gymnasium import spaces
 
-from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, sidecar_path
+from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, save_with_sidecar, sidecar_path
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, load_model, read_metadata
 from umbrella_env.cli_args import (
@@ -257,12 +257,10 @@ def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, se
 
 
 def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
-    """The model and its sidecar, each written to a temporary file and renamed (an
-    interrupted save leaves the previous checkpoint whole)."""
-    write_atomically(path, model.save)  # SB3 adds ".zip" only to a name without a suffix
+    """The model and its sidecar, which records the model file's SHA-256, replaced both or
+    neither (an interrupted save leaves the previous pair whole)."""
     meta = base_metadata(config.num_players, config.plate_level, max_turns=config.max_turns, **extra)
-    text = json.dumps(meta, indent=2) + "\n"
-    write_atomically(sidecar_path(path), lambda t: t.write_text(text, encoding="utf-8"))
+    save_with_sidecar(path, meta, model.save)  # SB3 adds ".zip" only to a name without a suffix
 
 
 class TrainCallback(BaseCallback):
@@ -349,7 +347,22 @@ def eval_label(args: argparse.Namespace, config: GameConfig) -> str:
 
 def meta_timesteps(resume: Path | None) -> int | None:
     """The step count recorded with a ``--resume`` checkpoint (None without one)."""
-    return None if resume is None else int(read_metadata(resume).get("timesteps", 0))
+    if resume is None:
+        return None
+    timesteps = read_metadata(resume).get("timesteps", 0)
+    problem = int_problem("its timesteps", timesteps, minimum=0)
+    if problem:
+        raise ValueError(f"--resume: the sidecar {str(sidecar_path(resume))!r} is damaged: {problem}")
+    return int(timesteps)
+
+
+def resume_seed(seed: int, timesteps: int) -> int:
+    """The seed of a run resumed with ``--seed seed`` from a checkpoint of ``timesteps``
+    steps: its new deals, the learner's sampling and the minibatch order.  ``MaskablePPO.load``
+    would reseed everything with the seed saved in the checkpoint, so a resume replayed the
+    first run's deals whatever its ``--seed``; derived with the step count, a resume with
+    the first run's seed does not replay them either."""
+    return int(np.random.SeedSequence([seed, timesteps, 1]).generate_state(1)[0])
 
 
 def previous_summary(resume: Path | None, timesteps: int | None = None) -> dict[str, Any]:
@@ -366,8 +379,13 @@ def previous_summary(resume: Path | None, timesteps: int | None = None) -> dict[
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"--resume: the run's summary {str(path)!r} is unreadable ({exc})") from None
-    if not isinstance(summary, dict) or not isinstance(summary.get("history", []), list):
-        raise ValueError(f"--resume: the run's summary {str(path)!r} is not a summary this trainer wrote")
+    history = summary.get("history", []) if isinstance(summary, dict) else None
+    counted = isinstance(history, list) and all(isinstance(h, dict) for h in history)
+    if not counted or any(int_problem("", h.get("timesteps", 0), minimum=0) for h in history):
+        raise ValueError(
+            f"--resume: the run's summary {str(path)!r} is not a summary this trainer wrote "
+            "(expected an object whose 'history' lists evaluations, each with its 'timesteps' count)"
+        )
     if timesteps is not None:
         summary["history"] = [h for h in summary.get("history", []) if h.get("timesteps", 0) <= timesteps]
     return summary
@@ -377,18 +395,35 @@ def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> flo
     """The metric a resumed run must beat to replace ``best.zip``: the one recorded beside
     the ``--resume`` checkpoint, when it was measured the same way (copied into ``out``
     with its model when ``out`` is another folder); otherwise -inf (a new best is kept)."""
-    if args.resume is None:
+    found = best_beside(args.resume)
+    if found is None:
         return -np.inf
-    best = Path(args.resume).with_name("best.zip")
-    try:
-        meta = read_metadata(best)
-    except ValueError:  # no best.zip beside the checkpoint
-        return -np.inf
+    best, meta = found
     recorded, label = meta.get("eval", {}), eval_label(args, config)
     same_games = meta.get("eval_games", args.eval_games) == args.eval_games  # older files do not say
     if label not in recorded or not same_games or not copy_checkpoint(best, out):
         return -np.inf
     return float(recorded[label])
+
+
+def best_beside(resume: Path | None) -> tuple[Path, dict[str, Any]] | None:
+    """The ``best.zip`` beside a ``--resume`` checkpoint and its metadata (None without a
+    resume or a readable best.zip), or a ``ValueError`` when its recorded evaluations are
+    not numbers: checked with the other files of a resume, before anything is written."""
+    if resume is None:
+        return None
+    best = Path(resume).with_name("best.zip")
+    try:
+        meta = read_metadata(best)
+    except ValueError:  # no best.zip beside the checkpoint
+        return None
+    recorded = meta.get("eval", {})
+    if not (isinstance(recorded, dict) and not any(real_problem("", v) for v in recorded.values())):
+        raise ValueError(
+            f"--resume: {str(sidecar_path(best))!r} records evaluations {recorded!r}; "
+            "expected an object of numbers (the best model's evaluation)"
+        )
+    return best, meta
 
 
 # --------------------------------------------------------------------------- CLI
@@ -839,6 +874,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             if problem:
                 raise ValueError(problem)
+            best_beside(args.resume)  # its evaluations are read at the start of training
         cached = load_pretrain_cache(args, config)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
@@ -872,7 +908,11 @@ def _train(
         pass
     if args.resume is not None:
         try:
-            model = with_logger(MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb))
+            seed = resume_seed(args.seed, meta_timesteps(args.resume) or 0)
+            loaded = MaskablePPO.load(
+                args.resume, env=env, device="cpu", tensorboard_log=tb, custom_objects={"seed": seed}
+            )
+            model = with_logger(loaded)
         except (ValueError, KeyError, RuntimeError, OSError, zipfile.BadZipFile) as exc:
             parser.error(f"--resume {str(args.resume)!r} cannot be loaded as a MaskablePPO model: {exc}")
     else:
