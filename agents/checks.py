@@ -28,7 +28,9 @@ from umbrella_env.core.single import SingleGame
 #: alone runs out of memory) or never return.
 MAX_SIMULATIONS = 1_000_000
 MAX_SECONDS = 3600.0
-#: The widest hidden layer a trainer builds and a checkpoint's sidecar may describe.
+#: The widest hidden layer either trainer builds (``--net``, ``--hidden``) and a checkpoint's
+#: sidecar may describe: far above any useful network for this game, and below sizes whose
+#: weights would not fit in memory (a torch allocation error from inside the library otherwise).
 MAX_LAYER_SIZE = 8192
 #: The most threads an agent's runtime is asked for (onnxruntime fails to allocate beyond).
 MAX_THREADS = 1024

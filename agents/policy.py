@@ -55,7 +55,7 @@ def load_model(path: str | Path) -> Any:
         raise ValueError(f"loading a trained policy (sb3-contrib) needs the train extra: {INSTALL_HINT}") from None
     try:
         with torch.random.fork_rng(devices=[]):
-            model = MaskablePPO.load(path, device="cpu", custom_objects={"seed": None})
+            model = MaskablePPO.load(path, device="cpu", seed=None)
     except Exception as exc:  # a corrupt or foreign zip
         raise ValueError(f"checkpoint {str(path)!r} could not be loaded ({one_line(exc)})") from None
     check_spaces(model.observation_space, model.action_space, path)

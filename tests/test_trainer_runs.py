@@ -475,6 +475,8 @@ def test_ppo_resume_refuses_damaged_run_files_in_one_line(tmp_path, capsys) -> N
         ("last.json", {"timesteps": "abc"}, "is damaged: its timesteps must be an integer >= 0, got 'abc'"),
         ("last.json", {"num_players": "2"}, "'num_players' must be an integer from 1 to 4, got '2'"),
         ("last.json", {"sha256": "0" * 64}, "(its SHA-256 differs)"),
+        # a damaged best.zip was taken for none, and the resumed run replaced it without a word
+        ("best.json", {"sha256": "0" * 64}, "--resume: the best model beside it is damaged: checkpoint"),
     )):  # fmt: skip
         copy = tmp_path / f"copy-{i}"
         copy.mkdir()
@@ -505,12 +507,19 @@ def test_az_resume_refuses_damaged_run_files_before_training(az_run: Path, tmp_p
         ("history.json", json.dumps([1]), "is not one this trainer wrote"),
         ("last.json", json.dumps({**meta, "resumed": 5}), "is damaged: its resumed must be a list of the earlier resumes"),
         ("last.json", json.dumps({**meta, "train_seconds": "x"}), "its train_seconds must be a finite number >= 0, got 'x'"),
+        ("last.json", json.dumps({**meta, "selfplay_games": "12"}), "its selfplay_games must be an integer >= 0"),
+        ("optimizer.pt", b"", "is not the optimizer state of this network"),  # replaced below: ids that are lists
+        ("best.json", json.dumps({**meta, "sha256": "0" * 64}), "the best network beside it cannot be kept"),
     )):  # fmt: skip
         run = tmp_path / f"broken-{i}"
         run.mkdir()
-        for f in ("last.pt", "last.json", "optimizer.pt", "history.json"):
+        for f in ("last.pt", "last.json", "optimizer.pt", "history.json", "best.pt", "best.json"):
             (run / f).write_bytes((az_run / f).read_bytes())
         (run / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+        if name == "optimizer.pt" and not data:  # parameter ids that are not ints (weights_only loads them)
+            state = torch.load(az_run / "optimizer.pt", weights_only=True)
+            state["optimizer"]["param_groups"][0]["params"][0] = [0]
+            torch.save(state, run / name)
         err = _refused(alphazero.main, [*argv, "--resume", str(run / "last.pt"), "--out", str(run)], capsys)
         assert words in err and str(run) in err and "Traceback" not in err, err
         assert (run / "last.pt").read_bytes() == (az_run / "last.pt").read_bytes()  # nothing trained or written
@@ -539,3 +548,32 @@ def test_ppo_resume_draws_from_its_own_seed(tmp_path) -> None:
     assert all(torch.equal(one[k], again[k]) for k in one)  # still reproducible
     assert not all(torch.equal(one[k], seven[k]) for k in one)  # and --seed is used
     assert ppo.resume_seed(1, 128) != ppo.resume_seed(7, 128) != ppo.resume_seed(7, 256)
+
+
+def test_a_multiplayer_resume_deals_and_draws_opponents_from_its_own_seed(tmp_path, monkeypatch) -> None:
+    """The learner env and the opponent pool of a 2-player resume were built with --seed
+    itself: resumed with the first run's seed, it replayed the first run's deals, seats and
+    opponents from game 1 (only the learner's sampling differed)."""
+    from umbrella_env.training import ppo
+
+    first = tmp_path / "first"
+    assert ppo.main([*PPO, "--seed", "5", "--out", str(first)]) == 0
+    built = []
+    real_pool, real_env = ppo.OpponentPool, ppo.LearnerVecEnv
+
+    def pool(*args, seed, **kwargs):
+        built.append(("pool", seed))
+        return real_pool(*args, seed=seed, **kwargs)
+
+    def env(*args, seed, **kwargs):
+        built.append(("env", seed))
+        return real_env(*args, seed=seed, **kwargs)
+
+    monkeypatch.setattr(ppo, "OpponentPool", pool)
+    monkeypatch.setattr(ppo, "LearnerVecEnv", env)
+    common = [a for a in _without(PPO, "--timesteps") if a not in ("--net", "32")]
+    argv = [*common, "--timesteps", "256", "--seed", "5", "--resume", str(first / "last.zip")]
+    assert ppo.main([*argv, "--out", str(tmp_path / "resumed")]) == 0
+    timesteps = json.loads((first / "last.json").read_text())["timesteps"]
+    assert built == [("pool", ppo.resume_seed(5, timesteps)), ("env", ppo.resume_seed(5, timesteps))]
+    assert ppo.resume_seed(5, timesteps) != 5

@@ -185,10 +185,16 @@ def load_maskable_ppo(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]
     sidecar plus ``source_checkpoint`` (the file name) and ``source_sha256``.
     ``ValueError`` for a missing, foreign or corrupt checkpoint, or a policy for other
     observation or action spaces than Umbrella's."""
-    meta = read_metadata(checkpoint)
-    meta.update(source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
+    meta = source_metadata(read_metadata(checkpoint), checkpoint)
     model = load_model(checkpoint)
     return MaskablePPONet(model.policy).eval(), meta
+
+
+def source_metadata(meta: dict[str, Any], checkpoint: str | Path) -> dict[str, Any]:
+    """A checkpoint's sidecar as an export's metadata: less its file's ``sha256`` (the graph's
+    would be another), plus ``source_checkpoint`` (the file name) and ``source_sha256``."""
+    kept = {k: v for k, v in meta.items() if k != "sha256"}
+    return dict(kept, source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
 
 
 #: The ``value`` metadata of an exported 2-4 player alphazero network: what its graph outputs.
@@ -218,8 +224,7 @@ def load_az(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]]:
             "which are computed from the game in Python, not from the observation: it cannot be exported "
             "to ONNX; export a network trained without --heuristic-inputs"
         )
-    meta = {k: v for k, v in meta.items() if k != "sha256"}  # the .pt's: source_sha256 below, not the graph's
-    meta = dict(meta, source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
+    meta = source_metadata(meta, checkpoint)
     if meta["num_players"] > 1:  # the sidecar describes the network's per-seat values, not the graph's
         meta["value"] = AZ_VALUE
     return AZPolicyNet(net).eval(), meta

@@ -158,14 +158,14 @@ class AZAgent:
         self.deterministic = deterministic
         self.name = name or (Path(self.path).stem + ("+search" if search else ""))
         if max_considered is None:
-            max_considered = int(self.meta.get("max_considered", 16))
+            max_considered = self.meta.get("max_considered", 16)  # checked with the sidecar
         self.search = GumbelSearch(
             self.net.predict,
             simulations=self.simulations,
             max_considered=max_considered,
-            c_scale=float(self.meta.get("c_scale", DEFAULT_C_SCALE)),
+            c_scale=self.meta.get("c_scale", DEFAULT_C_SCALE),
             gumbel_scale=0.0 if deterministic else 1.0,
-            rollout_weight=float(self.meta.get("rollout_weight", 0.0)) if rollout_weight is None else rollout_weight,
+            rollout_weight=self.meta.get("rollout_weight", 0.0) if rollout_weight is None else rollout_weight,
             rollout_turns=self.meta.get("rollout_turns", PLAYOUT_TURNS) if rollout_turns is None else rollout_turns,
             heuristic_inputs=self.net.heuristic_inputs,
         )

@@ -67,7 +67,7 @@ from agents.checkpoint import (
 from agents.checks import MAX_LAYER_SIZE
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
-from umbrella_env.cli_args import command_name, int_problem
+from umbrella_env.cli_args import command_name, int_problem, real_problem
 from umbrella_env.core import actions as A
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds
@@ -268,8 +268,8 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 
 
 def _architecture_problem(meta: dict[str, Any]) -> str:
-    """What is wrong with the network a sidecar describes ('' when it can be built): checked
-    before a network of that shape is allocated."""
+    """What is wrong with the network a sidecar describes, or the search settings it records
+    ('' when nothing): checked before a network of that shape is allocated."""
     hidden, slide, heuristic = (
         meta["hidden"],
         meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
@@ -279,7 +279,15 @@ def _architecture_problem(meta: dict[str, Any]) -> str:
         return f"'hidden' must be a list of layer sizes, integers from 1 to {MAX_LAYER_SIZE:,}, got {hidden!r}"
     if not isinstance(heuristic, bool):
         return f"'heuristic_inputs' must be true or false, got {heuristic!r}"
-    return int_problem("'slide_hidden'", slide, 1, MAX_LAYER_SIZE) or ""
+    # the search settings an agent takes from the sidecar, when it records them
+    search = (
+        ("max_considered", lambda v: int_problem("'max_considered'", v, 2)),
+        ("rollout_turns", lambda v: int_problem("'rollout_turns'", v, 1)),
+        ("c_scale", lambda v: real_problem("'c_scale'", v, positive=True)),
+        ("rollout_weight", lambda v: real_problem("'rollout_weight'", v, minimum=0.0, maximum=1.0)),
+    )
+    problems = [check(meta[key]) for key, check in search if key in meta]
+    return int_problem("'slide_hidden'", slide, 1, MAX_LAYER_SIZE) or next((p for p in problems if p), "")
 
 
 def load_network(

@@ -1186,7 +1186,7 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
         # {"iteration", "optimizer"} since the iteration is recorded; a bare state before
         saved_at = saved_opt.get("iteration") if isinstance(saved_opt, dict) else None
         optimizer = saved_opt.get("optimizer", saved_opt) if isinstance(saved_opt, dict) else None
-        if not _optimizer_fits(optimizer, net):
+        if not _optimizer_fits(optimizer, net) or (saved_at is not None and int_problem("", saved_at, minimum=0)):
             raise ValueError(
                 f"--resume: {str(opt_file)!r} is not the optimizer state of this network (its parameters "
                 "differ in number or shape from the checkpoint's): a file of another run; remove it to start "
@@ -1200,6 +1200,12 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
             )
     else:
         notes.append(f"no optimizer.pt beside {str(path)!r}: a fresh optimizer (Adam's moments start anew)")
+    best = Path(path).with_name("best.pt")
+    if best.is_file() and sidecar_path(best).is_file():  # the run keeps it as its best network
+        try:
+            load_network(best, num_players=config.num_players, plate_level=config.plate_level)
+        except ValueError as exc:
+            raise ValueError(f"--resume: the best network beside it cannot be kept: {exc}") from None
     return Resume(net, meta, history, optimizer, notes)
 
 
@@ -1207,8 +1213,10 @@ def _resume_sidecar_problem(meta: dict[str, Any]) -> str:
     """What is wrong with the fields a resumed run reads from its checkpoint's sidecar ('' if
     nothing): the iteration, the training time so far and the list of earlier resumes."""
     resumed = meta.get("resumed", [])
-    problem = int_problem("its iteration", meta.get("iteration", 0), minimum=0) or real_problem(
-        "its train_seconds", meta.get("train_seconds", 0.0), minimum=0
+    problem = (
+        int_problem("its iteration", meta.get("iteration", 0), minimum=0)
+        or int_problem("its selfplay_games", meta.get("selfplay_games", 0), minimum=0)
+        or real_problem("its train_seconds", meta.get("train_seconds", 0.0), minimum=0)
     )
     if not problem and not (isinstance(resumed, list) and all(isinstance(r, dict) for r in resumed)):
         problem = f"its resumed must be a list of the earlier resumes (objects), got {resumed!r}"
@@ -1234,14 +1242,14 @@ def _optimizer_fits(state: Any, net: AZNet) -> bool:
     ):
         return False
     ids = [i for group in state["param_groups"] if isinstance(group, dict) for i in group.get("params", [])]
-    if len(ids) != len(params) or len(state["param_groups"]) != 1:
+    if len(ids) != len(params) or len(state["param_groups"]) != 1 or any(int_problem("", i, 0) for i in ids):
         return False
     shape = {i: p.shape for i, p in zip(ids, params)}
     for i, moments in state["state"].items():
         if i not in shape or not isinstance(moments, dict):
             return False
         for name, value in moments.items():
-            if name != "step" and isinstance(value, torch.Tensor) and value.shape != shape[i]:
+            if not isinstance(value, torch.Tensor) or (name != "step" and value.shape != shape[i]):
                 return False
     return True
 

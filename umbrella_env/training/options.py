@@ -93,11 +93,6 @@ PPO_RUN_FILES = (
 RUN_FILES = tuple(dict.fromkeys(ALPHAZERO_RUN_FILES + PPO_RUN_FILES))
 
 
-#: The widest hidden layer either trainer builds (``--net``, ``--hidden``): far above any
-#: useful network for this game, and below sizes whose weights would not fit in memory
-#: (a torch allocation error from inside the library otherwise).
-
-
 def check_layers(flag: str, sizes: Sequence[int]) -> None:
     """Refuse (ValueError, naming ``flag``) hidden layer sizes outside 1..MAX_LAYER_SIZE."""
     if any(not 1 <= n <= MAX_LAYER_SIZE for n in sizes):

@@ -358,11 +358,17 @@ def meta_timesteps(resume: Path | None) -> int | None:
 
 def resume_seed(seed: int, timesteps: int) -> int:
     """The seed of a run resumed with ``--seed seed`` from a checkpoint of ``timesteps``
-    steps: its new deals, the learner's sampling and the minibatch order.  ``MaskablePPO.load``
-    would reseed everything with the seed saved in the checkpoint, so a resume replayed the
-    first run's deals whatever its ``--seed``; derived with the step count, a resume with
-    the first run's seed does not replay them either."""
+    steps: its deals, seats and opponents, the learner's sampling and the minibatch order.
+    ``MaskablePPO.load`` would reseed everything with the seed saved in the checkpoint, so a
+    resume replayed the first run's deals whatever its ``--seed``; derived with the step
+    count, a resume with the first run's seed does not replay them either."""
     return int(np.random.SeedSequence([seed, timesteps, 1]).generate_state(1)[0])
+
+
+def run_seed(args: argparse.Namespace) -> int:
+    """The seed of the games, opponents and model of a run: ``--seed``, or for a ``--resume``
+    :func:`resume_seed` of it and the checkpoint's step count."""
+    return args.seed if args.resume is None else resume_seed(args.seed, meta_timesteps(args.resume) or 0)
 
 
 def previous_summary(resume: Path | None, timesteps: int | None = None) -> dict[str, Any]:
@@ -413,10 +419,12 @@ def best_beside(resume: Path | None) -> tuple[Path, dict[str, Any]] | None:
     if resume is None:
         return None
     best = Path(resume).with_name("best.zip")
+    if not (best.is_file() and sidecar_path(best).is_file()):
+        return None
     try:
         meta = read_metadata(best)
-    except ValueError:  # no best.zip beside the checkpoint
-        return None
+    except ValueError as exc:  # a damaged best.zip: the run would replace it without a word
+        raise ValueError(f"--resume: the best model beside it is damaged: {exc}") from None
     recorded = meta.get("eval", {})
     if not (isinstance(recorded, dict) and not any(real_problem("", v) for v in recorded.values())):
         raise ValueError(
@@ -849,14 +857,15 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"--pretrain-cache: {problem}")
         previous = previous_summary(args.resume, meta_timesteps(args.resume))
         pool = None
+        seed = run_seed(args)
         if config.solo:
             env: VecEnv = UmbrellaSB3VecEnv(
                 num_envs=args.n_envs, plate_level=config.plate_level, max_turns=config.max_turns
             )
-            env.seed(args.seed)
+            env.seed(seed)
         else:
-            pool = OpponentPool(args.opponents, config, seed=args.seed)
-            env = LearnerVecEnv(args.n_envs, config, pool, args.shaping, seed=args.seed)
+            pool = OpponentPool(args.opponents, config, seed=seed)
+            env = LearnerVecEnv(args.n_envs, config, pool, args.shaping, seed=seed)
         if args.resume is not None:
             meta = read_metadata(args.resume)
             check_configuration(
@@ -908,10 +917,8 @@ def _train(
         pass
     if args.resume is not None:
         try:
-            seed = resume_seed(args.seed, meta_timesteps(args.resume) or 0)
-            loaded = MaskablePPO.load(
-                args.resume, env=env, device="cpu", tensorboard_log=tb, custom_objects={"seed": seed}
-            )
+            # the seed of this run, not the one saved in the checkpoint (which load would apply)
+            loaded = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb, seed=run_seed(args))
             model = with_logger(loaded)
         except (ValueError, KeyError, RuntimeError, OSError, zipfile.BadZipFile) as exc:
             parser.error(f"--resume {str(args.resume)!r} cannot be loaded as a MaskablePPO model: {exc}")
