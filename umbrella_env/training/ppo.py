@@ -414,8 +414,9 @@ def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> flo
 
 def best_beside(resume: Path | None) -> tuple[Path, dict[str, Any]] | None:
     """The ``best.zip`` beside a ``--resume`` checkpoint and its metadata (None without a
-    resume or a readable best.zip), or a ``ValueError`` when its recorded evaluations are
-    not numbers: checked with the other files of a resume, before anything is written."""
+    resume, a best.zip or its sidecar), or a ``ValueError`` when it is damaged or its recorded
+    evaluations are not numbers: checked with the other files of a resume, before anything
+    is written."""
     if resume is None:
         return None
     best = Path(resume).with_name("best.zip")
