@@ -270,24 +270,19 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 def _architecture_problem(meta: dict[str, Any]) -> str:
     """What is wrong with the network a sidecar describes, or the search settings it records
     ('' when nothing): checked before a network of that shape is allocated."""
-    hidden, slide, heuristic = (
-        meta["hidden"],
-        meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
-        meta.get("heuristic_inputs", False),
-    )
+    hidden, heuristic = meta["hidden"], meta.get("heuristic_inputs", False)
     if not (isinstance(hidden, list) and hidden) or any(int_problem("", h, 1, MAX_LAYER_SIZE) for h in hidden):
         return f"'hidden' must be a list of layer sizes, integers from 1 to {MAX_LAYER_SIZE:,}, got {hidden!r}"
     if not isinstance(heuristic, bool):
         return f"'heuristic_inputs' must be true or false, got {heuristic!r}"
-    # the search settings an agent takes from the sidecar, when it records them
-    search = (
+    checks = (  # the slide scorer's width, then the search settings an agent takes from the sidecar
+        ("slide_hidden", lambda v: int_problem("'slide_hidden'", v, 1, MAX_LAYER_SIZE)),
         ("max_considered", lambda v: int_problem("'max_considered'", v, 2)),
         ("rollout_turns", lambda v: int_problem("'rollout_turns'", v, 1)),
         ("c_scale", lambda v: real_problem("'c_scale'", v, positive=True)),
         ("rollout_weight", lambda v: real_problem("'rollout_weight'", v, minimum=0.0, maximum=1.0)),
     )
-    problems = [check(meta[key]) for key, check in search if key in meta]
-    return int_problem("'slide_hidden'", slide, 1, MAX_LAYER_SIZE) or next((p for p in problems if p), "")
+    return next((problem for key, check in checks if key in meta and (problem := check(meta[key]))), "")
 
 
 def load_network(
