@@ -73,6 +73,7 @@ def test_sb3_vec_env_adapter_conventions() -> None:
             finished += 1
             assert infos[i]["terminal_observation"].shape == (899,)
             assert infos[i]["episode"]["r"] == rewards[i] == infos[i]["score"]
+            assert infos[i]["illegal_action"] is False  # every finished game says, as the single env's info
     assert finished > 0
     assert env.has_attr("action_masks")
 

@@ -68,6 +68,55 @@ def test_illegal_actions() -> None:
     assert terminated and reward == -1.0
 
 
+INFO_KEYS = {"action_mask", "score", "phase", "illegal_action"}
+
+
+def test_every_info_has_the_same_keys_as_dataset_recorders_require() -> None:
+    """Minari's ``DataCollector(record_infos=True)`` refuses a step whose info has other keys
+    than the reset's: ``illegal_action`` was there only in the step an illegal action ended."""
+    env = gym.make("umbrella_env/Solo-v0")
+    _, info = env.reset(seed=0)
+    infos = [info]
+    rng = np.random.default_rng(0)
+    done = False
+    while not done:
+        *_, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        infos.append(info)
+        done = terminated or truncated
+    _, info = env.reset(seed=1)
+    with pytest.warns(UserWarning, match="not legal"):
+        *_, ended_info = env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))
+    _, loaded_info = env.reset(options={"state": env.unwrapped.get_state()})  # the illegal end, from its state
+    assert all(i.keys() == INFO_KEYS for i in [*infos, info, ended_info, loaded_info])
+    assert [i["illegal_action"] for i in infos] == [False] * len(infos)
+    assert ended_info["illegal_action"] is True and loaded_info["illegal_action"] is True
+    assert info["illegal_action"] is False
+
+
+def test_the_spec_round_trips_through_json_with_a_component_set() -> None:
+    """``EnvSpec.to_json`` writes the component set as its dict; ``gymnasium.make`` of the spec
+    read back refused it ("components must be a ComponentSet")."""
+    from dataclasses import replace
+
+    from gymnasium.envs.registration import EnvSpec
+
+    from umbrella_env.core.components import default_components
+
+    custom = replace(default_components(), solo_tokens=5)
+    for components in (default_components(), custom):
+        env = gym.make("umbrella_env/Solo-v0", components=components)
+        again = gym.make(EnvSpec.from_json(env.spec.to_json()))
+        assert again.unwrapped.config.components == components
+        assert (
+            again.unwrapped.config.components
+            is gym.make(EnvSpec.from_json(env.spec.to_json())).unwrapped.config.components
+        )
+        np.testing.assert_array_equal(env.reset(seed=3)[0], again.reset(seed=3)[0])
+    assert gym.make("umbrella_env/Solo-v0", components=custom.to_dict()).unwrapped.config.components == custom
+    with pytest.raises(ValueError, match=r"components: unknown key\(s\) \['bogus'\]"):
+        gym.make("umbrella_env/Solo-v0", components={"bogus": 1})
+
+
 @pytest.mark.parametrize("mode", ["ansi", "rgb_array", "human"])
 def test_a_game_an_illegal_action_ended_is_drawn_over(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The picture and the text showed the game still in play (phase slide, "TO ACT"), and

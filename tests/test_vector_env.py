@@ -107,7 +107,7 @@ def test_same_step_final_observations_equal_the_single_envs_last_ones() -> None:
             # the last info too, under Gymnasium's key (code written for SyncVectorEnv reads it)
             assert info_n["_final_info"][i] and info_s["_final_info"][i]
             final_n, final_s = info_n["final_info"], info_s["final_info"]
-            for key in ("action_mask", "score", "phase"):
+            for key in ("action_mask", "score", "phase", "illegal_action"):
                 assert final_n[f"_{key}"][i] and final_s[f"_{key}"][i]
                 np.testing.assert_array_equal(final_n[key][i], final_s[key][i])
             finals += 1
@@ -120,7 +120,7 @@ def assert_info_as_sync(native: dict, sync: dict, every_row: bool = False) -> No
     by key, every row: its unfinished sub-envs' rows are SyncVectorEnv's zeros and None)."""
     assert set(sync) == set(native) or not every_row, f"{set(sync) ^ set(native)}"
     assert set(sync) <= set(native), f"missing {set(sync) - set(native)}"
-    assert ("illegal_action" in native) == ("illegal_action" in sync)
+    assert "illegal_action" in native and "illegal_action" in sync  # in every info, as every key
     for key in (k for k in sync if not k.startswith("_")):
         np.testing.assert_array_equal(native[f"_{key}"], sync[f"_{key}"], err_msg=key)
         rows = np.ones_like(sync[f"_{key}"]) if every_row else sync[f"_{key}"]
@@ -155,8 +155,8 @@ def test_info_keys_and_their_masks_are_sync_vector_envs(mode: AutoresetMode) -> 
             *_, info_s = sync.step(actions)
         assert_info_as_sync(info_n, info_s)
         ends += int((term | trunc).sum())
-        found = info_n.get("illegal_action", info_n.get("final_info", {}).get("illegal_action"))
-        illegal_ends += 0 if found is None else int(found.sum())
+        ended_info = info_n["final_info"] if "final_info" in info_n else info_n  # same_step: the last info
+        illegal_ends += int(ended_info["illegal_action"].sum())
         if t % 40 == 39:
             mask = np.array([True, False, t % 80 == 39])
             info_n = native.reset(options={"reset_mask": mask})[1]
@@ -257,8 +257,27 @@ def test_a_vector_env_of_one_takes_an_array_not_a_scalar() -> None:
 
 
 def test_gymnasium_autoreset_enum_names_the_same_modes() -> None:
-    for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-        assert UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode=mode).metadata["autoreset_mode"] == mode
+    for mode, name in ((AutoresetMode.NEXT_STEP, "next_step"), (AutoresetMode.SAME_STEP, "same_step")):
+        for given in (mode, name):
+            env = UmbrellaSoloVectorEnv(num_envs=2, autoreset_mode=given)
+            # the attribute too, as SyncVectorEnv's (TorchRL's GymWrapper read it: AttributeError)
+            assert env.metadata["autoreset_mode"] == env.autoreset_mode == mode
+            sync = gym.make_vec(
+                "umbrella_env/Solo-v0", num_envs=2, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}
+            )
+            assert sync.autoreset_mode == env.autoreset_mode
+
+
+@pytest.mark.parametrize("call", ["call", "get_attr", "set_attr"])
+def test_sync_vector_envs_sub_env_calls_are_refused_naming_what_to_use(call: str) -> None:
+    env = gym.make_vec("umbrella_env/Solo-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    env.reset(seed=0)
+    before = env.unwrapped.action_masks()
+    args = ("reward_mode", "score") if call == "set_attr" else ("action_masks",)
+    with pytest.raises(NotImplementedError, match=rf"^{call}\('.*rows of one batch.*action_masks\(\).*'sync'"):
+        getattr(env.unwrapped, call)(*args)
+    np.testing.assert_array_equal(env.unwrapped.action_masks(), before)
+    assert env.unwrapped.reward_mode == "dense"
 
 
 def test_editing_the_returned_mask_cannot_change_what_step_accepts() -> None:

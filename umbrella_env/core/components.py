@@ -403,11 +403,11 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
     """Build and validate a component set from a dict; missing keys keep ``base`` values."""
     base = base or _DEFAULT
     if not isinstance(data, Mapping):
-        raise ComponentError(f"component file: expected a table/object at top level, got {type(data).__name__}")
+        raise ComponentError(f"components: expected a table/object at top level, got {type(data).__name__}")
     known = {"layouts", "tiles", "plates", "supply", "reserve", "solo_tokens"}
     unknown = set(data) - known
     if unknown:
-        raise ComponentError(f"component file: unknown key(s) {sorted(unknown)}; expected some of {sorted(known)}")
+        raise ComponentError(f"components: unknown key(s) {sorted(unknown)}; expected some of {sorted(known)}")
     layouts = dict(base.layouts)
     if "layouts" in data:
         if not isinstance(data["layouts"], Mapping):
@@ -512,6 +512,13 @@ validate_components(_DEFAULT)
 #: Every component set unpickled in this process, by content (the default set included):
 #: unpickling returns the set already here, so pickled configurations share their tables.
 _BY_CONTENT: dict[str, ComponentSet] = {json.dumps(_DEFAULT.to_dict(), sort_keys=True): _DEFAULT}
+
+
+def components_of(data: Mapping[str, Any]) -> ComponentSet:
+    """The component set of a dict in :meth:`ComponentSet.to_dict`'s form (or that dict
+    through JSON, as ``gymnasium``'s ``EnvSpec.to_json`` writes an env's ``components``),
+    validated: the process's one set of that content, so an equal set shares its tables."""
+    return _restore_components(components_from_dict(data).to_dict())
 
 
 def _restore_components(data: dict[str, Any]) -> ComponentSet:

@@ -455,9 +455,11 @@ def reset(
 # --------------------------------------------------------------------------- shared queries
 def _complete_figures(t: Tables, stage16: IntArray, tops: IntArray) -> tuple[BoolArray, IntArray]:
     """stage16 [n,16], tops [n,4] codes -> complete [n,4] and the figure colours [n,4]."""
-    # [n, slot, 4] cells; code -1 selects the dummy row 48 (np.take beats 2-array fancy indexing).
-    cells = np.take(t.fig_cells_flat, (tops.astype(np.intp) % 49) * 4 + _ARANGE4, axis=0)
-    vals = np.take_along_axis(stage16, cells.reshape(len(stage16), 16), axis=1).reshape(-1, 4, 4)
+    # [n, slot, 4] cells; code -1 wraps to the dummy row 48 (np.take beats 2-array fancy indexing,
+    # and a take from the flat stages beats np.take_along_axis).
+    n = len(stage16)
+    cells = np.take(t.fig_cells_flat, tops.astype(np.intp) * 4 + _ARANGE4, axis=0, mode="wrap")
+    vals = stage16.reshape(-1).take(cells.reshape(n, 16) + (np.arange(n) * 16)[:, None]).reshape(-1, 4, 4)
     first = vals[:, :, 0]
     complete = (tops >= 0) & (first == vals[:, :, 1]) & (first == vals[:, :, 2]) & (first == vals[:, :, 3])
     return complete, first

@@ -124,7 +124,8 @@ def _offsets() -> dict[str, int]:
 
 _OFF = _offsets()
 _SEAT0 = {name: _OFF[f"seat0.{name}"] for name, _, _ in SEAT_SEGMENTS}
-_SLOT16 = (np.arange(4) * 16)[:, None] + np.arange(16)  # [slot, cell] -> offset in slot_figure
+#: Row c: the one-hot of colour c; row -1 (an empty plate space) all zeros.
+_ONE_HOT4 = np.vstack([np.eye(4, dtype=np.float32), np.zeros((1, 4), np.float32)])
 
 
 def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArray[np.float32]:
@@ -152,34 +153,44 @@ def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArr
     row = (np.arange(B) * OBS_SIZE)[:, None]  # [B, 1] start of each game's row
     rel = (o[:, None] + np.arange(P)) % P  # [B, P] absolute seat of each relative seat
     bi = np.arange(B)[:, None]
-    seat_base = row + np.arange(P) * SEAT_SIZE  # [B, P]
 
-    # Seat blocks: one-hots as scatters of ones, counts and figures as slice writes.
-    stage = state.stage[bi, rel].reshape(B, P, 16)
-    flat[(seat_base[:, :, None] + _SEAT0["stage"] + np.arange(16) * 4 + stage).reshape(-1)] = 1
-    stacks = state.stacks[bi, rel]  # [B, P, 4, H]
-    tops = stacks[..., 0]
-    seats_view = out[:, : P * SEAT_SIZE].reshape(B, P, SEAT_SIZE)
+    # Seat blocks: one-hots as rows of small tables (np.take: faster than scatters of ones).
     s0 = _SEAT0
-    seats_view[:, :, s0["slot_present"] : s0["slot_present"] + 4] = tops >= 0
-    seats_view[:, :, s0["slot_black"] : s0["slot_black"] + 4] = (tops >= 0) & ((tops & 1) == 1)
-    # Stack heights as a matrix-vector product: much faster than a reduce over a short axis.
+    seats_view = out[:, : P * SEAT_SIZE].reshape(B, P, SEAT_SIZE)
+    if o.any():
+        stage, stacks, plates = state.stage[bi, rel], state.stacks[bi, rel], state.plates[bi, rel]
+    else:  # every observer is seat 0: the seats are already in its order
+        stage, stacks, plates = state.stage, state.stacks, state.plates
+    seats_view[:, :, s0["stage"] : s0["stage"] + 64] = _ONE_HOT4.take(
+        stage.reshape(-1).astype(np.intp), axis=0
+    ).reshape(B, P, 64)
+    tops = stacks[..., 0]  # [B, P, 4]
+    present = tops >= 0
+    seats_view[:, :, s0["slot_present"] : s0["slot_present"] + 4] = present
+    seats_view[:, :, s0["slot_black"] : s0["slot_black"] + 4] = present & ((tops & 1) == 1)
+    # Counts as matrix-vector products: much faster than a reduce over a short axis.
     H = stacks.shape[3]
     seats_view[:, :, s0["slot_height"] : s0["slot_height"] + 4] = (
         (stacks >= 0).reshape(-1, H).astype(np.float32) @ np.ones(H, np.float32)
     ).reshape(B, P, 4)
-    present = tops >= 0
-    cells = np.take(t.fig_cells_flat, (tops.astype(np.intp) % 49) * 4 + _ARANGE4, axis=0) + _SLOT16[:, :1]
-    flat[(seat_base[:, :, None, None] + s0["slot_figure"] + cells)[present]] = 1
-    plates = state.plates[bi, rel]
+    # Row code * 4 + slot of fig_grid [49 * 4, 16]: the figure's cells rotated by its slot; an
+    # empty slot (code -1) wraps to rows 192-195 (code 48), all zeros.
+    figure_rows = tops.astype(np.intp) * 4 + _ARANGE4
+    seats_view[:, :, s0["slot_figure"] : s0["slot_figure"] + 64] = (
+        t.fig_grid.reshape(-1, 16).take(figure_rows.reshape(-1), axis=0, mode="wrap").reshape(B, P, 64)
+    )
     occ = plates >= 0
     seats_view[:, :, s0["plate_token"] : s0["plate_token"] + 10] = occ
-    b_, p_, sp_ = np.nonzero(occ)
-    flat[seat_base[b_, p_] + s0["plate_colour"] + sp_ * 4 + plates[b_, p_, sp_]] = 1
+    # An empty space (-1) wraps to the zero row.
+    seats_view[:, :, s0["plate_colour"] : s0["plate_colour"] + 40] = _ONE_HOT4.take(
+        plates.reshape(-1), axis=0, mode="wrap"
+    ).reshape(B, P, 40)
     if scores is None:
         scores = E.scores(state)
     seats_view[:, :, s0["score"]] = scores[bi, rel]
-    seats_view[:, :, s0["tokens"]] = occ.sum(axis=2)
+    seats_view[:, :, s0["tokens"]] = (
+        occ.reshape(-1, occ.shape[2]).astype(np.float32) @ np.ones(occ.shape[2], np.float32)
+    ).reshape(B, P)
 
     # Zones.
     own = state.zones.reshape(B, 16) if cfg.solo else state.zones[bi, t.side_zone[o]].reshape(B, 16)

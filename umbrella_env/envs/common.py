@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
+from umbrella_env.core.components import components_of
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError, StateError
 from umbrella_env.core.image import render_rgb
@@ -64,8 +65,12 @@ ILLEGAL_KEY = "illegal_action"
 
 # --------------------------------------------------------------------------- options
 def make_config(num_players: Any, plate_level: Any, max_turns: Any, components: Any) -> GameConfig:
+    """The envs' game configuration; ``components``: None (the game's), a ``ComponentSet``,
+    or its dict form (``ComponentSet.to_dict``; what a ``gymnasium`` spec's JSON holds)."""
     kwargs: dict[str, Any] = {}
-    if components is not None:
+    if isinstance(components, Mapping):
+        kwargs["components"] = components_of(components)
+    elif components is not None:
         kwargs["components"] = components
     return GameConfig(
         num_players=num_players,

@@ -173,10 +173,14 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     except ``autoreset_mode``: an SB3 VecEnv resets a finished game in the step that ends it,
     its last observation in ``infos[i]["terminal_observation"]``).
 
-    ``infos[i]["score"]`` holds the final score of a game that ended in the step, and
-    ``infos[i]["illegal_action"]`` is True when an illegal action ended it;
-    ``reset_infos[i]`` is the solo env's reset info (``action_mask``, ``score``, ``phase``)
-    of game ``i``'s latest deal, as ``DummyVecEnv`` keeps it;
+    The infos are light: ``infos[i]`` is ``{}`` while game ``i`` goes on (a
+    ``DummyVecEnv`` of ``Solo-v0`` envs copies every game's ``action_mask``, ``score`` and
+    ``phase`` into them at every step; here the masks are :meth:`action_masks`), and for a
+    game that ended in the step holds its final ``score`` and ``illegal_action`` (True when
+    an illegal action ended it), beside ``terminal_observation``, ``TimeLimit.truncated``
+    and the Monitor-style ``episode``;
+    ``reset_infos[i]`` is the solo env's reset info (``action_mask``, ``score``, ``phase``,
+    ``illegal_action``) of game ``i``'s latest deal, as ``DummyVecEnv`` keeps it;
     ``render()`` returns the text of every game (``render_mode="ansi"``) or their pictures
     tiled into one (``"rgb_array"``).
     """
@@ -204,12 +208,10 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     def _step_batch(self, actions: np.ndarray) -> BatchStep:
         obs, rewards, terminated, truncated, info = self.venv.step(actions)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        illegal = info["final_info"].get(ILLEGAL_KEY) if "final_info" in info else None
         finished = np.flatnonzero(terminated | truncated)
-        for i in finished:
+        for i in finished:  # same-step autoreset: their final info is info["final_info"]
             infos[i]["score"] = int(info["final_score"][i])
-            if illegal is not None and illegal[i]:
-                infos[i][ILLEGAL_KEY] = True  # as the single env's info says
+            infos[i][ILLEGAL_KEY] = bool(info["final_info"][ILLEGAL_KEY][i])  # as the single env's info says
         self._note_resets(info, finished)  # same-step autoreset: the info rows are the new games'
         return BatchStep(obs, rewards, terminated, truncated, info.get("final_obs"), infos)
 
@@ -221,6 +223,7 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
                 "action_mask": info["action_mask"][i].copy(),
                 "score": int(info["score"][i]),
                 "phase": str(info["phase"][i]),
+                ILLEGAL_KEY: bool(info[ILLEGAL_KEY][i]),
             }
 
     def action_masks(self) -> np.ndarray:

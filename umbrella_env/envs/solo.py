@@ -53,8 +53,10 @@ class UmbrellaSoloEnv(gym.Env):
     :meth:`action_masks` give the legal ids (through ``gymnasium.make``'s wrappers:
     ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()``;
     MaskablePPO finds it either way). The info of every reset and step also holds
-    ``info["score"]`` (the solo score, an int) and ``info["phase"]`` (the name of the
-    decision's phase, ``"game_over"`` at the end).
+    ``info["score"]`` (the solo score, an int), ``info["phase"]`` (the name of the
+    decision's phase, ``"game_over"`` at the end) and ``info["illegal_action"]`` (a bool:
+    an illegal action ended the game); every info has these four keys, as dataset
+    recorders such as Minari's ``DataCollector(record_infos=True)`` require.
 
     ## Observation Space
     ``Box(899,) float32``, the core's egocentric observation (``docs/observation.md``).
@@ -144,11 +146,9 @@ class UmbrellaSoloEnv(gym.Env):
         a, legal = g.judge(action, self.illegal_action, "player")  # raises before any change
         if not legal:
             g.end_illegally(a)
-            info = self._info()
-            info[ILLEGAL_KEY] = True
             if self.render_mode == "human":
                 self.render()
-            return g.observe(0), ILLEGAL_REWARD, True, False, info
+            return g.observe(0), ILLEGAL_REWARD, True, False, self._info()
         g.play(a, self.auto_forced)
         game = g.game
         scores = game.scores()
@@ -165,10 +165,7 @@ class UmbrellaSoloEnv(gym.Env):
     def _show(self, g: EnvGame) -> tuple[np.ndarray, dict[str, Any]]:
         self._g = g
         self._scores = g.scores()
-        info = self._info()
-        if g.ended is not None:
-            info[ILLEGAL_KEY] = True
-        return g.observe(0), info
+        return g.observe(0), self._info()
 
     def _info(self) -> dict[str, Any]:
         g = self._g if self._g is not None else self._require_game()
@@ -176,6 +173,7 @@ class UmbrellaSoloEnv(gym.Env):
             "action_mask": g.legal().view(np.int8).copy(),
             "score": int(self._scores[0]),
             "phase": A.PHASES[g.phase],
+            ILLEGAL_KEY: g.ended is not None,
         }
 
     def _require_game(self) -> EnvGame:

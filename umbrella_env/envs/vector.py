@@ -58,9 +58,9 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       it: all of them, except after a ``reset_mask`` reset (the reset ones; the others'
       rows still hold their current values, where ``SyncVectorEnv`` leaves zeros).
     * ``info["illegal_action"]`` (bool ``[N]``, mask ``info["_illegal_action"]``): the
-      sub-envs an illegal action ended in this step (``illegal_action="loss"``), the single
-      env's ``info["illegal_action"]``; the key is there only when one did (in
-      ``"same_step"`` mode, in ``info["final_info"]``).
+      sub-envs an illegal action ended in this step (``illegal_action="loss"``; in
+      ``"same_step"`` mode, in ``info["final_info"]``), the single env's
+      ``info["illegal_action"]``; like every key, it is there at every reset and step.
     * Autoreset: ``autoreset_mode="next_step"`` (default, Gymnasium's default: the step
       after an episode ends resets that sub-env, its action is ignored, reward 0) or
       ``"same_step"`` (finished games are reset in the same step; their last observation
@@ -73,7 +73,11 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       ``info["_final_info"]``, and their final score in ``info["final_score"]``, mask
       ``info["_final_score"]``);
       Gymnasium's ``AutoresetMode.NEXT_STEP`` /
-      ``SAME_STEP`` are accepted too. ``metadata["autoreset_mode"]`` declares it.
+      ``SAME_STEP`` are accepted too. ``metadata["autoreset_mode"]`` and the attribute
+      ``autoreset_mode`` declare it, as ``SyncVectorEnv``'s.
+    * There are no sub-env objects: ``SyncVectorEnv``'s ``call``, ``get_attr`` and
+      ``set_attr`` raise ``NotImplementedError`` naming the batched equivalents
+      (:meth:`action_masks`, :meth:`get_state`, ``info``), or ``vectorization_mode="sync"``.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
       ``max_turns``, ``components``, ``render_mode`` ("ansi": the text of every game;
       "rgb_array": a tuple of every game's picture).
@@ -121,7 +125,8 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         mode = check_choice("autoreset_mode", autoreset_mode, tuple(_AUTORESET_MODES))
         if render_mode is not None:
             check_choice("render_mode", render_mode, tuple(self.metadata["render_modes"]))
-        self.metadata = {**self.metadata, "autoreset_mode": _AUTORESET_MODES[mode]}
+        self.autoreset_mode = _AUTORESET_MODES[mode]  # as SyncVectorEnv's attribute (TorchRL reads it)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.render_mode = render_mode
         self.num_envs = int(num_envs)
         self.single_observation_space = spaces.Box(*observation_bounds(), dtype=np.float32)
@@ -207,10 +212,10 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         truncated = state.truncated & live
         done = terminated | truncated
         info: dict[str, Any]
-        if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and done.any():
             final_obs = self._observe(all_scores)
             final_score = all_scores[:, 0].copy()
-            final_info = self._info(done, illegal, blank=True)  # the finished games' last info, as SyncVectorEnv's
+            final_info = self._info(done, blank=True)  # the finished games' last info, as SyncVectorEnv's
             self._reset_games(np.flatnonzero(done))
             info = self._info()
             info["final_obs"] = np.full(self.num_envs, None, dtype=object)  # SyncVectorEnv's layout
@@ -224,9 +229,21 @@ class UmbrellaSoloVectorEnv(VectorEnv):
             obs = observe(state)
         else:
             self._needs_reset = done
-            info = self._info(illegal=illegal)
+            info = self._info()
             obs = self._observe(all_scores)
         return obs, rewards, terminated, truncated, info
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Refused: see :meth:`_no_sub_envs`."""
+        raise self._no_sub_envs(f"call({name!r})")
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Refused: see :meth:`_no_sub_envs`."""
+        raise self._no_sub_envs(f"get_attr({name!r})")
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Refused: see :meth:`_no_sub_envs`."""
+        raise self._no_sub_envs(f"set_attr({name!r}, ...)")
 
     def action_masks(self) -> np.ndarray:
         """[N, 968] bool legal actions (all False for a game waiting for its autoreset)."""
@@ -259,6 +276,16 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         return save_state(batch_io.to_dict(self._state, i), self._illegal.get(int(i)))
 
     # ------------------------------------------------------------------ internals
+    def _no_sub_envs(self, what: str) -> NotImplementedError:
+        """``SyncVectorEnv``'s per-sub-env calls have nothing to call here: the games are rows
+        of one batch, not env objects."""
+        return NotImplementedError(
+            f"{what}: the native vector env keeps its games as rows of one batch, not as sub-env objects; "
+            "use its batched methods (action_masks() [N, 968], get_state(i), render()) and info, "
+            "its settings as attributes (e.g. env.unwrapped.reward_mode), or "
+            "gymnasium.make_vec(..., vectorization_mode='sync') for sub-env objects"
+        )
+
     def _require_started(self, what: str) -> None:
         """Before the first reset the batch holds no game (zeros, not a position)."""
         if not self._started:
@@ -283,24 +310,19 @@ class UmbrellaSoloVectorEnv(VectorEnv):
         for i in idx:
             self._illegal.pop(int(i), None)
 
-    def _info(
-        self, reported: np.ndarray | None = None, illegal: np.ndarray | None = None, blank: bool = False
-    ) -> dict[str, Any]:
+    def _info(self, reported: np.ndarray | None = None, blank: bool = False) -> dict[str, Any]:
         """Every sub-env's info, each key with its ``_key`` mask: ``reported`` (bool
         ``[N]``; None: all True), the sub-envs ``SyncVectorEnv`` would have taken it from;
-        with ``blank``, the other rows hold what it leaves there (zeros, None).  ``illegal``
-        (bool ``[N]``): the sub-envs an illegal action just ended, whose info has
-        ``illegal_action`` True (the key is there when one did)."""
+        with ``blank``, the other rows hold what it leaves there (zeros, None, False)."""
         self._update_mask()
         phase = _PHASE_NAMES[self._state.phase]  # fancy indexing: a fresh array
         phase[self._ended] = A.PHASES[A.PHASE_GAME_OVER]  # an illegal action ended it
         action_mask = self._mask.astype(np.int8)  # a copy: editing it cannot change what step() accepts
         score = self._scores.astype(np.int64)
+        illegal = self._ended.copy()  # ended by an illegal action: the single env's info["illegal_action"]
         mask = np.ones(self.num_envs, bool) if reported is None else reported
         if blank:
-            action_mask[~mask], score[~mask], phase[~mask] = 0, 0, None
-        info: dict[str, Any] = {"action_mask": action_mask, "score": score, "phase": phase}
+            action_mask[~mask], score[~mask], phase[~mask], illegal[~mask] = 0, 0, None, False
+        info: dict[str, Any] = {"action_mask": action_mask, "score": score, "phase": phase, ILLEGAL_KEY: illegal}
         masks = {f"_{key}": mask.copy() for key in info}
-        if illegal is not None and illegal.any():
-            info[ILLEGAL_KEY], masks[f"_{ILLEGAL_KEY}"] = illegal.copy(), illegal.copy()
         return {**info, **masks}
