@@ -22,6 +22,7 @@ from umbrella_env.core.components import (
     ComponentSet,
     PlateSpec,
     components_from_dict,
+    components_of,
     connected_group_sizes,
     default_components,
     load_components,
@@ -265,6 +266,16 @@ BAD_SETS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("supply missing a count", {"supply": {"2": 11, "3": 17}}, ("supply", "2, 3 and 4")),
     ("supply extra count", {"supply": {"2": 11, "3": 17, "4": 22, "5": 30}}, ("supply", "2, 3 and 4")),
     ("supply not a table", {"supply": 11}, ("supply", "table")),
+    # table keys: ints or strings of digits, each once (True and 1.7 were level 1; "1" beside 1 won)
+    ("plate key a bool", {"plates": {True: default_dict()["plates"]["1"]}}, ("plates[True]", "level 1..4")),
+    ("plate key a float", {"plates": {1.7: default_dict()["plates"]["1"]}}, ("plates[1.7]", "level 1..4")),
+    (
+        "plate level twice",
+        {"plates": {1: default_dict()["plates"]["1"], "1": default_dict()["plates"]["1"]}},
+        ("plates['1']", "level 1 is given twice"),
+    ),
+    ("supply key a bool", {"supply": {True: 11, "3": 17, "4": 22}}, ("supply", "got the key True")),
+    ("supply count twice", {"supply": {2: 11, "2": 11, "3": 17, "4": 22}}, ("supply", "given twice")),
     ("reserve too small", {"reserve": 2}, ("reserve", "integer 3..64")),
     ("reserve not an int", {"reserve": 28.0}, ("reserve",)),
     ("solo tokens zero", {"solo_tokens": 0}, ("solo_tokens", "1..10")),
@@ -530,6 +541,22 @@ def test_a_pickled_configuration_shares_the_tables_of_the_process() -> None:
     first, second = (pickle.loads(pickle.dumps(custom)) for _ in range(2))
     assert first is second and first == custom and first.reserve == 30
     assert pickle.loads(pickle.dumps(default_components())) is default_components()
+
+
+def test_the_layouts_order_survives_pickling_and_the_dict_form() -> None:
+    """A game's key picks layouts by index, so the order is part of a set; sets were cached by
+    ``json.dumps(..., sort_keys=True)``, which drops it: the default set's layouts reversed
+    came back from a pickle (or a dict) as the default set, and dealt its games."""
+    data = default_dict()
+    data["layouts"] = dict(reversed(list(data["layouts"].items())))
+    reordered = components_from_dict(data)
+    assert reordered != default_components()  # the same layouts, another order: other deals
+    for again in (pickle.loads(pickle.dumps(reordered)), components_of(data), components_of(reordered.to_dict())):
+        assert list(again.layouts) == list(reordered.layouts) and again == reordered
+        assert again is not default_components()
+    configs = [GameConfig(num_players=2, components=cs) for cs in (reordered, default_components())]
+    stages = [SingleGame.new(config, 11).to_dict()["stages"] for config in configs]
+    assert stages[0] != stages[1]
 
 
 def test_the_tables_cache_stays_one_entry_over_many_pickled_jobs() -> None:

@@ -115,6 +115,8 @@ def test_the_spec_round_trips_through_json_with_a_component_set() -> None:
     assert gym.make("umbrella_env/Solo-v0", components=custom.to_dict()).unwrapped.config.components == custom
     with pytest.raises(ValueError, match=r"components: unknown key\(s\) \['bogus'\]"):
         gym.make("umbrella_env/Solo-v0", components={"bogus": 1})
+    with pytest.raises(ValueError, match=r"ComponentSet \(see load_components\) or its dict form .*got list"):
+        gym.make("umbrella_env/Solo-v0", components=[custom])
 
 
 @pytest.mark.parametrize("mode", ["ansi", "rgb_array", "human"])

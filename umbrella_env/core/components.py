@@ -159,6 +159,19 @@ class ComponentSet:
         for name in ("layouts", "plates", "supply"):
             object.__setattr__(self, name, FrozenDict(getattr(self, name)))
 
+    def __eq__(self, other: object) -> bool:
+        """Field by field, the layouts' order included: a game's key picks layouts by their
+        index, so two sets whose layouts differ only in order deal different games."""
+        if not isinstance(other, ComponentSet):
+            return NotImplemented
+        return list(self.layouts.items()) == list(other.layouts.items()) and (
+            self.tiles,
+            self.plates,
+            self.supply,
+            self.reserve,
+            self.solo_tokens,
+        ) == (other.tiles, other.plates, other.supply, other.reserve, other.solo_tokens)
+
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled (process pools) as its dict, unpickled as the process's one set of that
         # content: the engines cache their tables per set object, so a new object per job
@@ -425,13 +438,14 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
     if "plates" in data:
         if not isinstance(data["plates"], Mapping):
             raise ComponentError("plates: expected a table of level -> plate")
+        given: set[int] = set()
         for key, entry in data["plates"].items():
-            try:
-                level = int(key)
-            except (TypeError, ValueError):
-                raise ComponentError(f"plates[{key!r}]: the key must be a level 1..4") from None
+            level = _int_key(key, f"plates[{key!r}]: the key must be a level 1..4")
             if level not in LEVELS:
                 raise ComponentError(f"plates[{key!r}]: the key must be a level 1..4")
+            if level in given:
+                raise ComponentError(f"plates[{key!r}]: level {level} is given twice")
+            given.add(level)
             if not isinstance(entry, Mapping):
                 raise ComponentError(f"plates[{level}]: expected a table")
             bad = set(entry) - {"spaces", "groups", "adjacency_bonus", "powers"}
@@ -451,10 +465,12 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
                 raise ComponentError(f"plates[{level}]: malformed entry ({exc!r})") from None
     supply = dict(base.supply)
     if "supply" in data:
-        try:
-            supply = {int(k): v for k, v in data["supply"].items()}
-        except (AttributeError, TypeError, ValueError):
-            raise ComponentError("supply: expected a table of player count (2, 3, 4) -> tokens") from None
+        wrong = "supply: expected a table of player count (2, 3, 4) -> tokens"
+        if not isinstance(data["supply"], Mapping):
+            raise ComponentError(wrong)
+        supply = {_int_key(k, f"{wrong}, got the key {k!r}"): v for k, v in data["supply"].items()}
+        if len(supply) < len(data["supply"]):
+            raise ComponentError(f"{wrong}; a player count is given twice ({list(data['supply'])})")
     cs = ComponentSet(
         layouts=layouts,
         tiles=tiles,
@@ -465,6 +481,16 @@ def components_from_dict(data: Mapping[str, Any], base: ComponentSet | None = No
     )
     validate_components(cs)
     return cs
+
+
+def _int_key(key: Any, problem: str) -> int:
+    """A table key naming a number: an int (not a bool) or a string of digits (the keys of
+    TOML and JSON tables are strings); anything else raises ``problem``."""
+    if isinstance(key, bool) or not (
+        isinstance(key, int) or (isinstance(key, str) and key.isascii() and key.isdigit())
+    ):
+        raise ComponentError(problem)
+    return int(key)
 
 
 def load_components(path: str | Path) -> ComponentSet:
@@ -509,14 +535,22 @@ _DEFAULT = ComponentSet(
 )
 validate_components(_DEFAULT)
 
+
+def _content_key(data: dict[str, Any]) -> str:
+    """The content of a set's :meth:`ComponentSet.to_dict` as text, the layouts' order
+    included (it decides the deals; ``sort_keys`` alone would drop it)."""
+    return json.dumps([list(data["layouts"]), data], sort_keys=True)
+
+
 #: Every component set unpickled in this process, by content (the default set included):
 #: unpickling returns the set already here, so pickled configurations share their tables.
-_BY_CONTENT: dict[str, ComponentSet] = {json.dumps(_DEFAULT.to_dict(), sort_keys=True): _DEFAULT}
+_BY_CONTENT: dict[str, ComponentSet] = {_content_key(_DEFAULT.to_dict()): _DEFAULT}
 
 
 def components_of(data: Mapping[str, Any]) -> ComponentSet:
-    """The component set of a dict in :meth:`ComponentSet.to_dict`'s form (or that dict
-    through JSON, as ``gymnasium``'s ``EnvSpec.to_json`` writes an env's ``components``),
+    """The component set of a dict in the form of :meth:`ComponentSet.to_dict` or of a
+    component file (keys left out keep the game's values; ``gymnasium``'s
+    ``EnvSpec.to_json`` writes an env's set as its dataclass fields, which read the same),
     validated: the process's one set of that content, so an equal set shares its tables."""
     return _restore_components(components_from_dict(data).to_dict())
 
@@ -524,7 +558,7 @@ def components_of(data: Mapping[str, Any]) -> ComponentSet:
 def _restore_components(data: dict[str, Any]) -> ComponentSet:
     """The component set of ``data`` (:meth:`ComponentSet.to_dict`): the one of that content
     already in this process, else a new one, validated and kept."""
-    key = json.dumps(data, sort_keys=True)
+    key = _content_key(data)
     found = _BY_CONTENT.get(key)
     if found is None:
         found = _BY_CONTENT[key] = components_from_dict(data)

@@ -143,12 +143,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     ## Arguments
     ``num_players`` (2-4), ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human",
     "rgb_array": a uint8 picture of the table), ``reward_mode`` ("win", "score", "dense"),
-    ``illegal_action`` ("loss", "raise"), ``max_turns`` (default 3000), ``components`` (a ComponentSet), ``auto_forced``
-    (default False: when True, a decision with a single legal option, e.g. a level-4 swap
-    where only "pass" is legal or a lone scorable figure, is taken automatically and its
-    rewards are included in the step that led to it; a state loaded by ``set_state`` or the
-    ``state`` option is shown as given, so it applies from the first step on).
-    PettingZoo's ``max_cycles`` is refused: the turn limit is ``max_turns``.
+    ``illegal_action`` ("loss", "raise"), ``max_turns`` (default 3000), ``components`` (a
+    ComponentSet or its dict form), ``auto_forced`` (default False: when True, a decision
+    with a single legal option, e.g. a level-4 swap where only "pass" is legal or a lone
+    scorable figure, is taken automatically and its rewards are included in the step that
+    led to it; a state loaded by ``set_state`` or the ``state`` option is shown as given, so
+    it applies from the first step on). PettingZoo's ``max_cycles`` is refused: the turn
+    limit is ``max_turns``.
 
     ## Parallel API
     ``umbrella_env.parallel_env(**kwargs)`` (also ``pettingzoo.make("parallel",

@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
-from umbrella_env.core.components import components_of
+from umbrella_env.core.components import ComponentSet, components_of
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError, StateError
 from umbrella_env.core.image import render_rgb
@@ -65,11 +65,17 @@ ILLEGAL_KEY = "illegal_action"
 
 # --------------------------------------------------------------------------- options
 def make_config(num_players: Any, plate_level: Any, max_turns: Any, components: Any) -> GameConfig:
-    """The envs' game configuration; ``components``: None (the game's), a ``ComponentSet``,
-    or its dict form (``ComponentSet.to_dict``; what a ``gymnasium`` spec's JSON holds)."""
+    """The envs' game configuration.  ``components``: None (the game's), a ``ComponentSet``
+    or a dict in the form of ``ComponentSet.to_dict`` or of a component file (the keys it
+    leaves out keep the game's values; a ``gymnasium`` spec's JSON holds such a dict)."""
     kwargs: dict[str, Any] = {}
     if isinstance(components, Mapping):
         kwargs["components"] = components_of(components)
+    elif components is not None and not isinstance(components, ComponentSet):
+        raise ConfigError(
+            "components must be a ComponentSet (see load_components) or its dict form (ComponentSet.to_dict), "
+            f"got {type(components).__name__}"
+        )
     elif components is not None:
         kwargs["components"] = components
     return GameConfig(

@@ -1,6 +1,7 @@
 """The PettingZoo Parallel API for 2-4 players, for the libraries that take only parallel
-envs (SuperSuit's vector envs, AgileRL, sample-factory; TorchRL's ``PettingZooWrapper``,
-which BenchMARL uses, takes the AEC env: docs/integrations.md).
+envs (SuperSuit's vector envs, AgileRL, sample-factory; TorchRL's ``PettingZooWrapper``
+takes the AEC env, and BenchMARL through it only with a task of your own:
+docs/integrations.md).
 
     env = umbrella_env.parallel_env(num_players=3, plate_level=2)
     observations, infos = env.reset(seed=0)

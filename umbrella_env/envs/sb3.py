@@ -174,8 +174,8 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     its last observation in ``infos[i]["terminal_observation"]``).
 
     The infos are light: ``infos[i]`` is ``{}`` while game ``i`` goes on (a
-    ``DummyVecEnv`` of ``Solo-v0`` envs copies every game's ``action_mask``, ``score`` and
-    ``phase`` into them at every step; here the masks are :meth:`action_masks`), and for a
+    ``DummyVecEnv`` of ``Solo-v0`` envs copies every game's ``action_mask``, ``score``,
+    ``phase`` and ``illegal_action`` into them at every step; here the masks are :meth:`action_masks`), and for a
     game that ended in the step holds its final ``score`` and ``illegal_action`` (True when
     an illegal action ended it), beside ``terminal_observation``, ``TimeLimit.truncated``
     and the Monitor-style ``episode``;

@@ -91,11 +91,12 @@ class UmbrellaSoloEnv(gym.Env):
     start from a state with ``reset(options={"state": d})``.
 
     ## Arguments
-    ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8 picture
-    of the table), ``reward_mode`` ("dense", "score"), ``illegal_action`` ("loss", "raise"),
-    ``max_turns``, ``components``, ``auto_forced`` (default False: decisions with a single
-    legal option are taken automatically, their reward included in the step that led to them;
-    a state loaded by ``set_state`` or the ``state`` option is shown as given, so it applies
+    ``plate_level`` (1-4), ``render_mode`` (None, "ansi", "human", "rgb_array": a uint8
+    picture of the table), ``reward_mode`` ("dense", "score"), ``illegal_action`` ("loss",
+    "raise"), ``max_turns``, ``components`` (a ComponentSet or its dict form,
+    docs/components.md), ``auto_forced`` (default False: decisions with a single legal
+    option are taken automatically, their reward included in the step that led to them; a
+    state loaded by ``set_state`` or the ``state`` option is shown as given, so it applies
     from the first step on).
 
     ## Version History
