@@ -68,6 +68,25 @@ def test_illegal_actions() -> None:
     assert terminated and reward == -1.0
 
 
+def test_a_refused_first_reset_leaves_the_next_reset_and_step_working() -> None:
+    """Gymnasium's PassiveEnvChecker (on by default) marked its first reset checked before the
+    env refused it; the first step after a good reset was then played and failed inside the
+    checker with a TypeError, the move made but no transition returned."""
+    from umbrella_env.core.errors import ConfigError
+
+    for bad in ({"seed": -1}, {"options": {"state": {}}}):
+        env = gym.make("umbrella_env/Solo-v0")
+        with pytest.raises((ConfigError, StateError)):
+            env.reset(**bad)
+        _, info = env.reset(seed=0)
+        action = int(np.flatnonzero(info["action_mask"])[0])
+        obs, reward, terminated, truncated, info = env.step(action)
+        again = gym.make("umbrella_env/Solo-v0")
+        again.reset(seed=0)
+        np.testing.assert_array_equal(obs, again.step(action)[0])
+        assert env.unwrapped.get_state() == again.unwrapped.get_state()
+
+
 INFO_KEYS = {"action_mask", "score", "phase", "illegal_action"}
 
 

@@ -18,6 +18,11 @@ if _SOLO_ID not in _gym.registry:
         id=_SOLO_ID,
         entry_point="umbrella_env.envs.solo:UmbrellaSoloEnv",
         vector_entry_point="umbrella_env.envs.vector:UmbrellaSoloVectorEnv",
+        # Gymnasium's PassiveEnvChecker marks its first reset checked before the env takes it:
+        # after a refused first reset (a bad seed or state), the first step was played and then
+        # failed inside the checker (TypeError, no transition).  The env passes Gymnasium's
+        # check_env (tests/test_solo_env.py); make(..., disable_env_checker=False) adds it back.
+        disable_env_checker=True,
     )
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here

@@ -173,12 +173,12 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     except ``autoreset_mode``: an SB3 VecEnv resets a finished game in the step that ends it,
     its last observation in ``infos[i]["terminal_observation"]``).
 
-    The infos are light: ``infos[i]`` is ``{}`` while game ``i`` goes on (a
-    ``DummyVecEnv`` of ``Solo-v0`` envs copies every game's ``action_mask``, ``score``,
-    ``phase`` and ``illegal_action`` into them at every step; here the masks are :meth:`action_masks`), and for a
-    game that ended in the step holds its final ``score`` and ``illegal_action`` (True when
-    an illegal action ended it), beside ``terminal_observation``, ``TimeLimit.truncated``
-    and the Monitor-style ``episode``;
+    The infos are light: ``infos[i]`` is ``{}`` while game ``i`` goes on (a ``DummyVecEnv``
+    of ``Solo-v0`` envs copies every game's ``action_mask``, ``score``, ``phase`` and
+    ``illegal_action`` into them at every step; here the masks are :meth:`action_masks`),
+    and for a game that ended in the step holds its final ``score`` and ``illegal_action``
+    (True when an illegal action ended it), beside ``terminal_observation``,
+    ``TimeLimit.truncated`` and the Monitor-style ``episode``;
     ``reset_infos[i]`` is the solo env's reset info (``action_mask``, ``score``, ``phase``,
     ``illegal_action``) of game ``i``'s latest deal, as ``DummyVecEnv`` keeps it;
     ``render()`` returns the text of every game (``render_mode="ansi"``) or their pictures

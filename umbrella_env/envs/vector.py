@@ -79,8 +79,8 @@ class UmbrellaSoloVectorEnv(VectorEnv):
       ``set_attr`` raise ``NotImplementedError`` naming the batched equivalents
       (:meth:`action_masks`, :meth:`get_state`, ``info``), or ``vectorization_mode="sync"``.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
-      ``max_turns``, ``components`` (a ComponentSet or its dict form), ``render_mode`` ("ansi": the text of every game;
-      "rgb_array": a tuple of every game's picture).
+      ``max_turns``, ``components`` (a ComponentSet or its dict form), ``render_mode``
+      ("ansi": the text of every game; "rgb_array": a tuple of every game's picture).
     * Checks and policies are the single env's (:mod:`umbrella_env.envs.common`): every
       action is checked before anything changes, so a refused step changes nothing (not
       even a pending autoreset); an illegal action under ``illegal_action="loss"`` ends
