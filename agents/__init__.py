@@ -4,7 +4,7 @@
 :mod:`agents.base`.
 """
 
-from agents.base import Agent, RandomAgent
+from agents.base import Agent, BatchAgent, RandomAgent
 from agents.registry import AGENT_NAMES, make_agent
 
-__all__ = ["AGENT_NAMES", "Agent", "RandomAgent", "make_agent"]
+__all__ = ["AGENT_NAMES", "Agent", "BatchAgent", "RandomAgent", "make_agent"]

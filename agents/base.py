@@ -53,12 +53,26 @@ def agent_generator(seed: Any) -> np.random.Generator:
 
 @runtime_checkable
 class Agent(Protocol):
+    """What every agent provides (module doc); ``act`` returns a Python or NumPy integer."""
+
     name: str
     needs_game: bool
 
     def reset(self, seed: int | None = None) -> None: ...
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int: ...
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None
+    ) -> int | np.integer[Any]: ...
+
+
+@runtime_checkable
+class BatchAgent(Agent, Protocol):
+    """An agent that also decides many positions in one call (the policy, ONNX and RLlib
+    agents: one forward pass): ``act_batch(observations [n, 899], action_masks [n, 968])``
+    returns int64 [n].  ``make_agent`` is typed as returning an :class:`Agent`; narrow it with
+    ``isinstance(agent, BatchAgent)`` before calling ``act_batch``."""
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray: ...
 
 
 class SeededAgent:

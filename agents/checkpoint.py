@@ -200,14 +200,34 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def nonfinite_weights(weights: Mapping[str, Any]) -> str | None:
+    """The names of the floating-point weights (torch tensors by name) that hold a NaN or an
+    infinity, as a short phrase (the first three and how many more), or None when all are
+    finite."""
+    return _names([name for name, w in weights.items() if w.is_floating_point() and not bool(w.isfinite().all())])
+
+
+def weights_beyond(weights: Mapping[str, Any], limit: float) -> str | None:
+    """The names of the floating-point weights (torch tensors by name) that hold a magnitude
+    above ``limit``, as :func:`nonfinite_weights` names them, or None."""
+    return _names([name for name, w in weights.items() if w.is_floating_point() and bool((w.abs() > limit).any())])
+
+
+def _names(names: list[str]) -> str | None:
+    """The first three of ``names`` and how many more, or None when there are none."""
+    if not names:
+        return None
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"{', '.join(names[:3])}{more}"
+
+
 def check_finite_weights(path: str | Path, weights: Mapping[str, Any]) -> None:
     """A ``ValueError`` when a checkpoint's floating-point weights (torch tensors by name)
     hold a NaN or an infinity: such a network plays its first legal action at every decision,
     silently (a diverged training run saves one)."""
-    broken = [name for name, w in weights.items() if w.is_floating_point() and not bool(w.isfinite().all())]
+    broken = nonfinite_weights(weights)
     if broken:
-        more = f" and {len(broken) - 3} more" if len(broken) > 3 else ""
         raise ValueError(
-            f"checkpoint {str(path)!r} holds weights that are not finite (NaN or inf) in {', '.join(broken[:3])}"
-            f"{more}; it cannot play (was its training diverging?)"
+            f"checkpoint {str(path)!r} holds weights that are not finite (NaN or inf) in {broken}; "
+            "it cannot play (was its training diverging?)"
         )

@@ -32,6 +32,9 @@ MAX_SECONDS = 3600.0
 #: sidecar may describe: far above any useful network for this game, and below sizes whose
 #: weights would not fit in memory (a torch allocation error from inside the library otherwise).
 MAX_LAYER_SIZE = 8192
+#: The largest ``c_scale`` of the Gumbel search (a thousand times its default 0.1, where the
+#: Q values already decide alone; far larger ones overflow into NaN policies).
+MAX_C_SCALE = 100
 #: The most threads an agent's runtime is asked for (onnxruntime fails to allocate beyond).
 MAX_THREADS = 1024
 

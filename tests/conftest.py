@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import importlib.util
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -47,3 +48,28 @@ def ctrl_c() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def diverge(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """``diverge(lr=None, to=w -> w * nan)``: make torch's Adam steps (only those at learning
+    rate ``lr`` when given) leave every weight they update at ``to(weight)``, for this test: a
+    training run that diverges with options in their ranges (a learning rate large enough to
+    diverge on its own is refused up front)."""
+    import torch
+
+    step = torch.optim.Adam.step
+
+    def apply(*, lr: float | None = None, to: Callable[[Any], Any] = lambda w: w * float("nan")) -> None:
+        def diverging(self: Any, *args: Any, **kwargs: Any) -> Any:
+            out = step(self, *args, **kwargs)
+            with torch.no_grad():
+                for group in self.param_groups:
+                    if lr is None or group["lr"] == lr:
+                        for w in group["params"]:
+                            w.copy_(to(w))
+            return out
+
+        monkeypatch.setattr(torch.optim.Adam, "step", diverging)
+
+    return apply

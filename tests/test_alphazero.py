@@ -148,6 +148,8 @@ def test_playout_values() -> None:
         HeuristicRollout(turns=0)
     with pytest.raises(ValueError, match="rollout_weight"):
         GumbelSearch(tiny_net(2).predict, rollout_weight=1.5)
+    with pytest.raises(ValueError, match=r"c_scale must be a number in \(0, 100\], got 1e\+307"):
+        GumbelSearch(tiny_net(2).predict, c_scale=1e307)  # sigma overflowed into NaN policies
 
 
 def test_every_decision_phase_is_searched() -> None:

@@ -274,7 +274,7 @@ def test_rllib_bench_help_lists_its_own_options_and_refuses_bad_ones_without_ray
         (["--steps", "0"], "--steps must be an integer >= 1, got 0"),
         (["--bench-iterations", "0"], "--bench-iterations must be an integer >= 1, got 0"),
         (["--runners", "1", "-1"], "--runners must be an integer >= 0, got -1"),
-        (["--learning-rate", "nan"], "--learning-rate must be a finite number > 0, got nan"),
+        (["--learning-rate", "nan"], "--learning-rate must be a number in (0, 1], got nan"),
         (["--out", "x", "--eval-games", "4"], "--eval-games, --out: not used by this benchmark"),
     ]:
         assert rllib_bench.main(argv) == 2

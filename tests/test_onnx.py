@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import make_agent
+from agents import BatchAgent, make_agent
 from agents.checkpoint import file_sha256
 from agents.onnx_agent import MASKED_LOGIT, OnnxAgent, sample_masked
 from umbrella_env.core import actions as A
@@ -148,7 +148,10 @@ def test_onnxruntime_reproduces_the_torch_policy_in_every_phase(exported) -> Non
     assert np.abs(log_probs - sb3_log_probs)[masks].max() < 1e-4
     assert np.abs(got_values - sb3_values).max() < 1e-5
 
-    # The same actions: PolicyAgent (torch, sb3's predict) and OnnxAgent, both deterministic.
+    # The same actions: PolicyAgent (torch, sb3's predict) and OnnxAgent, both deterministic;
+    # both are the BatchAgent that a type checker is told to narrow make_agent's Agent to.
+    assert isinstance(torch_agent, BatchAgent) and isinstance(onnx_agent, BatchAgent)
+    assert not isinstance(make_agent("heuristic"), BatchAgent)
     torch_actions = torch_agent.act_batch(obs, masks)
     onnx_actions = onnx_agent.act_batch(obs, masks)
     np.testing.assert_array_equal(onnx_actions, torch_actions)
@@ -547,7 +550,8 @@ def _mismatched_checkpoints(folder: Path) -> list[tuple[Path, str]]:
             "'slide_hidden' must be an integer from 1 to 8,192",
         ),
         # the search settings an agent reads: float(None) raised a TypeError
-        (pair("search", MODELS / "az-2p.pt", {**sidecar, "c_scale": None}), "'c_scale' must be a finite number > 0"),
+        (pair("search", MODELS / "az-2p.pt", {**sidecar, "c_scale": None}), "'c_scale' must be a number in (0, 100]"),
+        (pair("sigma", MODELS / "az-2p.pt", {**sidecar, "c_scale": 1e307}), "'c_scale' must be a number in (0, 100]"),
         (pair("junk", b"junk\n", sidecar), "is not a torch file; expected a torch checkpoint written by"),
     ]
 

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -528,7 +529,10 @@ def test_bad_ray_options_are_refused_with_a_message(tmp_path: Path, capsys: pyte
         (["--eval-every", "inf"], "--eval-every must be a number in [1, 1000000000000], got inf"),
         (["--timesteps", "1e99"], "--timesteps must be a number in [1, 1000000000000], got 1e+99"),  # trained forever
         (["--ent-coef", "nan"], "--ent-coef must be a finite number >= 0, got nan"),
-        (["--shaping", "-1"], "--shaping must be a finite number >= 0, got -1.0"),
+        (["--shaping", "-1"], "--shaping must be a number in [0, 1], got -1.0"),
+        (["--shaping", "1.5"], "--shaping must be a number in [0, 1], got 1.5"),  # the returns overflowed
+        (["--learning-rate", "2"], "--learning-rate must be a number in (0, 1], got 2.0"),
+        (["--pretrain", "heuristic", "--pretrain-lr", "1e30"], "--pretrain-lr must be a number in (0, 1], got 1e+30"),
         (
             ["--seed", str(2**32)],
             "argument --seed: expected an integer from 0 to 2,147,483,647 (RLlib adds the env runner's index)",
@@ -558,3 +562,43 @@ def test_the_masking_module_refuses_an_observation_without_a_mask() -> None:
 
     with pytest.raises(ValueError, match="keys 'observations' and 'action_mask'"):
         MaskedPPOModule(observation_space=spaces.Box(0, 1, (4,)), action_space=spaces.Discrete(3), model_config={})
+
+
+@pytest.mark.parametrize("extra", [["--learning-rate", "0.002"], ["--pretrain", "heuristic", "--pretrain-games", "4",
+                                   "--workers", "1", "--pretrain-lr", "0.002"]])  # fmt: skip
+def test_a_diverging_run_stops_in_one_line_naming_the_option(
+    extra: list[str], tmp_path: Path, diverge: Callable[..., None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it used to end in a dead env runner's "probability tensor contains either inf, nan" after
+    # an update to NaN weights, or to clone the teacher into NaN weights and train on
+    diverge()  # the local learner's Adam (and the cloning's): NaN weights after the first step
+    out = tmp_path / "run"
+    argv = [*SMOKE, *VS_RANDOM, "--players", "2", "--num-env-runners", "0", *extra, "--out", str(out)]
+    assert train(argv) == 1
+    err = capsys.readouterr().err
+    option = "--pretrain-lr" if "--pretrain" in extra else "--learning-rate"
+    stage = "behaviour cloning" if "--pretrain" in extra else "the PPO update of iteration 1"
+    assert f"error: training diverged in {stage}: " in err and f"lower {option} (now 0.002)" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("runners", [0, 1])
+def test_outputs_that_explode_in_the_env_runners_are_a_divergence(
+    runners: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    diverge: Callable[..., None],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # weights finite but huge after an update pass the checks of the update; the env runners'
+    # sampler then refuses their outputs: a divergence of that update, not a failing env
+    from umbrella_env import rllib_train
+
+    diverge(to=lambda w: w * 1e30)
+    monkeypatch.setattr(rllib_train, "check_update", lambda *args: None)  # its losses were computed before
+    out = tmp_path / "run"
+    argv = [*SMOKE, "--players", "1", "--num-env-runners", str(runners), "--learning-rate", "0.002", "--out", str(out)]
+    assert train(argv) == 1
+    err = capsys.readouterr().err
+    assert "error: training diverged in the PPO update of iteration 1: the policy's outputs are not finite" in err
+    assert "iteration 2 could not sample actions from them" in err and "lower --learning-rate (now 0.002)" in err

@@ -382,7 +382,7 @@ def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
         (["--pretrain", "bogus"], "unknown agent 'bogus'"),
         (["--pretrain", "greedy", "--pretrain-games", "0"], "--pretrain-games must be an integer >= 1, got 0"),
         (["--pretrain", "greedy", "--pretrain-batch", "0"], "--pretrain-batch must be an integer >= 1, got 0"),
-        (["--pretrain", "greedy", "--pretrain-lr", "-1"], "--pretrain-lr must be a finite number > 0, got -1.0"),
+        (["--pretrain", "greedy", "--pretrain-lr", "-1"], "--pretrain-lr must be a number in (0, 1], got -1.0"),
         (["--pretrain-games", "10"], "--pretrain-games needs --pretrain AGENT"),
         (["--pretrain-cache", str(tmp_path / "d.npz")], "needs --pretrain"),
     ]:
@@ -395,9 +395,11 @@ def test_bad_pretraining_options_are_refused(tmp_path, capsys) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--learning-rate", "nan"], "--learning-rate must be a finite number > 0, got nan"),
-        (["--learning-rate", "0"], "--learning-rate must be a finite number > 0, got 0.0"),
-        (["--shaping", "nan"], "--shaping must be a finite number >= 0, got nan"),
+        (["--learning-rate", "nan"], "--learning-rate must be a number in (0, 1], got nan"),
+        (["--learning-rate", "1.5"], "--learning-rate must be a number in (0, 1], got 1.5"),  # only diverges
+        (["--learning-rate", "0"], "--learning-rate must be a number in (0, 1], got 0.0"),
+        (["--shaping", "nan"], "--shaping must be a number in [0, 1], got nan"),
+        (["--shaping", "1e20"], "--shaping must be a number in [0, 1], got 1e+20"),  # a cloning loss of inf
         (["--ent-coef", "-1"], "--ent-coef must be a finite number >= 0, got -1.0"),
         (["--players", "1", "--opponents", "greedy"], "--opponents applies to 2-4 players only"),
         (["--players", "1", "--eval-opponent", "greedy"], "--eval-opponent applies to 2-4 players only"),

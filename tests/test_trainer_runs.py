@@ -114,9 +114,18 @@ def test_az_resume_says_what_it_cannot_continue(az_run: Path, tmp_path, capsys) 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--learning-rate", "inf"], "--learning-rate must be a finite number > 0, got inf"),  # saved a NaN network
-        (["--c-scale", "inf"], "--c-scale must be a finite number > 0, got inf"),
-        (["--weight-decay", "nan"], "--weight-decay must be a finite number >= 0, got nan"),  # a torch traceback
+        (["--learning-rate", "inf"], "--learning-rate must be a number in (0, 1], got inf"),  # saved a NaN network
+        (["--learning-rate", "1e30"], "--learning-rate must be a number in (0, 1], got 1e+30"),  # only diverges
+        (["--pretrain-learning-rate", "2"], "--pretrain-learning-rate must be a number in (0, 1], got 2.0"),
+        (["--c-scale", "inf"], "--c-scale must be a number in (0, 100], got inf"),
+        (["--c-scale", "1e307"], "--c-scale must be a number in (0, 100], got 1e+307"),  # NaN policy targets
+        (["--weight-decay", "nan"], "--weight-decay must be a number in [0, 1], got nan"),  # a torch traceback
+        (["--weight-decay", "1e30"], "--weight-decay must be a number in [0, 1], got 1e+30"),  # froze Adam
+        (["--slide-hidden", "8193"], "--slide-hidden must be an integer from 1 to 8,192, got 8193"),  # no resume
+        (
+            ["--players", "1", "--selfplay", "policy-gradient", "--pretrain-games", "0", "--pg-temperature", "1e-12"],
+            "--pg-temperature must be a finite number >= 0.001, got 1e-12",  # NaN losses, then a traceback
+        ),
         (["--seed", str(2**64)], "argument --seed: expected an integer from 0 to 4,294,967,295"),
         (["--players", "1", "--margin-weight", "0.9"], "--margin-weight: not used by this run (solo values"),
         (["--eval-search-sims", "99"], "--eval-search-sims: not used by this run (they need --eval-search-games"),
@@ -577,3 +586,158 @@ def test_a_multiplayer_resume_deals_and_draws_opponents_from_its_own_seed(tmp_pa
     timesteps = json.loads((first / "last.json").read_text())["timesteps"]
     assert built == [("pool", ppo.resume_seed(5, timesteps)), ("env", ppo.resume_seed(5, timesteps))]
     assert ppo.resume_seed(5, timesteps) != 5
+
+
+# ----------------------------------------------------------------- divergence
+def test_az_a_diverging_update_stops_the_run_and_keeps_the_last_finite_checkpoint(tmp_path, diverge, capsys) -> None:
+    # it used to train on with "policy loss nan", evaluate the NaN network as the new best
+    # and save best.pt and last.pt that no loader accepts
+    from agents.az.net import load_network
+    from umbrella_env.training import alphazero
+
+    diverge(lr=0.5)  # the self-play updates', not the pretraining's (annealed from 1e-3)
+    out = tmp_path / "a"
+    argv = [*_without(TINY, "--iterations"), "--iterations", "3", "--learning-rate", "0.5", "--out", str(out)]
+    assert alphazero.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "error: training diverged in the update of iteration 1: " in err and "(not finite)" in err
+    assert f"{out / 'last.pt'} holds the network of iteration 0" in err
+    assert "lower --learning-rate (now 0.5)" in err
+    for name in ("last.pt", "best.pt"):  # the pretrained network, finite, as the evaluation saved it
+        load_network(out / name, num_players=2)
+        assert json.loads((out / name).with_suffix(".json").read_text())["iteration"] == 0
+    assert [entry["iteration"] for entry in json.loads((out / "history.json").read_text())["history"]] == [0]
+
+
+_PG = ["--players", "1", "--selfplay", "policy-gradient", "--iterations", "1", "--games", "4", "--batch-size", "32",
+       "--pretrain-games", "0", "--eval-games", "2", "--eval-search-games", "0", "--max-turns", "40", "--hidden", "64",
+       "--workers", "1", "--seed", "5", "--no-progress"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "stage", "option"),
+    [
+        ([*TINY, "--pretrain-learning-rate", "0.002"], "pretraining", "--pretrain-learning-rate (now 0.002)"),
+        (
+            [*_PG, "--learning-rate", "0.002"],
+            "the policy-gradient update of iteration 1",
+            "--learning-rate (now 0.002)",
+        ),
+    ],
+)
+def test_az_divergence_names_the_stage_and_its_option_and_saves_nothing(
+    argv, stage, option, tmp_path, diverge, capsys
+) -> None:
+    from umbrella_env.training import alphazero
+
+    diverge()
+    assert alphazero.main([*argv, "--out", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"error: training diverged in {stage}: " in err and option in err
+    assert "this run saved no checkpoint" in err
+    assert not (tmp_path / "r").exists()  # the folder the run made, still empty, is removed
+
+
+@pytest.mark.parametrize(
+    ("to", "hidden", "words"),
+    [
+        # float16 holds at most 65,504: a run at --learning-rate 3e4 ended "done" with a last.pt
+        # of infinities that no loader accepts
+        (lambda w: w * 1e30, ["64"], "weights beyond +-65,504, the largest a checkpoint stores, in "),
+        # weights a checkpoint stores whose outputs still overflow through eight layers
+        (lambda w: torch.where(w >= 0, 60000.0, -60000.0), ["64"] * 8, "the network's outputs are not finite"),
+    ],
+)
+def test_az_an_update_that_leaves_weights_finite_but_unusable_stops_the_run(
+    to, hidden, words, tmp_path, diverge, capsys
+) -> None:
+    from umbrella_env.training import alphazero
+
+    diverge(to=to)
+    argv = [*_without(TINY, "--train-steps", "--pretrain-games", "--pretrain-epochs", "--hidden"), "--train-steps", "1",
+            "--pretrain-games", "0", "--hidden", *hidden, "--out", str(tmp_path / "r")]  # fmt: skip
+    assert alphazero.main(argv) == 1
+    assert f"training diverged in the update of iteration 1: {words}" in capsys.readouterr().err
+
+
+def test_az_save_network_refuses_weights_float16_cannot_hold(tmp_path) -> None:
+    from agents.az.net import AZNet, save_network
+
+    net = AZNet(2, hidden=(16,))
+    with torch.no_grad():
+        net.value.bias[0] = 70000.0
+    with pytest.raises(ValueError, match=r"cannot save .*beyond \+-65,504 \(float16\) in value\.bias"):
+        save_network(net, tmp_path / "n.pt", plate_level=1)
+    assert not list(tmp_path.iterdir())
+
+
+def test_az_resume_refuses_an_optimizer_state_that_is_not_finite(az_run: Path, tmp_path, capsys) -> None:
+    import shutil
+
+    from umbrella_env.training import alphazero
+
+    run = tmp_path / "run"
+    shutil.copytree(az_run, run)
+    saved = torch.load(run / "optimizer.pt", weights_only=True)
+    moments = next(iter(saved["optimizer"]["state"].values()))
+    moments["exp_avg_sq"].fill_(float("inf"))  # as a --weight-decay of 1e30 left it: every later step 0
+    torch.save(saved, run / "optimizer.pt")
+    argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "3"]
+    err = _refused(alphazero.main, [*argv, "--pretrain-games", "0", "--resume", str(run / "last.pt")], capsys)
+    assert "holds an optimizer state that is not finite (NaN or inf) in slide_bias exp_avg_sq" in err
+
+
+def test_ppo_a_diverging_update_ends_in_one_line_and_writes_no_last_zip(tmp_path, diverge, capsys) -> None:
+    # it used to end in torch's "Expected parameter logits ... found invalid values" traceback
+    from umbrella_env.training import ppo
+
+    diverge()
+    out = tmp_path / "run"
+    assert ppo.main([*_without(PPO, "--timesteps"), "--timesteps", "512", "--learning-rate", "0.002",
+                     "--out", str(out)]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "error: training diverged in the PPO update at step " in err
+    assert "no checkpoint was written" in err and "lower --learning-rate (now 0.002)" in err
+    assert not (out / "last.zip").exists() and not (out / "best.zip").exists()
+
+
+def test_ppo_a_diverging_behaviour_cloning_ends_in_one_line(tmp_path, diverge, capsys) -> None:
+    # it used to end in "AgentError: agent 'learner' (seat 0) chose 20, not a legal action"
+    from umbrella_env.training import ppo
+
+    diverge()
+    out = tmp_path / "run"
+    teacher = ["--pretrain", "heuristic", "--pretrain-games", "4", "--pretrain-epochs", "2", "--workers", "1",
+               "--pretrain-lr", "0.002"]  # fmt: skip
+    assert ppo.main([*PPO, *teacher, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "error: training diverged in behaviour cloning: " in err
+    assert "lower --pretrain-lr (now 0.002)" in err and not out.exists()
+
+
+def test_the_divergence_checks_read_torch_s_own_failures() -> None:
+    # invalid_outputs reads torch's message for a distribution of NaN parameters: pinned here
+    from umbrella_env.training.divergence import (
+        TrainingDiverged,
+        check_losses,
+        check_outputs,
+        check_weights,
+        invalid_outputs,
+    )
+
+    with pytest.raises(ValueError) as info:
+        torch.distributions.Categorical(logits=torch.tensor([[0.0, float("nan")]]))
+    assert invalid_outputs(info.value) and not invalid_outputs(ValueError("another problem"))
+    with pytest.raises(RuntimeError) as sampled:  # what RLlib's env runners meet
+        torch.distributions.Categorical(logits=torch.tensor([[0.0, float("nan")]]), validate_args=False).sample()
+    assert invalid_outputs(sampled.value) and invalid_outputs(str(sampled.value))
+    check_losses("s", policy_loss=1e30, value_loss=0.0)
+    with pytest.raises(TrainingDiverged, match=r"^s: policy loss 1\.0, value loss inf \(not finite\)$"):
+        check_losses("s", policy_loss=1.0, value_loss=float("inf"))
+    check_weights("s", {"w": torch.full((2,), 1e30), "steps": torch.tensor([10**12])})
+    with pytest.raises(TrainingDiverged, match=r"weights not finite \(NaN or inf\) in b$"):
+        check_weights("s", {"a": torch.zeros(2), "b": torch.tensor([0.0, float("nan")])})
+    check_outputs("s", torch.zeros(3), torch.full((2,), -1e30))
+    with pytest.raises(TrainingDiverged, match="outputs are not finite"):
+        check_outputs("s", torch.zeros(3), torch.tensor([float("-inf")]))

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.checkpoint import base_metadata
+from agents.checkpoint import base_metadata, nonfinite_weights
 from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
@@ -73,9 +73,20 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
 from umbrella_env.paths import default_run_dir, output_dir_problem, write_atomically
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
+from umbrella_env.training.divergence import (
+    CLONING,
+    TrainingDiverged,
+    check_losses,
+    check_weights,
+    diverged_message,
+    invalid_outputs,
+    weights_diverged,
+)
 from umbrella_env.training.options import (
     EVAL_SEED,
     GAMMA,
+    MAX_LEARNING_RATE,
+    MAX_SHAPING,
     TRAIN_MAX_TURNS,
     check_game,
     check_layers,
@@ -203,9 +214,12 @@ _POSITIVE = (
     ("--pretrain-games", "pretrain_games"), ("--pretrain-epochs", "pretrain_epochs"),
     ("--pretrain-batch", "pretrain_batch"), ("--workers", "workers"), ("--torch-threads", "torch_threads"),
 )  # fmt: skip
-#: Real options that must be >= 0, and those that must be > 0.
-_NON_NEGATIVE = (("--shaping", "shaping"), ("--ent-coef", "ent_coef"))
-_POSITIVE_REAL = (("--learning-rate", "learning_rate"), ("--pretrain-lr", "pretrain_lr"))
+#: Real options in [0, maximum], and those in (0, maximum] (None: no maximum).
+_NON_NEGATIVE = (("--shaping", "shaping", MAX_SHAPING), ("--ent-coef", "ent_coef", None))
+_POSITIVE_REAL = (
+    ("--learning-rate", "learning_rate", MAX_LEARNING_RATE),
+    ("--pretrain-lr", "pretrain_lr", MAX_LEARNING_RATE),
+)
 #: Options in steps that take a float (``1e6``), at least 1.
 _STEPS = (("--timesteps", "timesteps"), ("--eval-every", "eval_every"))
 
@@ -219,8 +233,10 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         )
     problems = [int_problem(flag, getattr(args, attr)) for flag, attr in _POSITIVE]
     problems += [real_problem(flag, getattr(args, attr), minimum=1, maximum=MAX_TIMESTEPS) for flag, attr in _STEPS]
-    problems += [real_problem(flag, getattr(args, attr), minimum=0) for flag, attr in _NON_NEGATIVE]
-    problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
+    problems += [real_problem(flag, getattr(args, attr), minimum=0, maximum=top) for flag, attr, top in _NON_NEGATIVE]
+    problems += [
+        real_problem(flag, getattr(args, attr), positive=True, maximum=top) for flag, attr, top in _POSITIVE_REAL
+    ]
     problems.append(None if args.iterations is None else int_problem("--iterations", args.iterations))
     problem = first_problem(problems)
     if problem:
@@ -365,11 +381,13 @@ def fit_module(module: Any, demos: Any, epochs: int, batch_size: int, learning_r
             values = module.compute_values(batch(idx), embeddings=out.get(Columns.EMBEDDINGS))
             loss = torch.nn.functional.cross_entropy(out[Columns.ACTION_DIST_INPUTS], actions[idx])
             loss = loss + 0.5 * torch.nn.functional.mse_loss(values, returns[idx])
+            check_losses(CLONING, loss=float(loss.detach()))
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(module.parameters(), 0.5)
             opt.step()
             total += float(loss.detach()) * idx.numel()
+        check_weights(CLONING, module.state_dict())
         row = {"epoch": epoch + 1, "loss": total / train.size, "held_out_accuracy": accuracy(held)}
         history.append(row)
         print(f"[pretrain epoch {epoch + 1}/{epochs}] loss {row['loss']:.3f}, "
@@ -421,6 +439,18 @@ def evaluate(agent: Any, config: GameConfig, opponent: str | None, games: int, s
 
 
 # --------------------------------------------------------------------------- the run
+def check_update(algo: Any, result: dict[str, Any], module_id: str, stage: str) -> None:
+    """:class:`TrainingDiverged` when the update of an iteration (``algo.train()``'s
+    ``result``) reported losses, or left the learners' weights, that are not finite."""
+    stats = result.get("learners", {}).get(module_id, {})
+    check_losses(stage, **{k: float(stats[k]) for k in ("policy_loss", "vf_loss") if k in stats})
+    found = algo.learner_group.foreach_learner(
+        lambda learner: nonfinite_weights(learner.module[module_id].state_dict())
+    )
+    for broken in found:
+        weights_diverged(stage, broken.get())
+
+
 class TrainingFailed(RuntimeError):
     """The run cannot go on (an env runner failed): reported in one message, exit status 1."""
 
@@ -484,6 +514,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{PROG}: interrupted: " + (f"{out} holds {', '.join(kept)}" if kept else "nothing was written"),
               file=sys.stderr)  # fmt: skip
         return 130
+    except TrainingDiverged as exc:  # the checkpoints written before it are finite: say which
+        kept = [n for n in ("best", "last") if (out / n).exists()]
+        what = f"{out} holds {' and '.join(kept)} (the last evaluation's)" if kept else "no checkpoint was written"
+        option = (
+            f"--pretrain-lr (now {args.pretrain_lr:g})"
+            if exc.stage == CLONING
+            else f"--learning-rate (now {args.learning_rate:g})"
+        )
+        print(f"{PROG}: error: {diverged_message(exc, what, option)}", file=sys.stderr)
+        return 1
     except TrainingFailed as exc:
         if exc.__cause__ is not None:  # not an env runner's error: where it came from matters
             traceback.print_exception(exc.__cause__, file=sys.stderr)
@@ -574,11 +614,18 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                 ray_error = isinstance(exc, ray.exceptions.RayError)
                 cause = worker_error(ray, exc) if ray_error else _agent_error(exc)
                 logging.disable(logging.CRITICAL)  # stopping the dead runners would log their tracebacks
+                if iteration and invalid_outputs(cause or _described(exc)):  # the last update's weights exploded
+                    raise TrainingDiverged(
+                        f"the PPO update of iteration {iteration}",
+                        f"the policy's outputs are not finite (NaN or inf): iteration {iteration + 1} could not "
+                        "sample actions from them",
+                    ) from None
                 raise TrainingFailed(
                     f"iteration {iteration + 1} failed: "
                     + (f"the env runner's error: {cause}" if cause else _described(exc))
                 ) from (None if ray_error or cause else exc)  # a failing agent needs no traceback
             iteration += 1
+            check_update(algo, result, module_id, f"the PPO update of iteration {iteration}")
             runners = result.get(ENV_RUNNER_RESULTS, {})
             before, steps = steps, int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
             if steps == before:  # an env runner failed (fault tolerance is off) or played nothing

@@ -59,12 +59,14 @@ from agents.checkpoint import (
     base_metadata,
     check_configuration,
     check_finite_weights,
+    nonfinite_weights,
     one_line,
     read_sidecar,
     save_with_sidecar,
     sidecar_path,
+    weights_beyond,
 )
-from agents.checks import MAX_LAYER_SIZE
+from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
 from umbrella_env.cli_args import command_name, int_problem, real_problem
@@ -79,6 +81,9 @@ SOLO_SCALE = 40.0
 DEFAULT_HIDDEN: tuple[int, ...] = (192, 192)
 DEFAULT_SLIDE_HIDDEN = 64
 FORMAT = "umbrella-az-2"
+#: The weights' type in a checkpoint file, and the largest magnitude it holds.
+STORED_DTYPE = torch.float16
+MAX_STORED = float(torch.finfo(STORED_DTYPE).max)
 #: ``now`` + ``open`` of FigureFeatures (the per-slide part is replaced by SlideLookahead).
 _FIGURE_GLOBAL = 32
 #: First action id after the slides and fallbacks (validations, swaps, faces, covers follow).
@@ -231,7 +236,14 @@ class AZNet(nn.Module):
 
 # --------------------------------------------------------------------------- files
 def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[str, Any] | None = None) -> None:
-    """Write ``path`` (.pt, float16 weights) and its ``.json`` sidecar."""
+    """Write ``path`` (.pt, float16 weights) and its ``.json`` sidecar; a ``ValueError``
+    (nothing written) for weights that float16 cannot hold (beyond +-:data:`MAX_STORED`, or
+    not finite): such a file would load as infinities and be refused."""
+    broken = nonfinite_weights(net.state_dict()) or weights_beyond(net.state_dict(), MAX_STORED)
+    if broken:
+        raise ValueError(
+            f"cannot save {str(path)!r}: weights not finite or beyond +-{MAX_STORED:,.0f} (float16) in {broken}"
+        )
     meta = {
         "format": FORMAT,
         **base_metadata(net.num_players, plate_level),
@@ -241,7 +253,7 @@ def save_network(net: AZNet, path: str | Path, *, plate_level: int, extra: dict[
         "value": "score / 40" if net.num_players == 1 else "per seat, observer-relative, in [-1, 1]",
         **(extra or {}),
     }
-    state = {k: v.detach().to(torch.float16) for k, v in net.state_dict().items()}
+    state = {k: v.detach().to(STORED_DTYPE) for k, v in net.state_dict().items()}
     save_with_sidecar(path, meta, lambda file: torch.save({"meta": meta, "state_dict": state}, file))
 
 
@@ -279,7 +291,7 @@ def _architecture_problem(meta: dict[str, Any]) -> str:
         ("slide_hidden", lambda v: int_problem("'slide_hidden'", v, 1, MAX_LAYER_SIZE)),
         ("max_considered", lambda v: int_problem("'max_considered'", v, 2)),
         ("rollout_turns", lambda v: int_problem("'rollout_turns'", v, 1)),
-        ("c_scale", lambda v: real_problem("'c_scale'", v, positive=True)),
+        ("c_scale", lambda v: real_problem("'c_scale'", v, positive=True, maximum=MAX_C_SCALE)),
         ("rollout_weight", lambda v: real_problem("'rollout_weight'", v, minimum=0.0, maximum=1.0)),
     )
     return next((problem for key, check in checks if key in meta and (problem := check(meta[key]))), "")

@@ -50,7 +50,7 @@ from functools import lru_cache
 import numpy as np
 
 from agents.az.net import SOLO_SCALE, HeuristicInputs
-from agents.checks import MAX_SIMULATIONS, check_int, check_real
+from agents.checks import MAX_C_SCALE, MAX_SIMULATIONS, check_int, check_real
 from agents.common import determinize
 from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
 from umbrella_env.core.single import SingleGame
@@ -270,7 +270,7 @@ class GumbelSearch:
         self.max_considered = check_int("max_considered", max_considered, minimum=2)
         self.gumbel_scale = float(gumbel_scale)
         self.c_visit = c_visit
-        self.c_scale = c_scale
+        self.c_scale = check_real("c_scale", c_scale, positive=True, maximum=MAX_C_SCALE)
         self.margin_weight = margin_weight
         self.rollout_weight = float(rollout_weight)
         self.rollout = HeuristicRollout(rollout_turns, margin_weight=margin_weight) if rollout_weight > 0 else None

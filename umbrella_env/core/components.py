@@ -55,7 +55,7 @@ POWER_NAMES: tuple[str, ...] = ("extra_turn", "swap_stage", "swap_zone")
 PLATE_ROWS, PLATE_COLS = 2, 5
 
 
-class FrozenDict(dict):
+class FrozenDict(dict[Any, Any]):
     """A dict that refuses changes: the tables of a :class:`ComponentSet`, which every game of
     a configuration shares (and the engine's tables are cached per set), so a change would
     reach every game unvalidated."""
@@ -71,7 +71,7 @@ class FrozenDict(dict):
     def __copy__(self) -> FrozenDict:
         return self
 
-    def __deepcopy__(self, memo: dict) -> FrozenDict:
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
         return self
 
 
@@ -181,7 +181,7 @@ class ComponentSet:
     def __copy__(self) -> ComponentSet:
         return self
 
-    def __deepcopy__(self, memo: dict) -> ComponentSet:
+    def __deepcopy__(self, memo: dict[int, Any]) -> ComponentSet:
         return self
 
     def face_cells(self, tile: int, face: int) -> tuple[int, ...]:

@@ -146,7 +146,7 @@ class BatchState:
     def clone(self) -> BatchState:
         return copy.deepcopy(self)
 
-    def __deepcopy__(self, memo: dict) -> BatchState:
+    def __deepcopy__(self, memo: dict[int, Any]) -> BatchState:
         kwargs = {f.name: getattr(self, f.name) for f in fields(self)}
         return BatchState(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()})
 

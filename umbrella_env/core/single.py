@@ -428,7 +428,7 @@ class SingleGame:
 
     __copy__ = clone
 
-    def __deepcopy__(self, memo: dict) -> SingleGame:
+    def __deepcopy__(self, memo: dict[int, Any]) -> SingleGame:
         return self.clone()
 
     def __getstate__(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from numpy.typing import NDArray
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -40,7 +41,7 @@ from umbrella_env.envs.doctables import env_doc_tables
 ENV_ID = "umbrella_env/Umbrella-v0"
 
 
-def env(**kwargs: Any) -> AECEnv:
+def env(**kwargs: Any) -> AECEnv[str, dict[str, NDArray[Any]], int]:
     """The Umbrella AEC env wrapped like PettingZoo's classic games (order enforcing)."""
     return _OrderEnforcing(raw_env(**kwargs))
 
@@ -62,7 +63,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             return
         super().step(action)
 
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """PettingZoo's reset, whose flags change only once the env has taken the reset (a
         refused seed or state left a fresh env marked as reset, and later calls failed with
         an ``AttributeError``)."""
@@ -76,7 +77,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._has_reset = self._has_updated = True
 
 
-class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(AECEnv[str, dict[str, NDArray[Any]], int]):  # noqa: N801 - PettingZoo's naming convention
     """Umbrella for 2-4 players as a PettingZoo AEC environment.
 
     ## Description
@@ -213,14 +214,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._rng = np.random.default_rng()
         self._g: EnvGame | None = None
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Dict:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Discrete:
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ lifecycle
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         check_reset_options(options)
         seed = check_seed(seed)
         start = state_option(self.config, options)

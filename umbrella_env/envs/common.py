@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -147,12 +147,13 @@ def refuse_state_option(options: Mapping[str, Any] | None, env_name: str) -> Non
 
 # --------------------------------------------------------------------------- seeds
 def seed_sequence(seed: Any, n: int, what: str, allow_none: bool) -> list[int | None] | None:
-    """Per-item seeds from a sequence of exactly ``n`` seeds; ``None`` if ``seed`` is not a sequence.
+    """Per-item seeds from a sequence (a list, a tuple, a range, a 1-D integer array, ...) of
+    exactly ``n`` seeds; ``None`` if ``seed`` is not a sequence.
 
     Entries are non-negative ints (or ``None`` when ``allow_none``); anything else,
     or a sequence of another length, is refused with :class:`ConfigError`.
     """
-    if not isinstance(seed, (list, tuple, np.ndarray)):
+    if not isinstance(seed, (Sequence, np.ndarray)) or isinstance(seed, (str, bytes)):
         return None
     entries = list(seed) if not isinstance(seed, np.ndarray) or seed.ndim == 1 else None
     if entries is None or len(entries) != n:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from numpy.typing import NDArray
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
@@ -67,7 +68,7 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
         return observations, rewards, terminations, truncations, infos
 
 
-def parallel_env(**kwargs: Any) -> ParallelEnv:
+def parallel_env(**kwargs: Any) -> ParallelEnv[str, dict[str, NDArray[Any]], int]:
     """The Umbrella AEC env (:func:`umbrella_env.envs.aec.env`, same keyword arguments) as a
     PettingZoo ``ParallelEnv``, through ``turn_based_aec_to_parallel`` (see the module doc);
     a step without an action for the agent to move raises :class:`ActionError` naming it."""

@@ -65,7 +65,7 @@ class BatchVecEnv(VecEnv):
     :meth:`_attribute_owner`.
     """
 
-    def __init__(self, num_envs: int, observation_space: gym.Space, action_space: gym.Space) -> None:
+    def __init__(self, num_envs: int, observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> None:
         super().__init__(num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
         self._returns = np.zeros(num_envs)
@@ -101,7 +101,7 @@ class BatchVecEnv(VecEnv):
         """Seeds for the next :meth:`reset`: env ``i`` gets ``seed + i`` (``seed`` None or a non-negative int)."""
         return super().seed(check_seed(seed))
 
-    def set_options(self, options: list[dict] | dict | None = None) -> None:
+    def set_options(self, options: list[dict[str, Any]] | dict[str, Any] | None = None) -> None:
         """SB3's options for the next :meth:`reset`, which reads none of them: a ``state``
         option (a single-game env's) is refused here rather than ignored at the reset."""
         for entry in options if isinstance(options, list) else [options]:

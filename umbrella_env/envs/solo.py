@@ -12,6 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from numpy.typing import NDArray
 
 from umbrella_env.core import actions as A
 from umbrella_env.core.engine import check_seed
@@ -39,7 +40,7 @@ SOLO_ENV_ID = "umbrella_env/Solo-v0"
 SOLO_REWARD_MODES = ("dense", "score")
 
 
-class UmbrellaSoloEnv(gym.Env):
+class UmbrellaSoloEnv(gym.Env[NDArray[np.float32], Any]):
     """Umbrella solo (docs/rules.md §8) as a Gymnasium environment.
 
     ## Description
@@ -104,6 +105,7 @@ class UmbrellaSoloEnv(gym.Env):
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
+    action_space: spaces.Discrete  # an action is an int or a NumPy integer
 
     def __init__(
         self,
@@ -127,7 +129,9 @@ class UmbrellaSoloEnv(gym.Env):
         self._g: EnvGame | None = None
         self._scores = [0]
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         check_reset_options(options)
         seed = check_seed(seed)
         start = state_option(self.config, options)
@@ -138,7 +142,7 @@ class UmbrellaSoloEnv(gym.Env):
             self.render()
         return shown
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         g = self._g if self._g is not None else self._require_game()
         if g.over:
             raise GameOverError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from numpy.typing import NDArray
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
@@ -41,7 +43,7 @@ _PHASE_NAMES = np.array(A.PHASES, dtype=object)
 _AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 
 
-class UmbrellaSoloVectorEnv(VectorEnv):
+class UmbrellaSoloVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[np.int64]]):
     """``num_envs`` solo games in one batch of the core.
 
     Made by ``gymnasium.make_vec("umbrella_env/Solo-v0", num_envs=N,
@@ -144,7 +146,10 @@ class UmbrellaSoloVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ API
     def reset(
-        self, *, seed: int | list[int | None] | None = None, options: dict | None = None
+        self,
+        *,
+        seed: int | Sequence[int | None] | NDArray[np.integer[Any]] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-env. ``seed``: None, an int (sub-env ``i`` gets ``seed + i``) or a
         sequence of ``num_envs`` seeds (each None or a non-negative int).  ``options=

@@ -24,9 +24,11 @@ Example: a learner in seat 0 of every game against a random opponent::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
@@ -68,7 +70,7 @@ class VectorGame:
         reward_mode: str = "win",
         max_turns: int | None = None,
         components: Any = None,
-        seed: int | list[int] | None = None,
+        seed: int | Sequence[int] | NDArray[np.integer[Any]] | None = None,
     ) -> None:
         E.check_batch_size("num_games", num_games)
         self.config = multiplayer_config(num_players, plate_level, max_turns, components, "UmbrellaSoloVectorEnv")
@@ -80,7 +82,7 @@ class VectorGame:
         self._deal(np.arange(self.num_games))
         self._scores = E.scores(self.state).astype(np.float64)
 
-    def reset(self, seed: int | list[int] | None = None) -> dict[str, np.ndarray]:
+    def reset(self, seed: int | Sequence[int] | NDArray[np.integer[Any]] | None = None) -> dict[str, np.ndarray]:
         """Deal every game anew (``seed`` as in the constructor; None continues the
         current streams); returns the view (see :meth:`view`)."""
         if seed is not None:

@@ -81,6 +81,7 @@ from agents.az.agent import SHIPPED_MODELS, AZAgent, model_file
 from agents.az.net import (
     DEFAULT_HIDDEN,
     DEFAULT_SLIDE_HIDDEN,
+    MAX_STORED,
     SOLO_SCALE,
     AZNet,
     HeuristicInputs,
@@ -90,7 +91,8 @@ from agents.az.net import (
     value_size,
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
-from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256, sidecar_path
+from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256, nonfinite_weights, sidecar_path
+from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem
 from umbrella_env.core.actions import NUM_ACTIONS
@@ -102,7 +104,17 @@ from umbrella_env.envs.common import play_forced  # self-play records and search
 from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import Progress, WorkerDied, local_cpus, oversubscribed, process_pool, stop_pool
 from umbrella_env.paths import default_run_dir, output_dir_problem, output_folder, remove_run, write_atomically
+from umbrella_env.training.divergence import (
+    TrainingDiverged,
+    check_losses,
+    check_optimizer,
+    check_outputs,
+    check_weights,
+    diverged_message,
+    optimizer_moments,
+)
 from umbrella_env.training.options import (
+    MAX_LEARNING_RATE,
     RUN_FILES,
     TRAINER_SEED_HELP,
     apply_preset,
@@ -428,10 +440,12 @@ def pg_update(
     clip: float,
     value_weight: float,
     rng: np.random.Generator,
+    stage: str = "the policy-gradient update",
 ) -> dict[str, float]:
     """``epochs`` shuffled passes of clipped-ratio policy-gradient steps over the decisions of
     one iteration (module doc); the sampling policy is the network before the first step.
-    Returns the mean policy and value losses and the policy's mean entropy."""
+    Returns the mean policy and value losses and the policy's mean entropy
+    (:class:`TrainingDiverged` when they or the weights stop being finite)."""
     n = len(data)
     valid = torch.as_tensor(data.legal >= 0)
     legal = torch.as_tensor(np.maximum(data.legal, 0))
@@ -468,16 +482,23 @@ def pg_update(
             a = adv[idx]
             policy_loss = -torch.min(ratio * a, torch.clamp(ratio, 1 - clip, 1 + clip) * a).mean()
             value_loss = ((v - target[idx]) ** 2).mean()
+            p_loss, v_loss = float(policy_loss.detach()), float(value_loss.detach())
+            check_losses(stage, policy_loss=p_loss, value_loss=v_loss)
             opt.zero_grad()
             (policy_loss + value_weight * value_loss).backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step()
             entropy = -(logp.exp() * logp.masked_fill(~valid[idx], 0.0)).sum(dim=1).mean()
-            tot_p += float(policy_loss.detach())
-            tot_v += float(value_loss.detach())
+            tot_p += p_loss
+            tot_v += v_loss
             tot_h += float(entropy.detach())
             steps += 1
     net.eval()
+    check_weights(stage, net.state_dict(), MAX_STORED)
+    check_optimizer(stage, opt.state_dict(), [name for name, _ in net.named_parameters()])
+    if steps:  # the last minibatch again, through the updated network
+        with torch.no_grad():
+            check_outputs(stage, *forward(idx)[:2])
     steps = max(steps, 1)
     return {"policy_loss": tot_p / steps, "value_loss": tot_v / steps, "entropy": tot_h / steps}
 
@@ -524,19 +545,22 @@ def _heur(b: Samples) -> torch.Tensor | None:
 
 # --------------------------------------------------------------------------- learning
 def _learn(
-    opt: torch.optim.Optimizer, logits: torch.Tensor, values: torch.Tensor, b: Samples, value_weight: float
+    opt: torch.optim.Optimizer, logits: torch.Tensor, values: torch.Tensor, b: Samples, value_weight: float, stage: str
 ) -> tuple[float, float]:
     """One Adam step on policy cross-entropy + ``value_weight`` x value squared error of the
-    minibatch ``b``; returns (policy loss, value loss)."""
+    minibatch ``b``; returns (policy loss, value loss).  A loss that is not finite raises
+    :class:`TrainingDiverged` (for ``stage``) before the step."""
     mask = torch.as_tensor(np.unpackbits(b.masks, axis=1, count=NUM_ACTIONS).astype(bool))
     target = torch.as_tensor(b.policy.astype(np.float32))
     logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
     policy_loss = -(target * logp).sum(dim=1).mean()
     value_loss = ((values - torch.as_tensor(b.values)) ** 2).sum(dim=1).mean()
+    p_loss, v_loss = float(policy_loss.detach()), float(value_loss.detach())
+    check_losses(stage, policy_loss=p_loss, value_loss=v_loss)
     opt.zero_grad()
     (policy_loss + value_weight * value_loss).backward()
     opt.step()
-    return float(policy_loss.detach()), float(value_loss.detach())
+    return p_loss, v_loss
 
 
 def train_steps(
@@ -547,18 +571,24 @@ def train_steps(
     batch: int,
     rng: np.random.Generator,
     value_weight: float,
+    stage: str = "the update",
 ) -> dict[str, float]:
     """``steps`` Adam steps on minibatches drawn uniformly from the replay buffer; returns
-    the mean losses."""
+    the mean losses (:class:`TrainingDiverged` when they or the weights stop being finite)."""
     net.train()
     tot_p = tot_v = 0.0
     for _ in range(steps):
         b = data.sample(batch, rng)
         logits, values = net(torch.as_tensor(b.obs.astype(np.float32)), _heur(b))
-        p_loss, v_loss = _learn(opt, logits, values, b, value_weight)
+        p_loss, v_loss = _learn(opt, logits, values, b, value_weight, stage)
         tot_p += p_loss
         tot_v += v_loss
     net.eval()
+    check_weights(stage, net.state_dict(), MAX_STORED)
+    check_optimizer(stage, opt.state_dict(), [name for name, _ in net.named_parameters()])
+    if steps:  # the last minibatch again, through the updated network (no draw, no state changed)
+        with torch.no_grad():
+            check_outputs(stage, *net(torch.as_tensor(b.obs.astype(np.float32)), _heur(b)))
     return {"policy_loss": tot_p / max(steps, 1), "value_loss": tot_v / max(steps, 1)}
 
 
@@ -584,10 +614,12 @@ def fit_samples(
     batch: int,
     rng: np.random.Generator,
     value_weight: float,
+    stage: str = "pretraining",
 ) -> dict[str, float]:
     """Pretraining: ``epochs`` shuffled passes over a fixed set of samples, the learning
     rate on a cosine from its value down to a tenth of it (then restored).  The network's
-    parameter-free input features (:meth:`AZNet.encode`) are computed once per sample."""
+    parameter-free input features (:meth:`AZNet.encode`) are computed once per sample.
+    :class:`TrainingDiverged` when the losses or the weights stop being finite."""
     x_all, s_all = encode_all(net, data.obs, data.heur, torch.float16)
     h_all = None if data.heur is None else torch.as_tensor(data.heur)
     per_epoch = max(1, len(data) // batch)
@@ -606,12 +638,17 @@ def fit_samples(
         b = data[idx]
         t = torch.as_tensor(idx)
         logits, values = net.heads(x_all[t].float(), s_all[t].float(), None if h_all is None else h_all[t].float())
-        p_loss, v_loss = _learn(opt, logits, values, b, value_weight)
+        p_loss, v_loss = _learn(opt, logits, values, b, value_weight, stage)
         tot_p += p_loss
         tot_v += v_loss
     for g, lr in zip(opt.param_groups, base_lr):
         g["lr"] = lr
     net.eval()
+    check_weights(stage, net.state_dict(), MAX_STORED)
+    check_optimizer(stage, opt.state_dict(), [name for name, _ in net.named_parameters()])
+    with torch.no_grad():  # the last minibatch again, through the updated network
+        h = None if h_all is None else h_all[t].float()
+        check_outputs(stage, *net.heads(x_all[t].float(), s_all[t].float(), h))
     return {"policy_loss": tot_p / steps, "value_loss": tot_v / steps, "steps": steps}
 
 
@@ -955,19 +992,23 @@ _MINIMUM = (
     ("--max-turns", "max_turns", 1),
     ("--workers", "workers", 1),
     ("--torch-threads", "torch_threads", 1),
-    ("--slide-hidden", "slide_hidden", 1),
     ("--teacher-sims", "teacher_sims", 1),
     ("--rollout-turns", "rollout_turns", 1),
     ("--pg-epochs", "pg_epochs", 1),
 )
-#: Real options that must be > 0.
+#: Real options in (0, maximum] (None: no maximum).
 _POSITIVE_REAL = (
-    ("--learning-rate", "learning_rate"),
-    ("--pretrain-learning-rate", "pretrain_learning_rate"),
-    ("--value-weight", "value_weight"),
-    ("--c-scale", "c_scale"),
-    ("--pg-temperature", "pg_temperature"),
+    ("--learning-rate", "learning_rate", MAX_LEARNING_RATE),
+    ("--pretrain-learning-rate", "pretrain_learning_rate", MAX_LEARNING_RATE),
+    ("--value-weight", "value_weight", None),
+    ("--c-scale", "c_scale", MAX_C_SCALE),
 )
+#: The lowest ``--pg-temperature``: the logits divided by a smaller one can reach the -1e9
+#: that stands for an illegal action, and the sampling turns to NaN.
+MIN_PG_TEMPERATURE = 1e-3
+#: The largest ``--weight-decay`` (Adam's L2 term): beyond it the decay swamps the gradients
+#: and Adam's state overflows, which freezes the network.
+MAX_WEIGHT_DECAY = 1
 #: Options only the policy-gradient self-play uses, and those only the Gumbel self-play uses
 #: (the search options stay valid: they are the search the network is played with).
 _PG_ONLY = ("pg_temperature", "pg_epochs", "pg_clip")
@@ -984,9 +1025,13 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     check_game(args.players, args.level, args.max_turns)
     problems = [int_problem(flag, getattr(args, attr), low) for flag, attr, low in _MINIMUM]
     problems.append(int_problem("--games", args.games, 1, MAX_BATCH))  # the games in flight: a batch of the core
-    problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
+    problems.append(int_problem("--slide-hidden", args.slide_hidden, 1, MAX_LAYER_SIZE))  # as a checkpoint's sidecar
     problems += [
-        real_problem("--weight-decay", args.weight_decay, minimum=0),
+        real_problem(flag, getattr(args, attr), positive=True, maximum=top) for flag, attr, top in _POSITIVE_REAL
+    ]
+    problems += [
+        real_problem("--pg-temperature", args.pg_temperature, minimum=MIN_PG_TEMPERATURE),
+        real_problem("--weight-decay", args.weight_decay, minimum=0, maximum=MAX_WEIGHT_DECAY),
         real_problem("--margin-weight", args.margin_weight, minimum=0, maximum=1),
         real_problem("--rollout-weight", args.rollout_weight, minimum=0, maximum=1),
         None if args.time_limit is None else real_problem("--time-limit", args.time_limit, positive=True),
@@ -1120,16 +1165,26 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
 
 
 def _run(trainer: Trainer, out: Path) -> int:
-    """``trainer.run()``; Ctrl-C or a dead worker ends it in one line naming what was kept."""
+    """``trainer.run()``; Ctrl-C, a dead worker or a diverged update ends it in one line naming
+    what was kept."""
     try:
         return trainer.run()
-    except (KeyboardInterrupt, WorkerDied) as exc:  # last.pt, optimizer.pt and history.json hold the last evaluation
+    except (KeyboardInterrupt, WorkerDied, TrainingDiverged) as exc:  # last.pt & co. hold the last evaluation
         saved = trainer.last_saved
         where = (
             f"{out / 'last.pt'} holds the network of iteration {saved} (continue with --resume {out / 'last.pt'})"
             if saved is not None
             else f"this run saved no checkpoint in {out} yet (the first is written at the first evaluation)"
         )
+        if isinstance(exc, TrainingDiverged):
+            a = trainer.args
+            option = (
+                f"--pretrain-learning-rate (now {a.pretrain_learning_rate:g})"
+                if exc.stage == "pretraining"
+                else f"--learning-rate (now {a.learning_rate:g})"
+            )
+            print(f"\nerror: {diverged_message(exc, where, option)}", file=sys.stderr)
+            return 1
         if isinstance(exc, WorkerDied):
             print(f"\nerror: {exc}; {where}", file=sys.stderr)
             return 1
@@ -1191,6 +1246,13 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
                 f"--resume: {str(opt_file)!r} is not the optimizer state of this network (its parameters "
                 "differ in number or shape from the checkpoint's): a file of another run; remove it to start "
                 "a fresh optimizer"
+            )
+        names = [name for name, _ in net.named_parameters()]
+        broken = None if optimizer is None else nonfinite_weights(optimizer_moments(optimizer, names))
+        if broken:
+            raise ValueError(
+                f"--resume: {str(opt_file)!r} holds an optimizer state that is not finite (NaN or inf) in {broken}: "
+                "the run that wrote it was diverging; remove it to start a fresh optimizer"
             )
         if saved_at is not None and int(saved_at) != iteration:
             optimizer = None
@@ -1575,13 +1637,21 @@ class Trainer:
                         clip=a.pg_clip,
                         value_weight=a.value_weight,
                         rng=self.rng,
+                        stage=f"the policy-gradient update of iteration {self.iteration + 1}",
                     )
                     self.decisions = None
                     self.log("selfplay/sampled_score", sp["mean_score"])
                     self.log("loss/entropy", losses["entropy"])
                 elif len(self.buffer) >= a.batch_size and a.train_steps:
                     losses = train_steps(
-                        self.net, self.opt, self.buffer, a.train_steps, a.batch_size, self.rng, a.value_weight
+                        self.net,
+                        self.opt,
+                        self.buffer,
+                        a.train_steps,
+                        a.batch_size,
+                        self.rng,
+                        a.value_weight,
+                        stage=f"the update of iteration {self.iteration + 1}",
                     )
                 self.iteration += 1
                 self.seconds += time.perf_counter() - t0

@@ -28,6 +28,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.match import play_out, win_credits
 from umbrella_env.parallel import Progress, process_pool
+from umbrella_env.training.divergence import CLONING, TrainingDiverged, check_losses, check_weights, invalid_outputs
 
 
 @dataclass
@@ -295,7 +296,9 @@ def pretrain(
     value_weight: float = 0.5,
     learning_rate: float = 1e-3,
 ) -> list[dict[str, float]]:
-    """Fit ``model.policy`` to the demonstrations; returns per-epoch loss and held-out accuracy."""
+    """Fit ``model.policy`` to the demonstrations; returns per-epoch loss and held-out accuracy
+    (:class:`~umbrella_env.training.divergence.TrainingDiverged` when the loss, the policy's
+    outputs or its weights stop being finite)."""
     import torch
 
     policy = model.policy
@@ -318,15 +321,22 @@ def pretrain(
         total = 0.0
         for i in range(0, train.size, batch_size):
             idx = torch.as_tensor(train[i : i + batch_size])
-            values, log_prob, _ = policy.evaluate_actions(
-                t["obs"][idx], t["actions"][idx], action_masks=t["masks"][idx].numpy()
-            )
+            try:
+                values, log_prob, _ = policy.evaluate_actions(
+                    t["obs"][idx], t["actions"][idx], action_masks=t["masks"][idx].numpy()
+                )
+            except ValueError as exc:  # the inputs are finite (checked on load): the weights exploded
+                if not invalid_outputs(exc):
+                    raise
+                raise TrainingDiverged(CLONING, "the policy's outputs are not finite (NaN or inf)") from None
             loss = -log_prob.mean() + value_weight * torch.nn.functional.mse_loss(values.flatten(), t["returns"][idx])
+            check_losses(CLONING, loss=float(loss.detach()))
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
             opt.step()
             total += float(loss.detach()) * idx.numel()
+        check_weights(CLONING, policy.state_dict())
         fit = _accuracy(policy, t, train[: held.size * 4])
         acc = _accuracy(policy, t, held)
         history.append(

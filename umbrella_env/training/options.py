@@ -19,6 +19,13 @@ GAMMA = 0.99
 EVAL_SEED = 12345
 #: The turn limit of the learners' training games (evaluation games use the standard one).
 TRAIN_MAX_TURNS = 400
+#: The largest learning rate the trainers take (each of their rates, cloning included): Adam
+#: moves every weight by about the learning rate at each step, so larger rates only diverge.
+MAX_LEARNING_RATE = 1
+#: The largest ``--shaping``: the end-of-game reward is +-1, and at 1 a game's score edge
+#: (often 10 points or more) already outweighs its result; far larger weights overflow the
+#: returns and the value loss.
+MAX_SHAPING = 1
 
 
 def given_options(build_parser: Callable[[], argparse.ArgumentParser], argv: Sequence[str]) -> set[str]:

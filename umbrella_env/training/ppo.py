@@ -86,10 +86,13 @@ from umbrella_env.paths import (
     remove_run,
     write_atomically,
 )
+from umbrella_env.training.divergence import TrainingDiverged, check_weights, diverged_message, invalid_outputs
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
     EVAL_SEED,
     GAMMA,
+    MAX_LEARNING_RATE,
+    MAX_SHAPING,
     RUN_FILES,
     TRAIN_COMMAND,
     TRAIN_MAX_TURNS,
@@ -721,9 +724,12 @@ _POSITIVE = (
 )
 
 
-#: Real options that must be > 0, and those that must be >= 0.
-_POSITIVE_REAL = (("--learning-rate", "learning_rate"), ("--pretrain-lr", "pretrain_lr"))
-_NON_NEGATIVE = (("--ent-coef", "ent_coef"), ("--shaping", "shaping"))
+#: Real options in (0, maximum], and those in [0, maximum] (None: no maximum).
+_POSITIVE_REAL = (
+    ("--learning-rate", "learning_rate", MAX_LEARNING_RATE),
+    ("--pretrain-lr", "pretrain_lr", MAX_LEARNING_RATE),
+)
+_NON_NEGATIVE = (("--ent-coef", "ent_coef", None), ("--shaping", "shaping", MAX_SHAPING))
 
 
 #: Options that only a 2-4 player run uses (refused in solo rather than silently ignored; a
@@ -766,8 +772,10 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
         real_problem("--timesteps", args.timesteps, minimum=1, maximum=MAX_TIMESTEPS),
         None if args.torch_threads is None else int_problem("--torch-threads", args.torch_threads),
     ]
-    problems += [real_problem(flag, getattr(args, attr), positive=True) for flag, attr in _POSITIVE_REAL]
-    problems += [real_problem(flag, getattr(args, attr), minimum=0) for flag, attr in _NON_NEGATIVE]
+    problems += [
+        real_problem(flag, getattr(args, attr), positive=True, maximum=top) for flag, attr, top in _POSITIVE_REAL
+    ]
+    problems += [real_problem(flag, getattr(args, attr), minimum=0, maximum=top) for flag, attr, top in _NON_NEGATIVE]
     problem = first_problem(problems)
     if problem:
         raise ValueError(problem)
@@ -932,6 +940,10 @@ def _train(
         except KeyboardInterrupt:  # nothing is trained yet: nothing to save
             print(f"\ninterrupted while cloning {args.pretrain} (--pretrain): no checkpoint was written", flush=True)
             return 130
+        except TrainingDiverged as exc:
+            kept = "no checkpoint was written"
+            print(f"error: {diverged_message(exc, kept, f'--pretrain-lr (now {args.pretrain_lr:g})')}", file=sys.stderr)
+            return 1
         except WorkerDied as exc:  # a teacher-game worker died: nothing is trained yet either
             print(f"error: {exc}; no checkpoint was written", file=sys.stderr, flush=True)
             return 1
@@ -960,10 +972,22 @@ def _train(
     try:
         model.learn(timesteps, callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
         elapsed = time.perf_counter() - t0
+        check_weights(f"the PPO update at step {int(model.num_timesteps):,}", model.policy.state_dict())
         final = callback.evaluate(final=True)
     except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
         interrupted = True
         say(f"\ninterrupted at {int(model.num_timesteps):,} steps: saving last.zip and the summary", file=sys.stderr)
+    except (ValueError, TrainingDiverged) as exc:  # a diverged policy fails at its next forward pass
+        diverged = exc if isinstance(exc, TrainingDiverged) else _diverged(exc, model)
+        if diverged is None:
+            raise
+        best = out / "best.zip"
+        kept = f"{best} holds the best evaluation's model" if best.is_file() else "no checkpoint was written"
+        say(
+            f"\nerror: {diverged_message(diverged, kept, f'--learning-rate (now {args.learning_rate:g})')}",
+            file=sys.stderr,
+        )
+        return 1
     elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
@@ -995,6 +1019,17 @@ def _train(
         f"({steps / elapsed:,.0f} env steps/s), {int(model.num_timesteps):,} in all; {kept}"
     )
     return 130 if interrupted else 0
+
+
+def _diverged(exc: ValueError, model: Any) -> TrainingDiverged | None:
+    """The divergence behind a ``ValueError`` raised inside ``model.learn``: the policy's
+    weights or outputs no longer finite (None for any other error, which is raised as is)."""
+    stage = f"the PPO update at step {int(model.num_timesteps):,}"
+    try:
+        check_weights(stage, model.policy.state_dict())
+    except TrainingDiverged as diverged:
+        return diverged
+    return TrainingDiverged(stage, "the policy's outputs are not finite (NaN or inf)") if invalid_outputs(exc) else None
 
 
 if __name__ == "__main__":
