@@ -602,3 +602,21 @@ def test_outputs_that_explode_in_the_env_runners_are_a_divergence(
     err = capsys.readouterr().err
     assert "error: training diverged in the PPO update of iteration 1: the policy's outputs are not finite" in err
     assert "iteration 2 could not sample actions from them" in err and "lower --learning-rate (now 0.002)" in err
+
+
+def test_an_update_whose_outputs_explode_stops_before_its_evaluation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, diverge: Callable[..., None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # finite but huge weights passed the checks of the update; an evaluation due after it
+    # saved them as last/ (and best/), and only the next iteration's env runners failed
+    from umbrella_env import rllib_train
+
+    diverge(to=lambda w: torch.where(w >= 0, 1e30, -1e30))  # finite weights, outputs that overflow
+    monkeypatch.setattr(rllib_train, "check_losses", lambda *args, **kwargs: None)  # the losses before them
+    out = tmp_path / "run"
+    argv = [*SMOKE, "--players", "1", "--num-env-runners", "0", "--eval-every", "1", "--learning-rate", "0.002",
+            "--out", str(out)]  # fmt: skip
+    assert train(argv) == 1
+    err = capsys.readouterr().err
+    assert "error: training diverged in the PPO update of iteration 1: the policy's outputs are not finite" in err
+    assert "could not sample" not in err and not out.exists()

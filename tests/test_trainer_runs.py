@@ -686,6 +686,10 @@ def test_az_resume_refuses_an_optimizer_state_that_is_not_finite(az_run: Path, t
     argv = [*_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"), "--iterations", "3"]
     err = _refused(alphazero.main, [*argv, "--pretrain-games", "0", "--resume", str(run / "last.pt")], capsys)
     assert "holds an optimizer state that is not finite (NaN or inf) in slide_bias exp_avg_sq" in err
+    saved["iteration"] = 0  # of another iteration than last.pt's: not read, so not refused either
+    torch.save(saved, run / "optimizer.pt")
+    assert alphazero.main([*argv, "--pretrain-games", "0", "--resume", str(run / "last.pt")]) == 0
+    assert "is the optimizer state of iteration 0 (last.pt's), not of the checkpoint's" in capsys.readouterr().err
 
 
 def test_ppo_a_diverging_update_ends_in_one_line_and_writes_no_last_zip(tmp_path, diverge, capsys) -> None:
@@ -714,6 +718,20 @@ def test_ppo_a_diverging_behaviour_cloning_ends_in_one_line(tmp_path, diverge, c
     err = capsys.readouterr().err
     assert "Traceback" not in err and "error: training diverged in behaviour cloning: " in err
     assert "lower --pretrain-lr (now 0.002)" in err and not out.exists()
+
+
+def test_ppo_a_cloning_whose_last_step_leaves_outputs_that_overflow_ends_in_one_line(tmp_path, diverge, capsys) -> None:
+    # one step (a single minibatch) to finite but huge weights: the accuracy after the epoch
+    # ended in torch's "found invalid values" traceback
+    from umbrella_env.training import ppo
+
+    diverge(to=lambda w: torch.where(w >= 0, 3e37, -3e37))
+    teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1",
+               "--pretrain-batch", "4096"]  # fmt: skip
+    assert ppo.main([*PPO, *teacher, "--out", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err
+    assert "error: training diverged in behaviour cloning: the policy's outputs are not finite (NaN or inf)" in err
+    assert "Traceback" not in err
 
 
 def test_the_divergence_checks_read_torch_s_own_failures() -> None:

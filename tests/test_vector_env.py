@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode
 import umbrella_env  # noqa: F401 - registers umbrella_env/Solo-v0
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
-from umbrella_env.core.errors import ActionError, IllegalActionError
+from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
 
@@ -175,6 +175,16 @@ def test_seeding_reproducible_and_distinct() -> None:
     c, _ = make_native(3).reset(seed=6)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+def test_per_env_seeds_take_any_sequence_of_ints_but_not_text_or_bytes() -> None:
+    # only lists, tuples and arrays were read as one seed per env; a range was refused
+    listed, _ = make_native(3).reset(seed=[4, 5, 6])
+    for same in ((4, 5, 6), range(4, 7), np.arange(4, 7), [4, 5, np.int64(6)]):
+        np.testing.assert_array_equal(make_native(3).reset(seed=same)[0], listed)
+    for text in ("456", b"\x04\x05\x06", bytearray(b"\x04\x05\x06"), memoryview(b"\x04\x05\x06")):
+        with pytest.raises(ConfigError, match="seed must be None or a non-negative int, got"):
+            make_native(3).reset(seed=text)
 
 
 def test_every_view_of_the_games_before_the_first_reset_is_refused() -> None:

@@ -69,7 +69,9 @@ from umbrella_env.cli_args import (
     seed_option,
     sigterm_as_interrupt,
 )
+from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import observe
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
 from umbrella_env.paths import default_run_dir, output_dir_problem, write_atomically
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
@@ -77,6 +79,7 @@ from umbrella_env.training.divergence import (
     CLONING,
     TrainingDiverged,
     check_losses,
+    check_outputs,
     check_weights,
     diverged_message,
     invalid_outputs,
@@ -388,6 +391,8 @@ def fit_module(module: Any, demos: Any, epochs: int, batch_size: int, learning_r
             opt.step()
             total += float(loss.detach()) * idx.numel()
         check_weights(CLONING, module.state_dict())
+        with torch.no_grad():  # the last minibatch again, through the updated module
+            check_outputs(CLONING, module.forward_train(batch(idx))[Columns.ACTION_DIST_INPUTS])
         row = {"epoch": epoch + 1, "loss": total / train.size, "held_out_accuracy": accuracy(held)}
         history.append(row)
         print(f"[pretrain epoch {epoch + 1}/{epochs}] loss {row['loss']:.3f}, "
@@ -439,16 +444,49 @@ def evaluate(agent: Any, config: GameConfig, opponent: str | None, games: int, s
 
 
 # --------------------------------------------------------------------------- the run
-def check_update(algo: Any, result: dict[str, Any], module_id: str, stage: str) -> None:
+def probe_positions(config: GameConfig, n: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and legal masks of the first decisions of ``n`` seeded deals: the
+    positions through which :func:`check_update` runs the updated policy."""
+    state = E.allocate(config, n)
+    E.reset(state, np.arange(n), np.random.default_rng(0))
+    return observe(state), E.legal_action_mask(state)
+
+
+def _outputs_finite(module: Any, probe: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether ``module``'s masked logits of the ``probe`` positions are all finite (masked
+    entries are the float minimum, finite)."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from agents.rllib_module import MASK_KEY, OBS_KEY
+
+    obs, mask = probe
+    batch = {Columns.OBS: {OBS_KEY: torch.as_tensor(obs), MASK_KEY: torch.as_tensor(mask, dtype=torch.float32)}}
+    with torch.no_grad():
+        return bool(torch.isfinite(module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]).all())
+
+
+def check_update(
+    algo: Any, result: dict[str, Any], module_id: str, stage: str, probe: tuple[np.ndarray, np.ndarray]
+) -> None:
     """:class:`TrainingDiverged` when the update of an iteration (``algo.train()``'s
-    ``result``) reported losses, or left the learners' weights, that are not finite."""
+    ``result``) reported losses, or left the learners' weights or the policy's outputs on the
+    ``probe`` positions (:func:`probe_positions`), that are not finite: weights finite but
+    huge would otherwise be evaluated and saved, and fail only in the next iteration's env
+    runners."""
     stats = result.get("learners", {}).get(module_id, {})
     check_losses(stage, **{k: float(stats[k]) for k in ("policy_loss", "vf_loss") if k in stats})
     found = algo.learner_group.foreach_learner(
-        lambda learner: nonfinite_weights(learner.module[module_id].state_dict())
+        lambda learner: (
+            nonfinite_weights(learner.module[module_id].state_dict()),
+            _outputs_finite(learner.module[module_id], probe),
+        )
     )
-    for broken in found:
-        weights_diverged(stage, broken.get())
+    for answer in found:
+        broken, finite = answer.get()
+        weights_diverged(stage, broken)
+        if not finite:
+            raise TrainingDiverged(stage, "the policy's outputs are not finite (NaN or inf)")
 
 
 class TrainingFailed(RuntimeError):
@@ -544,6 +582,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     for name in ("ray", *QUIET_LOGGERS):  # RLlib's notices; the progress lines say what matters
         logging.getLogger(name).setLevel(logging.ERROR)
     module_id = SOLO_MODULE if config.solo else SHARED
+    probe = probe_positions(config)
     opponents = [None] if config.solo else list(args.eval_opponent)
     mode = (
         "solo"
@@ -625,7 +664,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                     + (f"the env runner's error: {cause}" if cause else _described(exc))
                 ) from (None if ray_error or cause else exc)  # a failing agent needs no traceback
             iteration += 1
-            check_update(algo, result, module_id, f"the PPO update of iteration {iteration}")
+            check_update(algo, result, module_id, f"the PPO update of iteration {iteration}", probe)
             runners = result.get(ENV_RUNNER_RESULTS, {})
             before, steps = steps, int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
             if steps == before:  # an env runner failed (fault tolerance is off) or played nothing

@@ -147,13 +147,13 @@ def refuse_state_option(options: Mapping[str, Any] | None, env_name: str) -> Non
 
 # --------------------------------------------------------------------------- seeds
 def seed_sequence(seed: Any, n: int, what: str, allow_none: bool) -> list[int | None] | None:
-    """Per-item seeds from a sequence (a list, a tuple, a range, a 1-D integer array, ...) of
-    exactly ``n`` seeds; ``None`` if ``seed`` is not a sequence.
+    """Per-item seeds from a sequence (a list, a tuple, a range, a 1-D integer array, ...; not
+    text or bytes) of exactly ``n`` seeds; ``None`` if ``seed`` is not a sequence.
 
     Entries are non-negative ints (or ``None`` when ``allow_none``); anything else,
     or a sequence of another length, is refused with :class:`ConfigError`.
     """
-    if not isinstance(seed, (Sequence, np.ndarray)) or isinstance(seed, (str, bytes)):
+    if not isinstance(seed, (Sequence, np.ndarray)) or isinstance(seed, (str, bytes, bytearray, memoryview)):
         return None
     entries = list(seed) if not isinstance(seed, np.ndarray) or seed.ndim == 1 else None
     if entries is None or len(entries) != n:

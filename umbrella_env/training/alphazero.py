@@ -1247,18 +1247,18 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
                 "differ in number or shape from the checkpoint's): a file of another run; remove it to start "
                 "a fresh optimizer"
             )
-        names = [name for name, _ in net.named_parameters()]
-        broken = None if optimizer is None else nonfinite_weights(optimizer_moments(optimizer, names))
-        if broken:
-            raise ValueError(
-                f"--resume: {str(opt_file)!r} holds an optimizer state that is not finite (NaN or inf) in {broken}: "
-                "the run that wrote it was diverging; remove it to start a fresh optimizer"
-            )
         if saved_at is not None and int(saved_at) != iteration:
             optimizer = None
             notes.append(
                 f"{str(opt_file)!r} is the optimizer state of iteration {saved_at} (last.pt's), not of the "
                 f"checkpoint's iteration {iteration}: a fresh optimizer (Adam's moments start anew)"
+            )
+        names = [name for name, _ in net.named_parameters()]
+        broken = None if optimizer is None else nonfinite_weights(optimizer_moments(optimizer, names))
+        if broken:  # the state this resume would continue (a stale one is not read)
+            raise ValueError(
+                f"--resume: {str(opt_file)!r} holds an optimizer state that is not finite (NaN or inf) in {broken}: "
+                "the run that wrote it was diverging; remove it to start a fresh optimizer"
             )
     else:
         notes.append(f"no optimizer.pt beside {str(path)!r}: a fresh optimizer (Adam's moments start anew)")

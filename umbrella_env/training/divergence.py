@@ -13,7 +13,8 @@ trainer computes anyway (the losses it prints, one pass over the weights per upd
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from agents.checkpoint import nonfinite_weights, weights_beyond
@@ -98,6 +99,19 @@ def invalid_outputs(error: BaseException | str) -> bool:
     policy of Stable-Baselines3 or RLlib fails, at its next forward pass, when its weights
     became huge rather than NaN."""
     return any(phrase in str(error) for phrase in _TORCH_INVALID)
+
+
+@contextmanager
+def refused_outputs(stage: str) -> Iterator[None]:
+    """Torch refusing the outputs of the network in training as NaN or infinite inside the
+    block (:func:`invalid_outputs`) becomes :class:`TrainingDiverged` for ``stage``; any other
+    error passes unchanged."""
+    try:
+        yield
+    except (ValueError, RuntimeError) as exc:
+        if not invalid_outputs(exc):
+            raise
+        raise TrainingDiverged(stage, "the policy's outputs are not finite (NaN or inf)") from None
 
 
 def diverged_message(exc: TrainingDiverged, kept: str, options: str) -> str:

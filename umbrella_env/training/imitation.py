@@ -28,7 +28,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.match import play_out, win_credits
 from umbrella_env.parallel import Progress, process_pool
-from umbrella_env.training.divergence import CLONING, TrainingDiverged, check_losses, check_weights, invalid_outputs
+from umbrella_env.training.divergence import CLONING, check_losses, check_weights, refused_outputs
 
 
 @dataclass
@@ -321,14 +321,10 @@ def pretrain(
         total = 0.0
         for i in range(0, train.size, batch_size):
             idx = torch.as_tensor(train[i : i + batch_size])
-            try:
+            with refused_outputs(CLONING):  # the inputs are finite (checked on load): the weights exploded
                 values, log_prob, _ = policy.evaluate_actions(
                     t["obs"][idx], t["actions"][idx], action_masks=t["masks"][idx].numpy()
                 )
-            except ValueError as exc:  # the inputs are finite (checked on load): the weights exploded
-                if not invalid_outputs(exc):
-                    raise
-                raise TrainingDiverged(CLONING, "the policy's outputs are not finite (NaN or inf)") from None
             loss = -log_prob.mean() + value_weight * torch.nn.functional.mse_loss(values.flatten(), t["returns"][idx])
             check_losses(CLONING, loss=float(loss.detach()))
             opt.zero_grad()
@@ -337,8 +333,9 @@ def pretrain(
             opt.step()
             total += float(loss.detach()) * idx.numel()
         check_weights(CLONING, policy.state_dict())
-        fit = _accuracy(policy, t, train[: held.size * 4])
-        acc = _accuracy(policy, t, held)
+        with refused_outputs(CLONING):  # the last step's weights, through the policy's distribution
+            fit = _accuracy(policy, t, train[: held.size * 4])
+            acc = _accuracy(policy, t, held)
         history.append(
             {"epoch": epoch + 1, "loss": total / train.size, "train_accuracy": fit, "held_out_accuracy": acc}
         )
