@@ -759,3 +759,18 @@ def test_the_divergence_checks_read_torch_s_own_failures() -> None:
     check_outputs("s", torch.zeros(3), torch.full((2,), -1e30))
     with pytest.raises(TrainingDiverged, match="outputs are not finite"):
         check_outputs("s", torch.zeros(3), torch.tensor([float("-inf")]))
+
+
+def test_ppo_a_last_update_to_outputs_that_overflow_ends_in_one_line(tmp_path, diverge, capsys) -> None:
+    # one rollout, one minibatch step to finite but huge weights: the final evaluation ended in
+    # "AgentError: agent 'learner' raised ValueError('Expected parameter logits ...')"
+    from umbrella_env.training import ppo
+
+    diverge(to=lambda w: torch.where(w >= 0, 3e37, -3e37))
+    out = tmp_path / "run"
+    argv = [*_without(PPO, "--eval-every"), "--eval-every", "100000", "--n-epochs", "1", "--batch-size", "128",
+            "--out", str(out)]  # fmt: skip
+    assert ppo.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "error: training diverged in the PPO update at step 128: the policy's outputs are not finite" in err, err
+    assert "Traceback" not in err and not (out / "last.zip").exists()

@@ -6,8 +6,9 @@ play (:func:`agents.checkpoint.check_finite_weights` refuses it), so every train
 the first loss that is not finite, before the step that would spread it into the weights,
 and checks the weights after each update phase: :class:`TrainingDiverged` names the stage and
 the numbers, the trainer's command line names what it kept and the option to lower
-(:func:`diverged_message`), and nothing diverged is saved.  Every check reads numbers the
-trainer computes anyway (the losses it prints, one pass over the weights per update phase).
+(:func:`diverged_message`), and nothing diverged is saved.  The checks read numbers the
+trainer computes anyway (the losses it prints) plus, per update phase, one pass over the
+weights and one forward pass of a minibatch; they draw no random numbers.
 """
 
 from __future__ import annotations

@@ -86,7 +86,13 @@ from umbrella_env.paths import (
     remove_run,
     write_atomically,
 )
-from umbrella_env.training.divergence import TrainingDiverged, check_weights, diverged_message, invalid_outputs
+from umbrella_env.training.divergence import (
+    TrainingDiverged,
+    check_weights,
+    diverged_message,
+    invalid_outputs,
+    refused_outputs,
+)
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.options import (
     EVAL_SEED,
@@ -972,7 +978,7 @@ def _train(
     try:
         model.learn(timesteps, callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
         elapsed = time.perf_counter() - t0
-        check_weights(f"the PPO update at step {int(model.num_timesteps):,}", model.policy.state_dict())
+        check_policy(model, f"the PPO update at step {int(model.num_timesteps):,}")
         final = callback.evaluate(final=True)
     except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
         interrupted = True
@@ -1019,6 +1025,18 @@ def _train(
         f"({steps / elapsed:,.0f} env steps/s), {int(model.num_timesteps):,} in all; {kept}"
     )
     return 130 if interrupted else 0
+
+
+def check_policy(model: Any, stage: str) -> None:
+    """:class:`TrainingDiverged` when the policy's weights, or its outputs on the first
+    positions of its last rollout, are not finite: the last update of a run is checked here,
+    before the final evaluation plays the policy (each earlier one by the next forward pass)."""
+    check_weights(stage, model.policy.state_dict())
+    buffer = model.rollout_buffer  # [steps, envs, ...], or flattened by the update's passes
+    observations = torch.as_tensor(buffer.observations.reshape(-1, *buffer.obs_shape)[:64])
+    masks = buffer.action_masks.reshape(-1, buffer.action_masks.shape[-1])[:64]
+    with torch.no_grad(), refused_outputs(stage):
+        model.policy.get_distribution(observations, action_masks=masks)
 
 
 def _diverged(exc: ValueError, model: Any) -> TrainingDiverged | None:
