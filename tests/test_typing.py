@@ -29,10 +29,14 @@ def test_documented_user_code_type_checks_strictly(tmp_path: Path) -> None:
     wrong = tmp_path / "wrong.py"
     wrong.write_text(
         (ROOT / "tests" / "typed_user.py").read_text(encoding="utf-8")
-        + '\n\ndef mistake() -> None:\n    UmbrellaSoloVectorEnv(2).reset(seed="12")\n',  # a str is no seed sequence
+        + "\n\ndef mistake() -> None:\n"
+        + '    UmbrellaSoloVectorEnv(2).reset(seed="12")\n'  # a str is no seed sequence
+        + "    umbrella_env.env(num_player=3)\n",  # env(**kwargs) took any keyword
         encoding="utf-8",
     )
     both = _mypy(tmp_path, wrong)
     assert both.returncode == 1, both.stdout + both.stderr
     lines = [line for line in both.stdout.splitlines() if ": error:" in line]
-    assert len(lines) == 1 and 'Argument "seed" to "reset" of "UmbrellaSoloVectorEnv"' in lines[0], both.stdout
+    assert len(lines) == 2, both.stdout
+    assert 'Argument "seed" to "reset" of "UmbrellaSoloVectorEnv"' in lines[0], both.stdout
+    assert 'Unexpected keyword argument "num_player" for "env"' in lines[1], both.stdout

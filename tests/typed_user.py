@@ -11,9 +11,10 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-import umbrella_env  # noqa: F401  (registers the ids)
+import umbrella_env  # registers the ids
 from agents import Agent, BatchAgent, make_agent
 from umbrella_env.core.single import SingleGame
+from umbrella_env.envs.parallel import parallel_env
 from umbrella_env.envs.solo import UmbrellaSoloEnv
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 from umbrella_env.envs.vector_game import VectorGame
@@ -48,4 +49,8 @@ def run() -> float:
         agent.act_batch(np.zeros((1, 899), np.float32), np.ones((1, 968), bool))
     made = gym.make("umbrella_env/Solo-v0")
     made.reset(seed=0)
+    aec = umbrella_env.env(num_players=3, reward_mode="score", auto_forced=True)
+    aec.reset(seed=2)
+    parallel = parallel_env(num_players=2, max_turns=100)
+    parallel.reset(seed=3)
     return float(reward) + n

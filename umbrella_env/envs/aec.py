@@ -34,16 +34,12 @@ from umbrella_env.envs.common import (
     require_game,
     state_option,
     step_rewards,
+    takes_arguments_of,
 )
 from umbrella_env.envs.doctables import env_doc_tables
 
 #: The id of this env in PettingZoo's registry (``pettingzoo.make("aec", ENV_ID)``), also its metadata name.
 ENV_ID = "umbrella_env/Umbrella-v0"
-
-
-def env(**kwargs: Any) -> AECEnv[str, dict[str, NDArray[Any]], int]:
-    """The Umbrella AEC env wrapped like PettingZoo's classic games (order enforcing)."""
-    return _OrderEnforcing(raw_env(**kwargs))
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
@@ -339,3 +335,9 @@ class raw_env(AECEnv[str, dict[str, NDArray[Any]], int]):  # noqa: N801 - Pettin
 
 
 raw_env.__doc__ = ((raw_env.__doc__ or "").rstrip() + "\n") + env_doc_tables()
+
+
+@takes_arguments_of(raw_env)  # a type checker checks the keywords, as raw_env's
+def env(**kwargs: Any) -> AECEnv[str, dict[str, NDArray[Any]], int]:
+    """The Umbrella AEC env wrapped like PettingZoo's classic games (order enforcing)."""
+    return _OrderEnforcing(raw_env(**kwargs))

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import gymnasium
 import numpy as np
@@ -146,6 +146,21 @@ def refuse_state_option(options: Mapping[str, Any] | None, env_name: str) -> Non
 
 
 # --------------------------------------------------------------------------- seeds
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def takes_arguments_of(source: Callable[_P, object]) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
+    """Type a factory that passes its arguments on to ``source`` (``env(**kwargs)`` to
+    ``raw_env``) as taking ``source``'s parameters, so that a type checker checks a call's
+    keywords (a misspelt one is caught before it runs); the factory itself is unchanged."""
+
+    def typed(factory: Callable[..., _R]) -> Callable[_P, _R]:
+        return factory
+
+    return typed
+
+
 def seed_sequence(seed: Any, n: int, what: str, allow_none: bool) -> list[int | None] | None:
     """Per-item seeds from a sequence (a list, a tuple, a range, a 1-D integer array, ...; not
     text or bytes) of exactly ``n`` seeds; ``None`` if ``seed`` is not a sequence.

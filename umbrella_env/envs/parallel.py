@@ -28,8 +28,8 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
 from umbrella_env.core.errors import ActionError, GameOverError, StateError
-from umbrella_env.envs.aec import env
-from umbrella_env.envs.common import state_option
+from umbrella_env.envs.aec import env, raw_env
+from umbrella_env.envs.common import state_option, takes_arguments_of
 
 
 class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
@@ -68,6 +68,7 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
         return observations, rewards, terminations, truncations, infos
 
 
+@takes_arguments_of(raw_env)  # a type checker checks the keywords, as raw_env's
 def parallel_env(**kwargs: Any) -> ParallelEnv[str, dict[str, NDArray[Any]], int]:
     """The Umbrella AEC env (:func:`umbrella_env.envs.aec.env`, same keyword arguments) as a
     PettingZoo ``ParallelEnv``, through ``turn_based_aec_to_parallel`` (see the module doc);
