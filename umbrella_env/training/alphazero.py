@@ -61,7 +61,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -494,11 +494,7 @@ def pg_update(
             tot_h += float(entropy.detach())
             steps += 1
     net.eval()
-    check_weights(stage, net.state_dict(), MAX_STORED)
-    check_optimizer(stage, opt.state_dict(), [name for name, _ in net.named_parameters()])
-    if steps:  # the last minibatch again, through the updated network
-        with torch.no_grad():
-            check_outputs(stage, *forward(idx)[:2])
+    check_phase(stage, net, opt, (lambda: forward(idx)[:2]) if steps else None)
     steps = max(steps, 1)
     return {"policy_loss": tot_p / steps, "value_loss": tot_v / steps, "entropy": tot_h / steps}
 
@@ -563,6 +559,20 @@ def _learn(
     return p_loss, v_loss
 
 
+def check_phase(
+    stage: str, net: AZNet, opt: torch.optim.Optimizer, last_outputs: Callable[[], Sequence[torch.Tensor]] | None
+) -> None:
+    """The end of an update phase (divergence module): :class:`TrainingDiverged` for weights
+    not finite or beyond what a checkpoint stores, an optimizer state not finite, or the
+    outputs of ``last_outputs()`` (the phase's last minibatch again, through the updated
+    network: no draw, no state changed; None when the phase took no step) not finite."""
+    check_weights(stage, net.state_dict(), MAX_STORED)
+    check_optimizer(stage, opt.state_dict(), [name for name, _ in net.named_parameters()])
+    if last_outputs is not None:
+        with torch.no_grad():
+            check_outputs(stage, *last_outputs())
+
+
 def train_steps(
     net: AZNet,
     opt: torch.optim.Optimizer,
@@ -584,11 +594,7 @@ def train_steps(
         tot_p += p_loss
         tot_v += v_loss
     net.eval()
-    check_weights(stage, net.state_dict(), MAX_STORED)
-    check_optimizer(stage, opt.state_dict(), [name for name, _ in net.named_parameters()])
-    if steps:  # the last minibatch again, through the updated network (no draw, no state changed)
-        with torch.no_grad():
-            check_outputs(stage, *net(torch.as_tensor(b.obs.astype(np.float32)), _heur(b)))
+    check_phase(stage, net, opt, (lambda: net(torch.as_tensor(b.obs.astype(np.float32)), _heur(b))) if steps else None)
     return {"policy_loss": tot_p / max(steps, 1), "value_loss": tot_v / max(steps, 1)}
 
 
@@ -644,11 +650,8 @@ def fit_samples(
     for g, lr in zip(opt.param_groups, base_lr):
         g["lr"] = lr
     net.eval()
-    check_weights(stage, net.state_dict(), MAX_STORED)
-    check_optimizer(stage, opt.state_dict(), [name for name, _ in net.named_parameters()])
-    with torch.no_grad():  # the last minibatch again, through the updated network
-        h = None if h_all is None else h_all[t].float()
-        check_outputs(stage, *net.heads(x_all[t].float(), s_all[t].float(), h))
+    h = None if h_all is None else h_all[t].float()
+    check_phase(stage, net, opt, lambda: net.heads(x_all[t].float(), s_all[t].float(), h))
     return {"policy_loss": tot_p / steps, "value_loss": tot_v / steps, "steps": steps}
 
 
