@@ -5,6 +5,10 @@ value is refused with a :class:`ValueError` naming the option and its valid rang
 met as a crash (or a silently weaker agent) in the middle of a game.  NumPy scalars are
 accepted like Python numbers; ``bool`` is not a number here.
 
+Every agent that plays a network checks its outputs with :func:`check_finite_outputs` before it
+chooses (a network whose outputs are NaN or infinite would otherwise play its first legal
+action at every decision, silently, or fail inside torch): :class:`OutputsNotFinite`.
+
 Every ``act`` checks its inputs the same way before it reads them (:func:`check_mask`,
 :func:`check_observation`, :func:`check_game_mask`; :func:`check_batch` for ``act_batch``):
 a mask of another shape, a mask that is not the game's, or an observation of another
@@ -159,3 +163,49 @@ def check_batch(observations: Any, action_masks: Any, *, require_legal: bool = T
                 f"no legal action in mask {int(np.flatnonzero(empty)[0])}: the game is over or the mask is empty"
             )
     return obs, masks
+
+
+# --------------------------------------------------------------------------- a network's outputs
+class OutputsNotFinite(ValueError):
+    """A network's outputs hold a NaN or an infinity, so it cannot choose an action: its
+    weights are finite but so large that they overflow on this input (a diverging training
+    run saves such a network; weights that are not finite are refused when it loads)."""
+
+
+#: What torch says when a network's outputs that are not finite reach it: a distribution
+#: refusing its parameters, and the sampler of a categorical distribution (RLlib's env runners).
+_TORCH_INVALID = ("found invalid values", "probability tensor contains either `inf`, `nan` or element < 0")
+
+
+def invalid_outputs(error: BaseException | str | None) -> bool:
+    """Whether ``error`` (an exception raised while a network ran, or its message), or an
+    exception it was raised from (a game's error names the agent's), is a network's outputs
+    refused as NaN or infinite: :class:`OutputsNotFinite`, or torch refusing them (how a
+    policy of Stable-Baselines3 or RLlib fails when its weights became huge)."""
+    while error is not None:
+        if isinstance(error, OutputsNotFinite) or any(phrase in str(error) for phrase in _TORCH_INVALID):
+            return True
+        error = error.__cause__ if isinstance(error, BaseException) else None
+    return False
+
+
+def outputs_not_finite(model: str, position: int | None = None) -> OutputsNotFinite:
+    """The error of ``model`` (how the agent names its network, such as
+    ``"model 'best.onnx'"``) giving outputs that are not finite (for the batch's ``position``)."""
+    where = "" if position is None else f" for position {position} of the batch"
+    return OutputsNotFinite(
+        f"{model} gave outputs that are not finite (NaN or inf){where}, so it cannot choose an action: "
+        "its weights are not finite or overflow on this input (was its training diverging?)"
+    )
+
+
+def check_finite_outputs(model: str, *outputs: np.ndarray) -> None:
+    """:class:`OutputsNotFinite` unless every entry of ``outputs`` (arrays of a batch, first
+    axis the position: logits [n, 968], values [n] or [n, seats]) is finite; ``model`` as for
+    :func:`outputs_not_finite`."""
+    for out in outputs:
+        values = np.asarray(out)
+        if np.isfinite(values).all():  # an empty batch too
+            continue
+        finite = np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+        raise outputs_not_finite(model, int(np.flatnonzero(~finite)[0]) if len(values) > 1 else None)

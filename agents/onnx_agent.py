@@ -27,7 +27,16 @@ import numpy as np
 
 from agents.base import SeededAgent
 from agents.checkpoint import check_configuration, check_configuration_options, check_given_game, check_metadata
-from agents.checks import MAX_THREADS, check_batch, check_flag, check_int, check_mask, check_name, check_observation
+from agents.checks import (
+    MAX_THREADS,
+    check_batch,
+    check_finite_outputs,
+    check_flag,
+    check_int,
+    check_mask,
+    check_name,
+    check_observation,
+)
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
@@ -207,6 +216,7 @@ class OnnxAgent(SeededAgent):
 
     def _actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         logits, _ = self._run(obs, masks)
+        check_finite_outputs(f"model {str(self.path)!r}", logits)
         if self.deterministic:
             return np.argmax(logits, axis=1).astype(np.int64)
         return sample_masked(logits, self._rng)

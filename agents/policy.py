@@ -27,7 +27,15 @@ from agents.checkpoint import (
     one_line,
     read_sidecar,
 )
-from agents.checks import check_batch, check_flag, check_mask, check_name, check_observation
+from agents.checks import (
+    check_batch,
+    check_flag,
+    check_mask,
+    check_name,
+    check_observation,
+    invalid_outputs,
+    outputs_not_finite,
+)
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
@@ -152,7 +160,16 @@ class PolicyAgent:
 
     def _actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The policy's most likely legal actions, or legal actions drawn from its masked
-        probabilities with the agent's generator."""
+        probabilities with the agent's generator; :class:`~agents.checks.OutputsNotFinite`
+        when the policy's outputs are not finite (torch refuses them)."""
+        try:
+            return self._choose(obs, masks)
+        except (ValueError, RuntimeError) as exc:
+            if not invalid_outputs(exc):
+                raise
+            raise outputs_not_finite(f"model {str(self.path)!r}") from None
+
+    def _choose(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self.deterministic:
             actions, _ = self.model.predict(obs, action_masks=masks, deterministic=True)
             return np.asarray(actions, dtype=np.int64).reshape(len(obs))

@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.base import agent_generator
 from agents.checkpoint import check_configuration, read_metadata_file
-from agents.checks import check_flag, check_name
+from agents.checks import check_finite_outputs, check_flag, check_name
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.observation import OBS_SIZE
@@ -167,6 +167,7 @@ class RLlibAgent:
         legal = np.asarray(action_masks, dtype=bool)
         if not legal.any(axis=1).all():
             raise ValueError("no legal action: the game is over or a mask is empty")
+        check_finite_outputs(f"RLlib checkpoint {str(self.path)!r}", logits)
         logits = np.where(legal, logits, -np.inf)
         if self.deterministic:
             return logits.argmax(axis=1).astype(np.int64)

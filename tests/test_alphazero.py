@@ -991,3 +991,21 @@ def test_a_checkpoint_and_its_sidecar_are_replaced_together(tmp_path, monkeypatc
     monkeypatch.setattr(paths.os, "replace", replace)
     assert len(renamed) == 2 and load_network(tmp_path / "last.pt")[1]["iteration"] == 6  # both, then Ctrl-C
     assert sorted(p.name for p in tmp_path.iterdir()) == ["last.json", "last.pt"]
+
+
+@pytest.mark.parametrize("search", [False, True])
+def test_az_agent_refuses_a_network_whose_outputs_are_not_finite(search: bool) -> None:
+    """Finite weights so large that the outputs overflow (a network passed in memory; a
+    file's weights fit float16, which deeper networks can still overflow): the network's NaN
+    logits and values chose an action as if they were numbers; now the agent refuses them."""
+    from agents.checks import OutputsNotFinite
+
+    net = tiny_net(2)
+    with torch.no_grad():
+        net.trunk[0].weight.fill_(3e38)
+    agent = AZAgent(net, search=search, seed=0, **({"simulations": 8} if search else {}))
+    game = SingleGame.new(GameConfig(num_players=2), key=3)
+    assert game.legal_mask().sum() > 1
+    with pytest.raises(OutputsNotFinite, match=r"network '<net>' gave outputs that are not finite \(NaN or inf\), so"):
+        agent.act(game.observe(), game.legal_mask(), game)
+    assert issubclass(OutputsNotFinite, ValueError)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.observation import OBS_SIZE as OBS
 from umbrella_env.core.observation import observe
 from umbrella_env.core.playout import policy_actions
 
@@ -745,6 +747,50 @@ def test_trained_policy_agents_refuse_bad_observations_and_masks(exported, which
         agent.act_batch(np.stack([obs, obs]), mask[None])
     assert mask[agent.act(obs, mask.astype(np.int8))]
     assert mask[agent.act_batch(obs[None], mask[None])].all()
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("deterministic", [True, False])
+@pytest.mark.parametrize("which", ["zip", "onnx"])
+def test_policy_agents_refuse_outputs_that_are_not_finite(exported, tmp_path, which: str, deterministic: bool) -> None:
+    """Finite weights whose outputs overflow (loading refuses only weights that are not
+    finite): the ONNX agent played the first legal action at every decision (argmax of NaN)
+    or action 0, legal or not (sampling), and the PPO agent failed inside torch; both now
+    refuse in one line."""
+    import torch
+
+    from agents.checks import OutputsNotFinite
+    from umbrella_env.core.single import SingleGame
+    from umbrella_env.export import export_module
+
+    if which == "zip":
+        agent = make_agent(exported[0], seed=0, deterministic=deterministic)
+        with torch.no_grad():
+            agent.model.policy.action_net.weight.fill_(3e38)
+        name = str(exported[0])
+    else:
+
+        class Net(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.policy = torch.nn.Linear(OBS, A.NUM_ACTIONS)
+                with torch.no_grad():
+                    self.policy.weight.fill_(3e38)
+
+            def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                return self.policy(obs), obs.sum(dim=1)
+
+        meta = {"num_players": 2, "plate_level": 1, "obs_size": OBS, "num_actions": A.NUM_ACTIONS}
+        name = str(export_module(Net(), meta, tmp_path / "huge.onnx"))
+        agent = OnnxAgent(name, seed=0, deterministic=deterministic)
+    game = SingleGame.new(GameConfig(num_players=2), key=3)
+    obs, mask = game.observe(), game.legal_mask()
+    words = f"model {name!r} gave outputs that are not finite (NaN or inf)"
+    with pytest.raises(OutputsNotFinite, match=re.escape(f"{words}, so it cannot choose an action")):
+        agent.act(obs, mask)
+    where = " for position 0 of the batch" if which == "onnx" else ""  # torch refuses the batch as a whole
+    with pytest.raises(OutputsNotFinite, match=re.escape(f"{words}{where}")):
+        agent.act_batch(np.stack([obs, obs]), np.stack([mask, mask]))
 
 
 @pytest.mark.train

@@ -354,6 +354,25 @@ def test_an_rllib_checkpoint_plays_legal_games_as_an_agent(run_2p: Path, tmp_pat
     assert (report / "report.md").is_file()
 
 
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_an_rllib_agent_refuses_outputs_that_are_not_finite(run_2p: Path, deterministic: bool) -> None:
+    # finite weights whose outputs overflow: argmax of NaN played the first legal action, and
+    # sampling failed inside NumPy ("probabilities contain NaN")
+    import torch
+
+    from agents.checks import OutputsNotFinite
+
+    agent = make_agent(f"rllib:{run_2p / 'best'}", seed=0, deterministic=deterministic)
+    with torch.no_grad():
+        for weights in agent.module.parameters():
+            weights.fill_(3e38)
+    env = umbrella_env.env(num_players=2)
+    env.reset(seed=4)
+    obs, mask = env.observe("player_0")["observation"], env.observe("player_0")["action_mask"]
+    with pytest.raises(OutputsNotFinite, match="RLlib checkpoint .* gave outputs that are not finite"):
+        agent.act(obs, mask)
+
+
 def test_an_rllib_checkpoint_of_another_configuration_is_refused(run_2p: Path, tmp_path: Path) -> None:
     spec = f"rllib:{run_2p / 'best'}"
     with pytest.raises(AgentSpecError, match="trained for num_players=2, but this game has num_players=3"):

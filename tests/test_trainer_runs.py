@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="the trainers need the train extra")
@@ -659,6 +661,42 @@ def test_az_an_update_that_leaves_weights_finite_but_unusable_stops_the_run(
             "--pretrain-games", "0", "--hidden", *hidden, "--out", str(tmp_path / "r")]  # fmt: skip
     assert alphazero.main(argv) == 1
     assert f"training diverged in the update of iteration 1: {words}" in capsys.readouterr().err
+
+
+def test_az_outputs_that_overflow_in_an_evaluation_stop_the_run(tmp_path, monkeypatch, capsys) -> None:
+    # finite weights whose outputs overflow on an evaluation position (and on no training
+    # minibatch) played the first legal action at every decision, or ended in a traceback
+    from agents.az import agent as az_agent
+    from umbrella_env.training import alphazero
+
+    class Overflowing:  # the learner's network as the evaluation of iteration 1 meets it
+        def __init__(self, net: Any) -> None:
+            self.net = net
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.net, name)
+
+        def predict(self, obs: np.ndarray, heur: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+            logits, values = self.net.predict(obs, heur)
+            return np.where(logits > 0, np.inf, -np.inf).astype(np.float32), values
+
+    built, init = [], az_agent.AZAgent.__init__
+
+    def learner(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        built.append(self)
+        if len(built) > 1:  # the evaluation after iteration 0's (the pretrained network) passed
+            self.net = Overflowing(self.net)
+
+    monkeypatch.setattr(az_agent.AZAgent, "__init__", learner)
+    out = tmp_path / "r"
+    argv = [*_without(TINY, "--iterations"), "--iterations", "2", "--out", str(out)]
+    assert alphazero.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(built) == 2
+    assert "error: training diverged in the evaluation at iteration 1: the policy's outputs are not finite" in err
+    assert f"{out / 'last.pt'} holds the network of iteration 0" in err and "lower --learning-rate" in err
+    assert json.loads((out / "best.json").read_text())["iteration"] == 0
 
 
 def test_az_save_network_refuses_weights_float16_cannot_hold(tmp_path) -> None:

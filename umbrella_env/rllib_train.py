@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from agents.checkpoint import base_metadata, nonfinite_weights
+from agents.checks import invalid_outputs
 from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
@@ -82,7 +83,6 @@ from umbrella_env.training.divergence import (
     check_outputs,
     check_weights,
     diverged_message,
-    invalid_outputs,
     weights_diverged,
 )
 from umbrella_env.training.options import (

@@ -27,6 +27,7 @@ from agents.checkpoint import check_configuration_options, check_given_game
 from agents.checks import (
     MAX_SECONDS,
     MAX_SIMULATIONS,
+    check_finite_outputs,
     check_flag,
     check_int,
     check_mask,
@@ -160,7 +161,7 @@ class AZAgent:
         if max_considered is None:
             max_considered = self.meta.get("max_considered", 16)  # checked with the sidecar
         self.search = GumbelSearch(
-            self.net.predict,
+            self._predict,
             simulations=self.simulations,
             max_considered=max_considered,
             c_scale=self.meta.get("c_scale", DEFAULT_C_SCALE),
@@ -189,9 +190,17 @@ class AZAgent:
             return self._policy_action(obs, legal, game)
         return self._search_action(game)
 
+    def _predict(self, obs: np.ndarray, heur: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The network's logits and values of a batch, refused when they are not finite
+        (:func:`~agents.checks.check_finite_outputs`): a NaN prior or value would steer the search, and
+        the network alone, to the first legal action."""
+        logits, values = self.net.predict(obs, heur)
+        check_finite_outputs(f"network {self.path!r}", logits, values)
+        return logits, values
+
     def _policy_action(self, observation: np.ndarray, legal: np.ndarray, game: SingleGame | None) -> int:
         heur = None if self._inputs is None else self._inputs(game, legal)[None]
-        logits, _ = self.net.predict(observation[None], heur)
+        logits, _ = self._predict(observation[None], heur)
         z = logits[0, legal].astype(np.float64)
         if self.deterministic:
             return int(legal[int(np.argmax(z))])

@@ -112,6 +112,7 @@ from umbrella_env.training.divergence import (
     check_weights,
     diverged_message,
     optimizer_moments,
+    refused_outputs,
 )
 from umbrella_env.training.options import (
     MAX_LEARNING_RATE,
@@ -1541,6 +1542,12 @@ class Trainer:
         return stats
 
     def evaluate(self) -> dict[str, Any]:
+        """Play the evaluation games and keep the best network; :class:`TrainingDiverged` when
+        the network's outputs on an evaluation position are not finite."""
+        with refused_outputs(f"the evaluation at iteration {self.iteration}"):
+            return self._evaluate()
+
+    def _evaluate(self) -> dict[str, Any]:
         a, cfg = self.args, self.config
         eval_cfg = GameConfig(num_players=cfg.num_players, plate_level=cfg.plate_level)
         t0 = time.perf_counter()

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from agents.checkpoint import nonfinite_weights, weights_beyond
+from agents.checks import invalid_outputs
 
 #: The stage name of a behaviour cloning (``--pretrain``) in every trainer's divergence error.
 CLONING = "behaviour cloning"
@@ -87,19 +88,6 @@ def check_outputs(stage: str, *outputs: Any) -> None:
     is caught here rather than at the next forward pass."""
     if not all(bool(out.isfinite().all()) for out in outputs):
         raise TrainingDiverged(stage, "the network's outputs are not finite (NaN or inf)")
-
-
-#: What torch says when a network's outputs that are not finite reach it: a distribution
-#: refusing its parameters, and the sampler of a categorical distribution (RLlib's env runners).
-_TORCH_INVALID = ("found invalid values", "probability tensor contains either `inf`, `nan` or element < 0")
-
-
-def invalid_outputs(error: BaseException | str) -> bool:
-    """Whether ``error`` (an exception raised while a network in training ran, or its
-    message) is torch refusing the network's outputs as NaN or infinite: how a diverged
-    policy of Stable-Baselines3 or RLlib fails, at its next forward pass, when its weights
-    became huge rather than NaN."""
-    return any(phrase in str(error) for phrase in _TORCH_INVALID)
 
 
 @contextmanager

@@ -62,6 +62,7 @@ import torch
 from gymnasium import spaces
 
 from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, save_with_sidecar, sidecar_path
+from agents.checks import invalid_outputs
 from agents.features import FigureFeatures
 from agents.policy import PolicyAgent, load_model, read_metadata
 from umbrella_env.cli_args import (
@@ -90,7 +91,6 @@ from umbrella_env.training.divergence import (
     TrainingDiverged,
     check_weights,
     diverged_message,
-    invalid_outputs,
     refused_outputs,
 )
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
