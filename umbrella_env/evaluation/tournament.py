@@ -34,7 +34,7 @@ and reset them before every game: an agent's play must depend only on its reset 
 **Statistics** (:func:`umbrella_env.evaluation.stats.summarise`).  Per agent and seat
 played: win rate (:func:`umbrella_env.match.win_credits`: a win shared by k seats counts
 1/k, a truncated game is a draw) with its 95% Wilson interval; mean score with a 95%
-normal interval; an OpenSkill Plackett-Luce rating (mu, sigma, ordinal = mu - 3 sigma)
+Student-t interval; an OpenSkill Plackett-Luce rating (mu, sigma, ordinal = mu - 3 sigma)
 updated game by game from the ranks, averaged over several seeded orderings of the games
 (:func:`openskill_ratings`); a Bradley-Terry rating on the Elo scale with a bootstrapped
 95% interval; and a head-to-head table: the rate at which the row agent finished ahead

@@ -11,8 +11,8 @@
   name such as ``greedy`` or ``heuristic``, and ``self``: frozen snapshots of the
   learner, refreshed every ``--snapshot-every`` steps). Opponents move inside the env
   step; the learner is rewarded at the end of every game, **losses included** (+1 sole
-  win, +0.5 shared win, -1 loss), plus a small shaping term
-  ``--shaping`` x (its score change - the mean opponent score change).
+  win, +0.5 shared win, -1 loss), plus a shaping term ``--shaping`` x (its score change -
+  the mean opponent score change), which pays the final margin too (docs/training.md).
 * The policy sees the observation plus figure-progress features computed inside the
   network (``--features figure``, :mod:`agents.features`): how complete each
   visible figure would be after each of the 64 slides.
