@@ -1009,3 +1009,15 @@ def test_az_agent_refuses_a_network_whose_outputs_are_not_finite(search: bool) -
     with pytest.raises(OutputsNotFinite, match=r"network '<net>' gave outputs that are not finite \(NaN or inf\), so"):
         agent.act(game.observe(), game.legal_mask(), game)
     assert issubclass(OutputsNotFinite, ValueError)
+
+
+@pytest.mark.parametrize("name", ["az-2p", "az-solo-net"])
+def test_loading_a_shipped_network_leaves_torchs_generator_alone(name: str) -> None:
+    """Building the network before its weights are loaded drew from torch's global generator,
+    so a user's seeded torch stream moved at every make_agent("az-...") (the .zip agents
+    already left it alone)."""
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    make_agent(name, seed=0)
+    assert torch.equal(torch.rand(3), expected)

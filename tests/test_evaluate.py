@@ -289,6 +289,36 @@ def test_progress_in_a_log_is_plain_lines(capsys, monkeypatch) -> None:
     quiet.update(4)
     quiet.close()
     assert capsys.readouterr().err == ""
+    monkeypatch.setattr("sys.stderr", None)  # pythonw, a daemon: it raised AttributeError ('isatty')
+    none = parallel.Progress(4, True, "x")
+    none.update(4)
+    none.close()
+
+
+def test_a_tournament_from_python_plays_in_this_process_by_default(monkeypatch, tmp_path) -> None:
+    """run_tournament started a pool of every CPU by default, which imports the caller's
+    script again: a script without the main guard ran its top level in every worker, then
+    died with a "worker died ... out of memory?" error.  Now 1 worker unless asked (evaluate.py
+    keeps every CPU), and the agents it built are not kept after it returns."""
+    from umbrella_env.evaluation import cli, tournament
+
+    def no_pool(workers: int) -> None:
+        raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(tournament, "process_pool", no_pool)
+    result = ev.run_tournament([RANDOM, FIRST], 2, games=2, seed=1)
+    assert result.workers == 1 and len(result.records) == 2
+    assert not tournament._AGENTS
+    given = []
+
+    def stop(*args, **kwargs):
+        given.append(args[5])
+        raise ev.EvaluationError("stop")
+
+    monkeypatch.setattr(cli, "run_tournament", stop)
+    monkeypatch.setattr(cli, "local_cpus", lambda: 7)
+    assert ev.main(["--agents", RANDOM, FIRST, "--no-progress", "--out", str(tmp_path / "eval")]) == 2
+    assert given == [7]
 
 
 def test_an_illegal_action_is_reported_with_the_agent():
@@ -462,6 +492,27 @@ def test_report_and_plots_are_written(small_2p, tmp_path):
     assert (tmp_path / "out" / "winrates.png").read_bytes()[:4] == b"\x89PNG"
     assert len((tmp_path / "out" / "games.jsonl").read_text().splitlines()) == 8
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["seed"] == 3
+
+
+def test_plots_leave_the_callers_matplotlib_alone(small_2p, tmp_path):
+    """write_plots switched the caller's backend to Agg (a notebook's inline one was lost)
+    and a failed write left its figure open in pyplot."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from umbrella_env.evaluation.plots import write_plots
+
+    previous = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        figures = plt.get_fignums()
+        summary = ev.summarise(small_2p)
+        assert [p.name for p in write_plots(summary, tmp_path)] == ["winrates.png", "ratings.png"]
+        with pytest.raises(FileNotFoundError):
+            write_plots(summary, tmp_path / "missing" / "folder")
+        assert matplotlib.get_backend() == "svg" and plt.get_fignums() == figures
+    finally:
+        matplotlib.use(previous)
 
 
 def test_cli_runs_a_solo_evaluation(tmp_path, capsys):

@@ -8,10 +8,14 @@ serves the whole module.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -354,6 +358,37 @@ def test_an_rllib_checkpoint_plays_legal_games_as_an_agent(run_2p: Path, tmp_pat
     assert (report / "report.md").is_file()
 
 
+def test_a_ray_started_for_library_code_leaves_the_process_as_it_found_it(tmp_path: Path) -> None:
+    # ray.init replaced an ignored SIGTERM by a handler that exits (kept after the shutdown),
+    # set PYTHONBREAKPOINT to Ray's debugger, the ray logger's level, faulthandler, and drew
+    # from Python's generator; a child process, as this one runs its own Ray
+    script = tmp_path / "user.py"
+    script.write_text(
+        textwrap.dedent("""
+        import faulthandler, logging, os, random, signal
+        from umbrella_env.ray_cluster import ray_session
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        logging.getLogger("ray").setLevel(logging.INFO)
+        random.seed(5)
+        state = lambda: (signal.getsignal(signal.SIGTERM), logging.getLogger("ray").level,
+                         faulthandler.is_enabled(), dict(os.environ))
+        before = state()
+        with ray_session(num_cpus=1, what="a test"):
+            assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+            inside = random.random()
+        random.seed(5)
+        assert random.random() == inside
+        after = state()
+        assert after[:3] == before[:3], (before[:3], after[:3])
+        assert after[3] == before[3], set(after[3].items()) ^ set(before[3].items())
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored, as the user chose
+        print("alive")
+    """)
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.strip().endswith("alive"), run.stderr[-2000:]
+
+
 @pytest.mark.parametrize("deterministic", [True, False])
 def test_an_rllib_agent_refuses_outputs_that_are_not_finite(run_2p: Path, deterministic: bool) -> None:
     # finite weights whose outputs overflow: argmax of NaN played the first legal action, and
@@ -617,7 +652,12 @@ def test_outputs_that_explode_in_the_env_runners_are_a_divergence(
     monkeypatch.setattr(rllib_train, "check_update", lambda *args: None)  # its losses were computed before
     out = tmp_path / "run"
     argv = [*SMOKE, "--players", "1", "--num-env-runners", str(runners), "--learning-rate", "0.002", "--out", str(out)]
-    assert train(argv) == 1
+    logging.disable(logging.DEBUG)  # the caller's setting, which the failing run put back to NOTSET
+    try:
+        assert train(argv) == 1
+        assert logging.root.manager.disable == logging.DEBUG
+    finally:
+        logging.disable(logging.NOTSET)
     err = capsys.readouterr().err
     assert "error: training diverged in the PPO update of iteration 1: the policy's outputs are not finite" in err
     assert "iteration 2 could not sample actions from them" in err and "lower --learning-rate (now 0.002)" in err

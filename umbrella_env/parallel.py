@@ -177,7 +177,7 @@ class Progress:
         self._plain: list[float] | None = None  # [start, last line] times, for a log
         self._total, self._done, self._desc = total, 0, desc
         self._shown = 0  # the count of the last plain line
-        if not enabled:
+        if not enabled or sys.stderr is None:  # no stream to show it on (pythonw, a daemon)
             return
         if not sys.stderr.isatty():
             now = time.monotonic()

@@ -13,8 +13,10 @@ retrying for minutes).
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
+import random
 import re
 import signal
 import socket
@@ -113,7 +115,10 @@ def ray_session(
     """Ray, connected: to the cluster at ``address``, else a local instance with
     ``num_cpus`` (default: :func:`local_cpus`) started here and shut down on exit.  When
     Ray is already initialised in this process (a test, a notebook), that instance is
-    used and left running (``address`` is still checked to answer)."""
+    used and left running (``address`` is still checked to answer).  A Ray started here
+    leaves the process as it found it: the SIGTERM handler (an ignored SIGTERM stays ignored
+    throughout), environment variables, the ``ray`` logger's level, :mod:`faulthandler`
+    and Python's random generator; Ray's own threads and its session folder stay."""
     ray = import_ray(what)
     if ray.is_initialized():
         if address is not None:
@@ -122,6 +127,7 @@ def ray_session(
         return
     main = threading.current_thread() is threading.main_thread()
     sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    saved = _ProcessState()
     if address is not None:
         probe(address)
         try_join(address)
@@ -129,12 +135,36 @@ def ray_session(
     else:  # address "local": a new Ray here even when RAY_ADDRESS or a `ray start` cluster would be found
         ray.init(address="local", num_cpus=num_cpus or local_cpus(), include_dashboard=False, log_to_driver=False,
                  logging_level=logging.ERROR)  # fmt: skip
-    if callable(sigterm):  # ray.init installs a SIGTERM handler that exits: a command's own one stays
-        signal.signal(signal.SIGTERM, sigterm)
+    random.setstate(saved.random)  # ray.init draws from Python's generator
+    if callable(sigterm) or sigterm == signal.SIG_IGN:  # ray.init installs a SIGTERM handler that exits:
+        signal.signal(signal.SIGTERM, sigterm)  # a command's own one, or an ignored SIGTERM, stays
     try:
         yield ray
     finally:
         ray.shutdown()
+        saved.restore()
+        if sigterm is not None:  # Python's default (Ray's handler until now, to shut down on SIGTERM)
+            signal.signal(signal.SIGTERM, sigterm)
+
+
+class _ProcessState:
+    """What ``ray.init`` changes in the calling process and ``ray.shutdown`` leaves changed:
+    environment variables (``PYTHONBREAKPOINT`` sends ``breakpoint()`` to Ray's debugger),
+    the ``ray`` logger's level, :mod:`faulthandler` and Python's random generator."""
+
+    def __init__(self) -> None:
+        self.environ = dict(os.environ)
+        self.ray_level = logging.getLogger("ray").level
+        self.faulthandler = faulthandler.is_enabled()
+        self.random = random.getstate()
+
+    def restore(self) -> None:
+        for name in set(os.environ) - set(self.environ):
+            del os.environ[name]
+        os.environ.update(self.environ)
+        logging.getLogger("ray").setLevel(self.ray_level)
+        if not self.faulthandler:
+            faulthandler.disable()
 
 
 def cluster_cpus(ray: Any) -> int:

@@ -635,6 +635,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
 
     pretrain_history = None
     interrupted = False
+    logging_disabled = logging.root.manager.disable  # a failing run silences logging while it stops
     try:
         if args.pretrain is not None:  # the clock (t0) includes the teacher games and the cloning
             pretrain_history = clone_teacher(algo, args, config, module_id)
@@ -718,7 +719,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         try:
             algo.stop()
         finally:
-            logging.disable(logging.NOTSET)
+            logging.disable(logging_disabled)
     illegal = history[-1]["illegal_actions"] if history else None
     summary = {
         "players": config.num_players,

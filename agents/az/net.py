@@ -302,7 +302,8 @@ def load_network(
 ) -> tuple[AZNet, dict[str, Any]]:
     """The network of a ``.pt`` checkpoint (eval mode, float32) and its metadata; a
     ``ValueError`` for a missing file or sidecar, a model of another configuration, or weights
-    that are not those of the network the sidecar describes."""
+    that are not those of the network the sidecar describes.  Loading leaves torch's random
+    generator as it was (as :func:`agents.policy.load_model` does)."""
     meta = read_metadata(path)
     check_configuration(meta, path, num_players=num_players, plate_level=plate_level)
     expected = "expected a torch checkpoint written by this project's alphazero trainer"
@@ -317,12 +318,13 @@ def load_network(
     state = blob.get("state_dict") if isinstance(blob, dict) else None
     if not (isinstance(state, dict) and all(isinstance(v, torch.Tensor) for v in state.values())):
         raise ValueError(f"checkpoint {str(path)!r} holds no network weights ('state_dict'); {expected}")
-    net = AZNet(
-        int(meta["num_players"]),
-        meta["hidden"],
-        meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
-        meta.get("heuristic_inputs", False),
-    )
+    with torch.random.fork_rng(devices=[]):  # the initial weights, overwritten below, draw from torch's generator
+        net = AZNet(
+            int(meta["num_players"]),
+            meta["hidden"],
+            meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
+            meta.get("heuristic_inputs", False),
+        )
     mismatch = _weights_mismatch(net.state_dict(), state) or _meta_mismatch(blob.get("meta"), meta)
     if mismatch:
         sidecar = str(sidecar_path(path))

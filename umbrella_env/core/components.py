@@ -494,7 +494,9 @@ def _int_key(key: Any, problem: str) -> int:
 
 
 def load_components(path: str | Path) -> ComponentSet:
-    """Load a component set from a ``.json`` or ``.toml`` file (missing keys keep defaults)."""
+    """Load a component set from a ``.json`` or ``.toml`` file (missing keys keep defaults):
+    the process's one set of that content (:func:`components_of`), so loading a file again
+    shares the tables built for it instead of building and keeping new ones."""
     path = Path(path)
     if path.is_dir():
         raise ComponentError(f"component file {str(path)!r} is a directory: expected a .json or .toml file")
@@ -520,7 +522,7 @@ def load_components(path: str | Path) -> ComponentSet:
             raise
         raise ComponentError(f"component file {str(path)!r} is not valid {suffix[1:].upper()}: {exc}") from None
     try:
-        return components_from_dict(data)
+        return components_of(data)
     except ComponentError as exc:
         raise ComponentError(f"component file {str(path)!r}: {exc}") from None
 

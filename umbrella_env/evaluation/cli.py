@@ -28,7 +28,7 @@ from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_re
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import BACKENDS, PROG, SCRIPTS, EvaluationError, run_tournament
 from umbrella_env.match import SPECS_HELP, AgentError
-from umbrella_env.parallel import WorkerDied, oversubscribed
+from umbrella_env.parallel import WorkerDied, local_cpus, oversubscribed
 from umbrella_env.paths import default_run_dir, output_dir_problem, previous_run
 
 
@@ -105,8 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
+        workers = args.workers if args.workers is not None or args.backend == "ray" else local_cpus()
         result = run_tournament(  # kill / timeout: one line and 130, as Ctrl-C (cli_args.command)
-            args.agents, args.players, args.level, args.games, args.seed, args.workers,
+            args.agents, args.players, args.level, args.games, args.seed, workers,
             max_turns=args.max_turns, progress=not args.no_progress, backend=args.backend, address=args.address,
         )  # fmt: skip
     except EvaluationError as exc:

@@ -1,5 +1,9 @@
-"""PNG plots of a tournament summary (matplotlib, Agg backend): solo score histograms and
-merit bands; win rates with intervals and ratings at 2-4 players."""
+"""PNG plots of a tournament summary (matplotlib): solo score histograms and merit bands;
+win rates with intervals and ratings at 2-4 players.
+
+The figures are :class:`matplotlib.figure.Figure` objects, not pyplot's: drawing them
+changes neither the caller's backend (a notebook's inline one) nor pyplot's open figures.
+"""
 
 from __future__ import annotations
 
@@ -15,17 +19,15 @@ from umbrella_env.paths import write_atomically
 
 
 def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
-    """PNG plots (matplotlib, Agg backend); returns their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """PNG plots in the folder ``out``; returns their paths."""
+    from matplotlib.figure import Figure
 
     paths = []
     ranked_agents = ranked(summary)
     labels = [e["label"] for e in ranked_agents]
     if summary["mode"] == "solo":
-        fig, ax = plt.subplots(figsize=(9, 4.8))
+        fig = Figure(figsize=(9, 4.8))
+        ax = fig.subplots()
         all_scores = [int(k) for e in ranked_agents for k in e["histogram"]]
         lo_s, hi_s = min([0, *all_scores]), max([32, *all_scores])
         shades = ["#f2f2f2", "#e0e0e0"]
@@ -45,9 +47,9 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
         fig.tight_layout()
         paths.append(out / "scores.png")
         _save(fig, paths[-1])
-        plt.close(fig)
 
-        fig, ax = plt.subplots(figsize=(9, 4))
+        fig = Figure(figsize=(9, 4))
+        ax = fig.subplots()
         names = [f"{name}\n{band_label(lo, hi)}" for lo, hi, name in MERIT_BANDS]
         width = 0.8 / max(1, len(ranked_agents))
         for i, e in enumerate(ranked_agents):
@@ -60,11 +62,11 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
         fig.tight_layout()
         paths.append(out / "merit.png")
         _save(fig, paths[-1])
-        plt.close(fig)
         return paths
 
     y = np.arange(len(ranked_agents))[::-1]
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.5 * len(ranked_agents)))
+    fig = Figure(figsize=(8, 1.2 + 0.5 * len(ranked_agents)))
+    ax = fig.subplots()
     rate = np.array([e["win_rate"] for e in ranked_agents])
     lo = np.array([e["win_ci"][0] for e in ranked_agents])
     hi = np.array([e["win_ci"][1] for e in ranked_agents])
@@ -78,9 +80,9 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
     fig.tight_layout()
     paths.append(out / "winrates.png")
     _save(fig, paths[-1])
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.5 * len(ranked_agents)))
+    fig = Figure(figsize=(8, 1.2 + 0.5 * len(ranked_agents)))
+    ax = fig.subplots()
     mu = np.array([e["mu"] for e in ranked_agents])
     sigma = np.array([e["sigma"] for e in ranked_agents])
     ax.barh(y, mu, xerr=3 * sigma, capsize=4, color="#55a868")
@@ -90,7 +92,6 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
     fig.tight_layout()
     paths.append(out / "ratings.png")
     _save(fig, paths[-1])
-    plt.close(fig)
     return paths
 
 

@@ -82,7 +82,7 @@ from umbrella_env.match import (
     play_game,
     valid_choices,
 )
-from umbrella_env.parallel import Progress, local_cpus, process_pool
+from umbrella_env.parallel import Progress, process_pool
 from umbrella_env.ray_cluster import RayUnavailable
 
 #: The evaluation command as a usage line or a replay command names it: the script typed
@@ -390,7 +390,9 @@ def run_tournament(
     """Play a round-robin tournament (or, for ``num_players=1``, solo games) of the agents.
 
     ``games`` is per table, rounded up to a multiple of ``num_players``; ``workers``
-    processes play them (default :func:`~umbrella_env.parallel.local_cpus`; 1 plays in this process).  Every
+    processes play them (default 1: the games are played in this process).  More workers
+    start a process pool, which imports the calling script again: call it from under
+    ``if __name__ == "__main__":`` (``evaluate.py`` uses every CPU by default).  Every
     agent is built once here first, so a bad spec raises :class:`EvaluationError` before
     any game starts.  ``backend="ray"`` plays the games as Ray tasks instead, on the
     cluster at ``address`` or on a local Ray (:mod:`umbrella_env.evaluation.ray_backend`;
@@ -410,7 +412,7 @@ def run_tournament(
     forget_agents()  # a checkpoint replaced since the last tournament is loaded again
     for spec in dict.fromkeys(specs):
         _agent_for(spec, 0, config)
-    workers = max(1, int(workers or local_cpus()))
+    workers = max(1, int(workers or 1))
     per_table = games if num_players == 1 else -(-games // num_players) * num_players
     result = TournamentResult(
         specs=specs,
@@ -450,6 +452,7 @@ def run_tournament(
                     bar.update(len(done))
     finally:
         bar.close()
+        forget_agents()  # the agents built here (models, caches) are not kept after the tournament
     result.records = sorted(records, key=lambda r: r.index)
     result.elapsed = time.perf_counter() - t0
     return result

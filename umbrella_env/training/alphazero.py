@@ -737,14 +737,12 @@ def az_solo_value(seed: int | None = None) -> Any:
 def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
     """The learning curve (win rates, or solo mean scores, per evaluation); False without matplotlib."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # not pyplot: the caller's backend stays as it is
     except ImportError:
         return False
     x = [h["games"] for h in history]
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig = Figure(figsize=(6.4, 3.8))
+    ax = fig.subplots()
     if solo:
         ax.plot(x, [h["net_score"] for h in history], marker="o", label="network alone")
         if any("search_score" in h for h in history):
@@ -772,7 +770,6 @@ def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
     ax.set_title(history[-1].get("title", "Gumbel AlphaZero learning curve"), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return True
 
 
