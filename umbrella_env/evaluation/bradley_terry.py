@@ -85,8 +85,9 @@ def bradley_terry(
     least one game.
 
     ``bootstrap``: number of resamples of the games for the intervals (0: no intervals);
-    ``seed``: seed of the resampling; ``anchor``/``anchor_elo``: the mean rating is
-    ``anchor_elo`` (default), or agent ``anchor`` is; ``prior``: virtual drawn games
+    ``seed``: seed of the resampling; ``anchor``/``anchor_elo``: the mean rating of the
+    agents that both won and lost a comparison is ``anchor_elo`` (default; of every agent
+    when none did), or agent ``anchor``'s rating is; ``prior``: virtual drawn games
     between every pair of agents (> 0).
 
     Returns one :class:`Rating` per agent, in id order.  Raises ``ValueError`` naming the
@@ -114,15 +115,20 @@ def bradley_terry(
 
     theta = _fit(wins)  # [R, K] natural-log strengths, mean 0 in each row
     elo = ELO_PER_NEPER * theta
-    elo += anchor_elo - (elo.mean(axis=1, keepdims=True) if anchor is None else elo[:, anchor : anchor + 1])
+    # An agent that won (or lost) every comparison has a rating set by the prior and the
+    # number of games alone; the mean that places everyone is taken without it (when any
+    # other is left), so the others' ratings do not move with a number that means nothing.
+    played = np.einsum("u,uij->ij", counts, wins_by_type)
+    separated = (played.sum(axis=1) == 0) | (played.sum(axis=0) == 0)
+    placed = ~separated if not separated.all() else np.ones(K, dtype=bool)
+    elo += anchor_elo - (elo[:, placed].mean(axis=1, keepdims=True) if anchor is None else elo[:, anchor : anchor + 1])
 
     if bootstrap:
         low, high = np.percentile(elo[1:], [2.5, 97.5], axis=0)
         # Resampling cannot vary a record that never varies: an agent that won (or lost)
         # every comparison is held near the prior in every resample, and when every resample
         # gives an agent the same rating its interval says nothing.  No interval for them.
-        played = np.einsum("u,uij->ij", counts, wins_by_type)
-        undetermined = (played.sum(axis=1) == 0) | (played.sum(axis=0) == 0) | (high - low < 1e-9)
+        undetermined = separated | (high - low < 1e-9)
         if anchor is not None:
             undetermined[anchor] = False  # a single point by definition
         low[undetermined] = high[undetermined] = math.nan

@@ -26,7 +26,7 @@ from umbrella_env.cli_args import (
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
 from umbrella_env.evaluation.stats import summarise
-from umbrella_env.evaluation.tournament import BACKENDS, PROG, SCRIPTS, EvaluationError, run_tournament
+from umbrella_env.evaluation.tournament import BACKENDS, PROG, SCRIPTS, EvaluationError, run_tournament, seatings
 from umbrella_env.match import SPECS_HELP, AgentError
 from umbrella_env.parallel import WorkerDied, local_cpus, oversubscribed
 from umbrella_env.paths import default_run_dir, output_dir_problem, previous_run
@@ -44,7 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("--players", type=int, default=2, help="1 (solo), 2, 3 or 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="score-plate level 1-4 (default 1)")
-    p.add_argument("--games", type=int, default=40, help="games per table, rounded up to a multiple of --players")
+    p.add_argument(
+        "--games",
+        type=int,
+        default=40,
+        help="games per table, rounded up to a multiple of --players! (2, 6 or 24: every seating equally often)",
+    )
     p.add_argument("--seed", type=seed_option(), default=0, help="base seed, an integer >= 0 (default 0)")
     p.add_argument(
         "--workers", type=int, default=None,
@@ -121,7 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     summary = summarise(result)
     if args.games != result.games_per_table:
-        print(f"note: --games {args.games} rounded up to {result.games_per_table} per table (a multiple of --players)")
+        print(
+            f"note: --games {args.games} rounded up to {result.games_per_table} per table "
+            f"(a multiple of {seatings(args.players)}: every seating equally often)"
+        )
     print_summary(summary)  # first: a report the disk cannot take leaves the standings on the terminal
     try:  # replaces a previous report (--overwrite) only once the new one is whole
         report = write_report(result, out, summary, argv)

@@ -170,10 +170,14 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
                 else ""
             )
             + "; OpenSkill Plackett-Luce rating from each game's ranks (mean over "
-            f"{summary['rating_orders']} seeded orderings of the games), ordinal = mu − 3 sigma (the sort key); "
-            "Bradley–Terry rating on the Elo scale (mean 1500; 400 points = odds of 10 to 1) from every "
+            f"{summary['rating_orders']} seeded orderings of the games), ordinal = mu − 3 sigma (the sort key; "
+            "sigma is OpenSkill's uncertainty, not a standard error: it shrinks more slowly than the "
+            "sampling noise, so mu ± 2 sigma is no 95% interval); "
+            "Bradley–Terry rating on the Elo scale (400 points = odds of 10 to 1; the agents that both won "
+            "and lost average 1500) from every "
             f"pair of seats of every game, its 95% interval from {ELO_BOOTSTRAP} bootstrap resamples of the games "
-            "(– for an agent that won or lost every comparison, or whose rating every resample repeats: "
+            "(– for an agent that won or lost every comparison, whose rating is then set by the prior and "
+            "the number of games, only a bound, or whose rating every resample repeats: "
             "resampling cannot vary its record).",
             "",
             "## Head to head",

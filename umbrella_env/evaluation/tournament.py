@@ -17,12 +17,14 @@ agents that seats each agent at least once (2 agents at 4 seats: AAAB, AABB, ABB
 the schedule stays symmetric between agents; an agent holding several seats plays each
 one as a separate seat.  Solo (``--players 1``): each agent plays its games alone.
 
-**Games and seats.**  A table plays ``--games N`` games, rounded up to a multiple of P:
-N/P *deals*, each played once per rotation of the seats, so every agent of the table
-sits in every seat equally often **on the same deals** (the duplicate format of card
-games: the luck of the deal cancels out between the agents of a table).  Rotations do
-not balance who passes tiles to whom at 3-4 players; a table keeps its cyclic order.
-In solo every agent plays the same N deals.
+**Games and seats.**  A table plays ``--games N`` games, rounded up to a multiple of P!
+(2, 6 or 24 games: :func:`seatings`): N/P *deals*, each played once per rotation of the
+seats, so every agent of the table sits in every seat equally often **on the same deals**
+(the duplicate format of card games: the luck of the deal cancels out between the agents
+of a table).  At 3-4 players rotations alone keep who sits after whom (who passes tiles
+to whom), which favours the agent seated after a weaker one by several points, so the
+deals of a table go through its (P-1)! cyclic orders in turn: over P! games the table
+plays every seating once.  In solo every agent plays the same N deals.
 
 **Seeds.**  Deal ``d`` of the tournament is dealt from ``deal_key(seed, d)`` and game
 ``i`` seeds its agents from ``game_seed(seed, i)`` (``agent.reset`` gets one seed per
@@ -51,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 import shlex
 import time
@@ -315,18 +318,31 @@ class _Task:
     key: int
 
 
+def seatings(num_players: int) -> int:
+    """The games of a table over which its agents sit in every seating once: P! (1 in solo),
+    P rotations of each of the (P-1)! cyclic orders; a table's games are a multiple of it."""
+    return math.factorial(num_players)
+
+
+def _cyclic_orders(table: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The (P-1)! cyclic orders of a table: its first agent, then every order of the others."""
+    return [(table[0], *rest) for rest in itertools.permutations(table[1:])]
+
+
 def _schedule(result: TournamentResult) -> list[_Task]:
     P, G = result.num_players, result.games_per_table
     deals_per_table = G // P
     tasks = []
     for t, table in enumerate(result.tables):
+        orders = _cyclic_orders(table)
         for g in range(G):
             deal, rotation = divmod(g, P)
             if result.solo:
                 deal_index = g  # every agent plays the same deals
             else:
                 deal_index = t * deals_per_table + deal
-            seats = tuple(table[(s + rotation) % P] for s in range(P))
+            order = orders[deal % len(orders)]
+            seats = tuple(order[(s + rotation) % P] for s in range(P))
             index = t * G + g
             tasks.append(_Task(index, t, seats, game_seed(result.seed, index), deal_key(result.seed, deal_index)))
     return tasks
@@ -389,7 +405,8 @@ def run_tournament(
 ) -> TournamentResult:
     """Play a round-robin tournament (or, for ``num_players=1``, solo games) of the agents.
 
-    ``games`` is per table, rounded up to a multiple of ``num_players``; ``workers``
+    ``games`` is per table, rounded up to a multiple of :func:`seatings` (``num_players``!,
+    so that every seating is played equally often); ``workers``
     processes play them (default 1: the games are played in this process).  More workers
     start a process pool, which imports the calling script again: call it from under
     ``if __name__ == "__main__":`` (``evaluate.py`` uses every CPU by default).  Every
@@ -413,7 +430,8 @@ def run_tournament(
     for spec in dict.fromkeys(specs):
         _agent_for(spec, 0, config)
     workers = max(1, int(workers or 1))
-    per_table = games if num_players == 1 else -(-games // num_players) * num_players
+    unit = seatings(num_players)
+    per_table = -(-games // unit) * unit
     result = TournamentResult(
         specs=specs,
         labels=labels,
