@@ -498,6 +498,14 @@ def test_solo_scores_bands_and_paired_head_to_head():
         assert lo <= e["mean_score"] <= hi
     assert by["ScorerAgent"]["mean_score"] > by["RandomAgent"]["mean_score"]
     assert s["head_to_head"]["rate"][1][0] > 0.5
+    # The paired difference of the means, on the same deals (evaluate.py gave only each
+    # agent's own interval, which the deal's luck widens)
+    (none, forward), (backward, none2) = s["paired"]["difference"]
+    assert none is None and none2 is None and s["paired"]["labels"] == ["RandomAgent", "ScorerAgent"]
+    gain = by["ScorerAgent"]["mean_score"] - by["RandomAgent"]["mean_score"]
+    assert backward[0] == pytest.approx(gain) and forward[0] == pytest.approx(-gain)
+    assert backward[1] < gain < backward[2] and backward[1] > 0
+    assert forward == pytest.approx([-backward[0], -backward[2], -backward[1]])
 
 
 # --------------------------------------------------------------------------- report and CLI
@@ -541,7 +549,7 @@ def test_cli_runs_a_solo_evaluation(tmp_path, capsys):
     assert code == 0
     text = (out / "report.md").read_text()
     assert "Merit bands" in text and "--players 1" in text
-    assert "Head to head" not in text  # one agent: no table of nobody against nobody
+    assert "Head to head" not in text and "Paired" not in text  # one agent: no table of nobody against nobody
     assert (out / "scores.png").exists() and (out / "merit.png").exists()
     printed = capsys.readouterr().out
     assert "RandomAgent" in printed and "Head to head" not in printed

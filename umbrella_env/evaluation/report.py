@@ -89,6 +89,21 @@ def head_to_head_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str
     return header, rows
 
 
+def paired_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Solo: the row agent's mean score minus the column agent's on the same deals, with the
+    95% Student-t interval of the paired differences."""
+    p = summary["paired"]
+    labels = p["labels"]
+    rows = []
+    for i, label in enumerate(labels):
+        cells = []
+        for j in range(len(labels)):
+            cell = p["difference"][i][j]
+            cells.append("" if cell is None else f"{cell[0]:+.2f} {_interval(cell[1:], 2)}")
+        rows.append([label, *cells])
+    return ["row − column", *labels], rows
+
+
 def merit_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = ["agent", *[f"{name} ({band_label(lo, hi)})" for lo, hi, name in MERIT_BANDS]]
     rows = []
@@ -152,6 +167,14 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
             lines += [f"**{e['label']}**", "", "```", _text_histogram(e["merit_bands"]), "```", ""]
         if len(summary["head_to_head"]["labels"]) > 1:  # one agent has no one to compare with
             lines += [
+                "## Paired differences (same deals)",
+                "",
+                "Mean score of the row agent minus the column agent's on the same deals, with the 95% "
+                "Student-t interval of the differences: the measure of which agent is stronger (the deal's luck "
+                "cancels out, so it is usually narrower than the two agents' own intervals).",
+                "",
+                _markdown_table(*paired_rows(summary)),
+                "",
                 "## Head to head (same deals)",
                 "",
                 "Share of deals on which the row agent scored more than the column agent (ties count ½), (deals).",
@@ -277,6 +300,8 @@ def print_summary(summary: dict[str, Any], file: Any = None) -> None:
     tables = [("Standings", standings_rows(summary))]
     if summary["mode"] == "solo":
         tables.append(("Merit bands", merit_rows(summary)))
+        if len(summary["paired"]["labels"]) > 1:
+            tables.append(("Paired differences of the mean score (row − column, same deals)", paired_rows(summary)))
     if len(summary["head_to_head"]["labels"]) > 1:
         tables.append(("Head to head (row vs column)", head_to_head_rows(summary)))
     try:

@@ -170,6 +170,11 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
                 sa, sb = by_table[(a, g)], by_table[(b, g)]
                 h2h_n[a, b] += 1
                 h2h_sum[a, b] += _ahead(sa, sb)
+        # The paired difference of the mean scores: on the same deals it is far more precise
+        # than two agents' separate intervals (the deal's luck cancels out).
+        paired: list[list[list[float] | None]] = [[None] * n for _ in range(n)]
+        for a, b in itertools.permutations(range(n), 2):
+            paired[a][b] = list(mean_interval([by_table[(a, g)] - by_table[(b, g)] for g in range(G)]))
     agents: list[dict[str, Any]] = []
     ratings = None if result.solo else openskill_ratings(result)
     elo = None if result.solo else elo_ratings(result)
@@ -225,7 +230,9 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
             "n": h2h_n.tolist(),
         },
     }
-    if not result.solo:
+    if result.solo:
+        out["paired"] = {"labels": list(result.labels), "difference": paired}
+    else:
         out["rating_orders"] = rating_orders(len(result.records))
         out["seats"] = [
             {
