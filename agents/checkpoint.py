@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from agents.checks import check_game_mask
+from umbrella_env import __version__
 from umbrella_env.cli_args import int_problem
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
@@ -36,12 +37,14 @@ REQUIRED_KEYS: tuple[str, ...] = ("num_players", "plate_level", "obs_size", "num
 
 def base_metadata(num_players: int, plate_level: int, **more: Any) -> dict[str, Any]:
     """The :data:`REQUIRED_KEYS` of a model trained now for that game (this umbrella-env's
-    observation size and action count), then ``more``: every trainer's metadata starts here."""
+    observation size and action count) and the version that wrote it (``umbrella_env_version``,
+    to tell a file's origin; not checked), then ``more``: every trainer's metadata starts here."""
     return {
         "num_players": int(num_players),
         "plate_level": int(plate_level),
         "obs_size": OBS_SIZE,
         "num_actions": NUM_ACTIONS,
+        "umbrella_env_version": __version__,
         **more,
     }
 

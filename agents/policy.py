@@ -7,6 +7,10 @@ trained for one configuration is refused for another with a clear message.
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,22 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 
 
 INSTALL_HINT = install_hint("train")
+#: Modules an earlier umbrella-env pickled into its checkpoints, and where their classes
+#: live now: 0.1.0's policies name ``umbrella_env.policy_features.FigureFeatures``.
+MOVED_MODULES = {"umbrella_env.policy_features": "agents.features"}
+
+
+@contextmanager
+def _moved_modules() -> Iterator[None]:
+    """The old names of :data:`MOVED_MODULES` importable while a checkpoint is unpickled."""
+    added = [old for old in MOVED_MODULES if old not in sys.modules]
+    for old in added:
+        sys.modules[old] = importlib.import_module(MOVED_MODULES[old])
+    try:
+        yield
+    finally:
+        for old in added:
+            sys.modules.pop(old, None)
 
 
 def load_model(path: str | Path) -> Any:
@@ -62,10 +82,15 @@ def load_model(path: str | Path) -> Any:
     except ImportError:
         raise ValueError(f"loading a trained policy (sb3-contrib) needs the train extra: {INSTALL_HINT}") from None
     try:
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]), _moved_modules():
             model = MaskablePPO.load(path, device="cpu", seed=None)
     except Exception as exc:  # a corrupt or foreign zip
-        raise ValueError(f"checkpoint {str(path)!r} could not be loaded ({one_line(exc)})") from None
+        hint = (
+            ": it names a class this installation does not have (written by another version or program?)"
+            if isinstance(exc, ModuleNotFoundError)
+            else ""
+        )
+        raise ValueError(f"checkpoint {str(path)!r} could not be loaded ({one_line(exc)}){hint}") from None
     check_spaces(model.observation_space, model.action_space, path)
     check_finite_weights(path, model.policy.state_dict())
     return model

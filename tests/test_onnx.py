@@ -341,6 +341,40 @@ def test_a_sidecar_that_is_not_its_models_or_not_sound_is_refused(exported, tmp_
 
 
 @pytest.mark.train
+def test_a_checkpoint_of_the_first_release_loads_and_plays_the_same(exported, tmp_path, monkeypatch) -> None:
+    """0.1.0 pickled its figure features as ``umbrella_env.policy_features.FigureFeatures``
+    (now ``agents.features``): its default checkpoints were refused everywhere with
+    "No module named 'umbrella_env.policy_features'"; they load again, and play the same."""
+    import sys
+    import types
+
+    from agents import features
+    from agents.policy import load_model
+
+    old = types.ModuleType("umbrella_env.policy_features")
+
+    class FigureFeatures(features.FigureFeatures):  # the class as 0.1.0 named it
+        pass
+
+    FigureFeatures.__module__, FigureFeatures.__qualname__ = old.__name__, "FigureFeatures"
+    old.FigureFeatures = FigureFeatures  # type: ignore[attr-defined]
+    model = load_model(exported[0])
+    model.policy_kwargs["features_extractor_class"] = FigureFeatures
+    path = tmp_path / "old.zip"
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, old.__name__, old)
+        model.save(path)
+    assert b"umbrella_env.policy_features" in __import__("zipfile").ZipFile(path).read("data")
+    loaded = load_model(path)
+    assert loaded.policy.features_extractor.__class__ is features.FigureFeatures
+    assert "umbrella_env.policy_features" not in sys.modules  # the old name is not left behind
+    obs, masks, _ = phase_positions(32)
+    want, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    got, _ = loaded.predict(obs, action_masks=masks, deterministic=True)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.train
 def test_loading_a_zip_leaves_the_process_generators_alone(exported) -> None:
     """MaskablePPO.load seeded Python's, NumPy's and torch's global generators with the seed in
     the file (and building the network drew from torch's): every self-play snapshot of a

@@ -621,3 +621,33 @@ def test_the_best_checkpoint_metric_never_trades_win_rate_for_score() -> None:
     for games in (1, 40, 10_000):  # the smallest step of a win rate (a win shared by 4 seats, or 3)
         step = 1 / (12 * games)
         assert selection_metric(0.25 + step, 0.0, games, False) > selection_metric(0.25, 999.0, games, False)
+
+
+@pytest.mark.parametrize(
+    ("label", "games", "compared"),
+    [
+        ("win rate vs random, ties broken by the mean score", 40, True),
+        # 0.1.0's formula (win rate + mean score / 1000, which let 13 points outweigh a win in
+        # 40 games) under the label today's formula had kept: it was compared
+        ("win rate vs random (+ mean score / 1000)", 40, False),
+        # the game count was not recorded then: it was taken as today's
+        ("win rate vs random, ties broken by the mean score", None, False),
+    ],
+)
+def test_a_resume_compares_only_a_best_measured_the_same_way(tmp_path, label, games, compared) -> None:
+    import argparse
+
+    from agents.checkpoint import base_metadata
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.training import ppo
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "best.zip").write_bytes(b"PK")
+    meta = {**base_metadata(2, 1), "timesteps": 100, "eval": {label: 0.6}}
+    if games is not None:
+        meta["eval_games"] = games
+    (run / "best.json").write_text(json.dumps(meta))
+    args = argparse.Namespace(eval_opponent="random", eval_games=40, resume=run / "last.zip")
+    best = ppo.resumed_best(args, GameConfig(num_players=2), run)
+    assert best == (0.6 if compared else -np.inf)

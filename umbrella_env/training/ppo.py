@@ -350,8 +350,10 @@ class TrainCallback(BaseCallback):
 
 def eval_label(args: argparse.Namespace, config: GameConfig) -> str:
     """What an evaluation's metric measures (the key of ``best.json``'s ``eval``; its
-    ``eval_games`` says on how many games)."""
-    return "mean score" if config.solo else f"win rate vs {args.eval_opponent} (+ mean score / 1000)"
+    ``eval_games`` says on how many games): :func:`~umbrella_env.training.options.selection_metric`.
+    A ``best.json`` of another label was measured by another formula (before 2026-11-28 the
+    label named win rate + mean score / 1000, which it no longer was) and is not compared."""
+    return "mean score" if config.solo else f"win rate vs {args.eval_opponent}, ties broken by the mean score"
 
 
 def meta_timesteps(resume: Path | None) -> int | None:
@@ -415,7 +417,7 @@ def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> flo
         return -np.inf
     best, meta = found
     recorded, label = meta.get("eval", {}), eval_label(args, config)
-    same_games = meta.get("eval_games", args.eval_games) == args.eval_games  # older files do not say
+    same_games = meta.get("eval_games") == args.eval_games  # older files do not say: not comparable
     if label not in recorded or not same_games or not copy_checkpoint(best, out):
         return -np.inf
     return float(recorded[label])
