@@ -204,7 +204,7 @@ def check_finite_outputs(model: str, *outputs: np.ndarray) -> None:
     axis the position: logits [n, 968], values [n] or [n, seats]) is finite; ``model`` as for
     :func:`outputs_not_finite`."""
     for out in outputs:
-        values = np.asarray(out)
+        values = np.atleast_1d(np.asarray(out))
         if np.isfinite(values).all():  # an empty batch too
             continue
         finite = np.isfinite(values.reshape(len(values), -1)).all(axis=1)

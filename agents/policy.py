@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,17 +57,22 @@ INSTALL_HINT = install_hint("train")
 MOVED_MODULES = {"umbrella_env.policy_features": "agents.features"}
 
 
+_MOVED_LOCK = threading.RLock()  # two loads in two threads: the first must not remove the second's names
+
+
 @contextmanager
-def _moved_modules() -> Iterator[None]:
-    """The old names of :data:`MOVED_MODULES` importable while a checkpoint is unpickled."""
-    added = [old for old in MOVED_MODULES if old not in sys.modules]
-    for old in added:
-        sys.modules[old] = importlib.import_module(MOVED_MODULES[old])
-    try:
-        yield
-    finally:
+def moved_modules() -> Iterator[None]:
+    """The old names of :data:`MOVED_MODULES` importable while a checkpoint is unpickled
+    (every ``MaskablePPO.load`` of a checkpoint goes through it), removed afterwards."""
+    with _MOVED_LOCK:
+        added = [old for old in MOVED_MODULES if old not in sys.modules]
         for old in added:
-            sys.modules.pop(old, None)
+            sys.modules[old] = importlib.import_module(MOVED_MODULES[old])
+        try:
+            yield
+        finally:
+            for old in added:
+                sys.modules.pop(old, None)
 
 
 def load_model(path: str | Path) -> Any:
@@ -82,7 +88,7 @@ def load_model(path: str | Path) -> Any:
     except ImportError:
         raise ValueError(f"loading a trained policy (sb3-contrib) needs the train extra: {INSTALL_HINT}") from None
     try:
-        with torch.random.fork_rng(devices=[]), _moved_modules():
+        with torch.random.fork_rng(devices=[]), moved_modules():
             model = MaskablePPO.load(path, device="cpu", seed=None)
     except Exception as exc:  # a corrupt or foreign zip
         hint = (

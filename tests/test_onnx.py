@@ -372,6 +372,16 @@ def test_a_checkpoint_of_the_first_release_loads_and_plays_the_same(exported, tm
     want, _ = model.predict(obs, action_masks=masks, deterministic=True)
     got, _ = loaded.predict(obs, action_masks=masks, deterministic=True)
     np.testing.assert_array_equal(got, want)
+    # train.py --resume loads it a second time, itself (it ended in the same traceback)
+    from umbrella_env.training import ppo
+
+    meta = json.loads(exported[0].with_suffix(".json").read_text())
+    path.with_suffix(".json").write_text(json.dumps({**meta, "sha256": file_sha256(path)}))
+    options = (
+        "--players 2 --timesteps 64 --n-envs 2 --eval-every 1000000 --snapshot-every 1000000 --eval-games 1 "
+        "--eval-opponent random --opponents random --max-turns 20 --no-progress --torch-threads 1"
+    )
+    assert ppo.main([*options.split(), "--resume", str(path), "--out", str(tmp_path / "resumed")]) == 0
 
 
 @pytest.mark.train

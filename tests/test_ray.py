@@ -381,6 +381,19 @@ def test_a_ray_started_for_library_code_leaves_the_process_as_it_found_it(tmp_pa
         after = state()
         assert after[:3] == before[:3], (before[:3], after[:3])
         assert after[3] == before[3], set(after[3].items()) ^ set(before[3].items())
+        import ray
+        def failing(**options):  # a start that fails half-way (or is interrupted)
+            os.environ["PYTHONBREAKPOINT"] = "ray.util.rpdb._driver_set_trace"
+            signal.signal(signal.SIGTERM, lambda *args: None)
+            raise RuntimeError("raylet failed to start")
+        ray.init = failing
+        try:
+            with ray_session(num_cpus=1, what="a test"):
+                raise AssertionError("not reached")
+        except RuntimeError:
+            pass
+        after = state()
+        assert after[:3] == before[:3] and after[3] == before[3], "a failed start left its changes"
         os.kill(os.getpid(), signal.SIGTERM)  # ignored, as the user chose
         print("alive")
     """)

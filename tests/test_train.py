@@ -634,7 +634,7 @@ def test_the_best_checkpoint_metric_never_trades_win_rate_for_score() -> None:
         ("win rate vs random, ties broken by the mean score", None, False),
     ],
 )
-def test_a_resume_compares_only_a_best_measured_the_same_way(tmp_path, label, games, compared) -> None:
+def test_a_resume_compares_only_a_best_measured_the_same_way(tmp_path, capsys, label, games, compared) -> None:
     import argparse
 
     from agents.checkpoint import base_metadata
@@ -651,3 +651,5 @@ def test_a_resume_compares_only_a_best_measured_the_same_way(tmp_path, label, ga
     args = argparse.Namespace(eval_opponent="random", eval_games=40, resume=run / "last.zip")
     best = ppo.resumed_best(args, GameConfig(num_players=2), run)
     assert best == (0.6 if compared else -np.inf)
+    said = capsys.readouterr().err  # a best that is not compared will be replaced: the run says so
+    assert ("was measured another way" in said and "makes a new best.zip" in said) == (not compared)

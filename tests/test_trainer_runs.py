@@ -699,6 +699,20 @@ def test_az_outputs_that_overflow_in_an_evaluation_stop_the_run(tmp_path, monkey
     assert json.loads((out / "best.json").read_text())["iteration"] == 0
 
 
+def test_ppo_outputs_refused_in_an_evaluation_stop_the_run(tmp_path, monkeypatch, capsys) -> None:
+    # the learner's OutputsNotFinite reached train.py inside the game's AgentError: a traceback
+    from agents.policy import PolicyAgent
+    from umbrella_env.training import ppo
+
+    def overflowing(self, obs, masks):
+        raise ValueError("Expected parameter logits (Tensor of shape (1, 968)) ... found invalid values")
+
+    monkeypatch.setattr(PolicyAgent, "_choose", overflowing)
+    assert ppo.main([*PPO, "--out", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "training diverged in the evaluation at step " in err
+
+
 def test_az_save_network_refuses_weights_float16_cannot_hold(tmp_path) -> None:
     from agents.az.net import AZNet, save_network
 

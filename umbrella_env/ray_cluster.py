@@ -128,23 +128,26 @@ def ray_session(
     main = threading.current_thread() is threading.main_thread()
     sigterm = signal.getsignal(signal.SIGTERM) if main else None
     saved = _ProcessState()
-    if address is not None:
-        probe(address)
-        try_join(address)
-        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-    else:  # address "local": a new Ray here even when RAY_ADDRESS or a `ray start` cluster would be found
-        ray.init(address="local", num_cpus=num_cpus or local_cpus(), include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.ERROR)  # fmt: skip
-    random.setstate(saved.random)  # ray.init draws from Python's generator
-    if callable(sigterm) or sigterm == signal.SIG_IGN:  # ray.init installs a SIGTERM handler that exits:
-        signal.signal(signal.SIGTERM, sigterm)  # a command's own one, or an ignored SIGTERM, stays
     try:
+        if address is not None:
+            probe(address)
+            try_join(address)
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        else:  # address "local": a new Ray here even when RAY_ADDRESS or a `ray start` cluster would be found
+            ray.init(address="local", num_cpus=num_cpus or local_cpus(), include_dashboard=False,
+                     log_to_driver=False, logging_level=logging.ERROR)  # fmt: skip
+        saved.started()
+        random.setstate(saved.random)  # ray.init draws from Python's generator
+        if callable(sigterm) or sigterm == signal.SIG_IGN:  # ray.init installs a SIGTERM handler that exits:
+            signal.signal(signal.SIGTERM, sigterm)  # a command's own one, or an ignored SIGTERM, stays
         yield ray
-    finally:
-        ray.shutdown()
-        saved.restore()
-        if sigterm is not None:  # Python's default (Ray's handler until now, to shut down on SIGTERM)
-            signal.signal(signal.SIGTERM, sigterm)
+    finally:  # also after a failed or interrupted start, which may have left a half-started Ray
+        try:
+            ray.shutdown()
+        finally:
+            saved.restore()
+            if sigterm is not None:  # Python's default (Ray's handler until now, to shut down on SIGTERM)
+                signal.signal(signal.SIGTERM, sigterm)
 
 
 class _ProcessState:
@@ -154,14 +157,24 @@ class _ProcessState:
 
     def __init__(self) -> None:
         self.environ = dict(os.environ)
+        self.changed: set[str] | None = None  # the variables ray.init set (None: all, it did not finish)
         self.ray_level = logging.getLogger("ray").level
         self.faulthandler = faulthandler.is_enabled()
         self.random = random.getstate()
 
+    def started(self) -> None:
+        """Note the environment variables ``ray.init`` changed: only those are put back, not
+        what the code inside the session changes."""
+        now = dict(os.environ)
+        self.changed = {name for name in set(now) | set(self.environ) if now.get(name) != self.environ.get(name)}
+
     def restore(self) -> None:
-        for name in set(os.environ) - set(self.environ):
-            del os.environ[name]
-        os.environ.update(self.environ)
+        names = self.changed if self.changed is not None else set(os.environ) | set(self.environ)
+        for name in names:
+            if name in self.environ:
+                os.environ[name] = self.environ[name]
+            else:
+                os.environ.pop(name, None)
         logging.getLogger("ray").setLevel(self.ray_level)
         if not self.faulthandler:
             faulthandler.disable()

@@ -85,9 +85,10 @@ def bradley_terry(
     least one game.
 
     ``bootstrap``: number of resamples of the games for the intervals (0: no intervals);
-    ``seed``: seed of the resampling; ``anchor``/``anchor_elo``: the mean rating of the
-    agents that both won and lost a comparison is ``anchor_elo`` (default; of every agent
-    when none did), or agent ``anchor``'s rating is; ``prior``: virtual drawn games
+    ``seed``: seed of the resampling; ``anchor``/``anchor_elo``: the mean rating is
+    ``anchor_elo`` (default), or agent ``anchor`` is (an agent that won or lost every
+    comparison has a rating set by the prior, which moves the mean: compare the others by
+    their differences, or anchor on one of them); ``prior``: virtual drawn games
     between every pair of agents (> 0).
 
     Returns one :class:`Rating` per agent, in id order.  Raises ``ValueError`` naming the
@@ -116,12 +117,12 @@ def bradley_terry(
     theta = _fit(wins)  # [R, K] natural-log strengths, mean 0 in each row
     elo = ELO_PER_NEPER * theta
     # An agent that won (or lost) every comparison has a rating set by the prior and the
-    # number of games alone; the mean that places everyone is taken without it (when any
-    # other is left), so the others' ratings do not move with a number that means nothing.
+    # number of games alone, and the mean that places everyone includes it: the others'
+    # absolute ratings move with it (their differences hardly do).  Leaving it out of the
+    # mean made them jump by hundreds of points at its first win instead.
     played = np.einsum("u,uij->ij", counts, wins_by_type)
     separated = (played.sum(axis=1) == 0) | (played.sum(axis=0) == 0)
-    placed = ~separated if not separated.all() else np.ones(K, dtype=bool)
-    elo += anchor_elo - (elo[:, placed].mean(axis=1, keepdims=True) if anchor is None else elo[:, anchor : anchor + 1])
+    elo += anchor_elo - (elo.mean(axis=1, keepdims=True) if anchor is None else elo[:, anchor : anchor + 1])
 
     if bootstrap:
         low, high = np.percentile(elo[1:], [2.5, 97.5], axis=0)

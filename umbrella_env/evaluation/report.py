@@ -196,11 +196,11 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
             f"{summary['rating_orders']} seeded orderings of the games), ordinal = mu − 3 sigma (the sort key; "
             "sigma is OpenSkill's uncertainty, not a standard error: it shrinks more slowly than the "
             "sampling noise, so mu ± 2 sigma is no 95% interval); "
-            "Bradley–Terry rating on the Elo scale (400 points = odds of 10 to 1; the agents that both won "
-            "and lost average 1500) from every "
+            "Bradley–Terry rating on the Elo scale (mean 1500; 400 points = odds of 10 to 1) from every "
             f"pair of seats of every game, its 95% interval from {ELO_BOOTSTRAP} bootstrap resamples of the games "
             "(– for an agent that won or lost every comparison, whose rating is then set by the prior and "
-            "the number of games, only a bound, or whose rating every resample repeats: "
+            "the number of games, only a bound that also moves the mean and so every other rating: compare "
+            "the others by their differences; or whose rating every resample repeats: "
             "resampling cannot vary its record).",
             "",
             "## Head to head",

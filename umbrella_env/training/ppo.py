@@ -64,7 +64,7 @@ from gymnasium import spaces
 from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, save_with_sidecar, sidecar_path
 from agents.checks import invalid_outputs
 from agents.features import FigureFeatures
-from agents.policy import PolicyAgent, load_model, read_metadata
+from agents.policy import PolicyAgent, load_model, moved_modules, read_metadata
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
     HelpFormatter,
@@ -325,7 +325,8 @@ class TrainCallback(BaseCallback):
         """Evaluate the model as it is now; ``final``: the one after the last PPO update
         (logged and recorded as such: a periodic evaluation at the same step count measured
         the model of the update before)."""
-        res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=EVAL_SEED)
+        with refused_outputs(f"the evaluation at step {int(self.num_timesteps):,}"):
+            res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=EVAL_SEED)
         metric = res.metric(self.config.solo)
         label = eval_label(self.args, self.config)
         entry = {"timesteps": int(self.num_timesteps), "metric": metric, "mean_score": res.mean_score}
@@ -418,7 +419,16 @@ def resumed_best(args: argparse.Namespace, config: GameConfig, out: Path) -> flo
     best, meta = found
     recorded, label = meta.get("eval", {}), eval_label(args, config)
     same_games = meta.get("eval_games") == args.eval_games  # older files do not say: not comparable
-    if label not in recorded or not same_games or not copy_checkpoint(best, out):
+    if label not in recorded or not same_games:
+        games = meta.get("eval_games", "an unrecorded number of")
+        was = f"{', '.join(map(repr, recorded)) or 'nothing'} on {games} games"
+        print(
+            f"note: --resume: {str(best)!r} was measured another way ({was}; this run measures {label!r} on "
+            f"{args.eval_games} games): not compared, the run's first evaluation makes a new best.zip",
+            file=sys.stderr,
+        )
+        return -np.inf
+    if not copy_checkpoint(best, out):
         return -np.inf
     return float(recorded[label])
 
@@ -935,7 +945,8 @@ def _train(
     if args.resume is not None:
         try:
             # the seed of this run, not the one saved in the checkpoint (which load would apply)
-            loaded = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb, seed=run_seed(args))
+            with moved_modules():  # a checkpoint of 0.1.0 names the features' old module
+                loaded = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb, seed=run_seed(args))
             model = with_logger(loaded)
         except (ValueError, KeyError, RuntimeError, OSError, zipfile.BadZipFile) as exc:
             parser.error(f"--resume {str(args.resume)!r} cannot be loaded as a MaskablePPO model: {exc}")
