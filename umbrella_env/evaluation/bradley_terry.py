@@ -116,12 +116,9 @@ def bradley_terry(
 
     theta = _fit(wins)  # [R, K] natural-log strengths, mean 0 in each row
     elo = ELO_PER_NEPER * theta
-    # An agent that won (or lost) every comparison has a rating set by the prior and the
-    # number of games alone, and the mean that places everyone includes it: the others'
-    # absolute ratings move with it (their differences hardly do).  Leaving it out of the
-    # mean made them jump by hundreds of points at its first win instead.
-    played = np.einsum("u,uij->ij", counts, wins_by_type)
-    separated = (played.sum(axis=1) == 0) | (played.sum(axis=0) == 0)
+    # The mean includes an agent that won (or lost) every comparison, whose rating the prior
+    # and the game count alone set: the others' absolute ratings move with it, their
+    # differences hardly do (leaving it out made them jump at its first win instead).
     elo += anchor_elo - (elo.mean(axis=1, keepdims=True) if anchor is None else elo[:, anchor : anchor + 1])
 
     if bootstrap:
@@ -129,7 +126,8 @@ def bradley_terry(
         # Resampling cannot vary a record that never varies: an agent that won (or lost)
         # every comparison is held near the prior in every resample, and when every resample
         # gives an agent the same rating its interval says nothing.  No interval for them.
-        undetermined = separated | (high - low < 1e-9)
+        played = np.einsum("u,uij->ij", counts, wins_by_type)
+        undetermined = (played.sum(axis=1) == 0) | (played.sum(axis=0) == 0) | (high - low < 1e-9)
         if anchor is not None:
             undetermined[anchor] = False  # a single point by definition
         low[undetermined] = high[undetermined] = math.nan
