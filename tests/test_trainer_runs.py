@@ -694,9 +694,39 @@ def test_az_outputs_that_overflow_in_an_evaluation_stop_the_run(tmp_path, monkey
     assert alphazero.main(argv) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(built) == 2
-    assert "error: training diverged in the evaluation at iteration 1: the policy's outputs are not finite" in err
+    assert "error: training diverged in the evaluation at iteration 1: the network's outputs are not finite" in err
     assert f"{out / 'last.pt'} holds the network of iteration 0" in err and "lower --learning-rate" in err
     assert json.loads((out / "best.json").read_text())["iteration"] == 0
+
+
+@pytest.mark.parametrize("search", [True, False], ids=["search", "policy-gradient"])
+def test_az_outputs_that_overflow_in_self_play_stop_the_run(search, tmp_path, monkeypatch, capsys) -> None:
+    # the self-play workers' network giving NaN logits: the search followed a NaN prior to
+    # any action, and the policy-gradient sampler failed inside NumPy
+    from umbrella_env.training import alphazero
+
+    build = alphazero._build_net
+
+    def overflowing(job: dict[str, Any]) -> Any:
+        net = build(job)
+        predict = net.predict
+
+        def nan_logits(obs: np.ndarray, heur: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+            logits, values = predict(obs, heur)
+            return np.full_like(logits, np.nan), values
+
+        net.predict = nan_logits  # type: ignore[method-assign]
+        return net
+
+    monkeypatch.setattr(alphazero, "_build_net", overflowing)
+    out = tmp_path / "r"
+    argv = [*TINY, "--workers", "1"] if search else _PG
+    assert alphazero.main([*argv, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "error: training diverged in the self-play of iteration 1: the network's outputs are not finite" in err
+    kept = f"{out / 'last.pt'} holds the network of iteration 0" if search else "this run saved no checkpoint"
+    assert kept in err and "lower --learning-rate" in err
 
 
 def test_ppo_outputs_refused_in_an_evaluation_stop_the_run(tmp_path, monkeypatch, capsys) -> None:

@@ -92,7 +92,7 @@ from agents.az.net import (
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
 from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256, nonfinite_weights, sidecar_path
-from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE
+from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE, check_finite_outputs
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem
 from umbrella_env.core.actions import NUM_ACTIONS
@@ -239,6 +239,9 @@ def _build_net(job: dict[str, Any]) -> AZNet:
     return net
 
 
+#: How the self-play workers name the network they play (:func:`agents.checks.outputs_not_finite`).
+SELFPLAY_NET = "the network in training"
+
 #: The counters :func:`selfplay_chunk` returns, summed over workers by the trainer and the benchmark.
 SELFPLAY_STATS = (
     "games",
@@ -265,6 +268,7 @@ def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
         t0 = time.perf_counter()
         out = net.predict(obs, heur)
         timers["network"] += time.perf_counter() - t0
+        check_finite_outputs(SELFPLAY_NET, *out)  # a NaN prior would steer the search to any action
         return out
 
     search = GumbelSearch(
@@ -394,6 +398,7 @@ def pg_chunk(job: dict[str, Any]) -> dict[str, Any]:
         t1 = time.perf_counter()
         logits, _ = net.predict(obs, heur)
         network += time.perf_counter() - t1
+        check_finite_outputs(SELFPLAY_NET, logits)  # NaN probabilities: NumPy's sampler would refuse them
         inputs_s += t1 - t0
         for j, (i, legal) in enumerate(todo):
             z = logits[j, legal].astype(np.float64) / temperature
@@ -1541,7 +1546,7 @@ class Trainer:
     def evaluate(self) -> dict[str, Any]:
         """Play the evaluation games and keep the best network; :class:`TrainingDiverged` when
         the network's outputs on an evaluation position are not finite."""
-        with refused_outputs(f"the evaluation at iteration {self.iteration}"):
+        with refused_outputs(f"the evaluation at iteration {self.iteration}", "network"):
             return self._evaluate()
 
     def _evaluate(self) -> dict[str, Any]:
@@ -1629,7 +1634,8 @@ class Trainer:
             bar.update(self.iteration * a.games)
             while self.iteration < a.iterations:
                 t0 = time.perf_counter()
-                sp = self.selfplay()
+                with refused_outputs(f"the self-play of iteration {self.iteration + 1}", "network"):
+                    sp = self.selfplay()
                 t1 = time.perf_counter()
                 losses = None
                 if a.selfplay == "policy-gradient":

@@ -91,16 +91,17 @@ def check_outputs(stage: str, *outputs: Any) -> None:
 
 
 @contextmanager
-def refused_outputs(stage: str) -> Iterator[None]:
-    """Torch refusing the outputs of the network in training as NaN or infinite inside the
-    block (:func:`invalid_outputs`) becomes :class:`TrainingDiverged` for ``stage``; any other
-    error passes unchanged."""
+def refused_outputs(stage: str, network: str = "policy") -> Iterator[None]:
+    """Outputs of the network in training refused as NaN or infinite inside the block
+    (:func:`invalid_outputs`: torch or an agent refusing them) become :class:`TrainingDiverged`
+    for ``stage``, naming the ``network`` (``"policy"`` for PPO's); any other error passes
+    unchanged."""
     try:
         yield
     except (ValueError, RuntimeError) as exc:
         if not invalid_outputs(exc):
             raise
-        raise TrainingDiverged(stage, "the policy's outputs are not finite (NaN or inf)") from None
+        raise TrainingDiverged(stage, f"the {network}'s outputs are not finite (NaN or inf)") from None
 
 
 def diverged_message(exc: TrainingDiverged, kept: str, options: str) -> str:
