@@ -52,12 +52,26 @@ def test_version_is_a_literal_setuptools_can_read_without_importing() -> None:
     assert isinstance(values[0], ast.Constant) and values[0].value == umbrella_env.__version__
 
 
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.match(r"\d+(\.\d+)*", version).group().split("."))  # type: ignore[union-attr]
+
+
 def test_citation_and_changelog_name_the_version() -> None:
+    # A release is the newest CHANGELOG.md section; between releases the package is the next
+    # one's .devN, so files written by it (their sidecars' umbrella_env_version) are told
+    # apart from the release's, and the changes since are under [Unreleased].
+    version = umbrella_env.__version__
     citation = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
     cited = re.findall(r"(?m)^version:\s*['\"]?([^'\"\s]+)", citation)
-    assert cited == [umbrella_env.__version__], f"CITATION.cff version {cited}, package {umbrella_env.__version__}"
+    assert cited == [version], f"CITATION.cff version {cited}, package {version}"
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    released = re.findall(r"(?m)^## \[(\d[^\]]*)\]", changelog)
-    assert released and released[0] == umbrella_env.__version__, (
-        f"the newest CHANGELOG.md release is {released[:1]}, the package is {umbrella_env.__version__}"
-    )
+    sections = re.findall(r"(?m)^## \[([^\]]*)\]", changelog)
+    released = [name for name in sections if name[:1].isdigit()]
+    assert released, "CHANGELOG.md names no release"
+    if ".dev" in version:
+        assert sections[0] == "Unreleased", f"a development version ({version}) needs an [Unreleased] section first"
+        assert _release(version) > _release(released[0]), (
+            f"the development version {version} must come after the newest release, {released[0]}"
+        )
+    else:
+        assert released[0] == version, f"the newest CHANGELOG.md release is {released[0]}, the package is {version}"

@@ -25,7 +25,7 @@ if _SOLO_ID not in _gym.registry:
         disable_env_checker=True,
     )
 
-__version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
+__version__ = "0.2.0.dev0"  # the one place the version is written: pyproject.toml reads it from here
 __all__ = ["env", "parallel_env", "raw_env", "__version__"]
 
 # PettingZoo >= 1.27 has registries: pettingzoo.make("aec", "umbrella_env/Umbrella-v0", num_players=3),
