@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,13 @@ from umbrella_env.paths import write_together
 
 #: The metadata every trained model must carry.
 REQUIRED_KEYS: tuple[str, ...] = ("num_players", "plate_level", "obs_size", "num_actions")
+
+#: Held by every loader that builds a torch network inside ``torch.random.fork_rng`` (to
+#: leave torch's global generator as it was): two loads in two threads would each restore
+#: the state it saw, leaving the generator moved.  A thread drawing from torch's global
+#: generator while another thread loads still sees its draws repeated after the load (the
+#: generator is put back); seed a ``torch.Generator`` of its own for a stream of its own.
+TORCH_RNG_LOCK = threading.RLock()
 
 
 def base_metadata(num_players: int, plate_level: int, **more: Any) -> dict[str, Any]:

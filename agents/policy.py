@@ -25,6 +25,7 @@ except ImportError:  # no train extra: load_model names it before any policy is 
 
 from agents.base import agent_generator
 from agents.checkpoint import (
+    TORCH_RNG_LOCK,
     check_configuration,
     check_configuration_options,
     check_finite_weights,
@@ -82,13 +83,14 @@ def load_model(path: str | Path) -> Any:
     Loading leaves the process's random generators as they were: ``MaskablePPO.load`` seeds
     Python's, NumPy's and torch's global generators with the seed saved in the file (so a
     training run restarted its random streams at every self-play snapshot), and building
-    the network draws from torch's."""
+    the network draws from torch's (loads in several threads too,
+    :data:`agents.checkpoint.TORCH_RNG_LOCK`)."""
     try:
         from sb3_contrib import MaskablePPO
     except ImportError:
         raise ValueError(f"loading a trained policy (sb3-contrib) needs the train extra: {INSTALL_HINT}") from None
     try:
-        with torch.random.fork_rng(devices=[]), moved_modules():
+        with TORCH_RNG_LOCK, torch.random.fork_rng(devices=[]), moved_modules():
             model = MaskablePPO.load(path, device="cpu", seed=None)
     except Exception as exc:  # a corrupt or foreign zip
         hint = (

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import importlib.util
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +15,17 @@ from tests.engines import ADAPTERS
 #: collected at all, rather than skipped: the header of the run says so.
 RAY_INSTALLED = importlib.util.find_spec("ray") is not None
 collect_ignore = [] if RAY_INSTALLED else ["test_ray.py"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``posix`` are skipped on Windows, which has no SIGKILL or process groups
+    and whose ``os.kill`` ends a process rather than delivering SIGTERM or SIGINT to it."""
+    if sys.platform != "win32":
+        return
+    skip = pytest.mark.skip(reason="sends POSIX signals, which Windows does not deliver")
+    for item in items:
+        if "posix" in item.keywords:
+            item.add_marker(skip)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

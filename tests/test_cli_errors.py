@@ -60,6 +60,7 @@ def test_the_seed_option_names_the_valid_range_and_the_text_given(text: str) -> 
         seed_option(9)("10")
 
 
+@pytest.mark.posix
 def test_sigterm_inside_a_command_is_an_interrupt_and_the_handler_is_put_back() -> None:
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(KeyboardInterrupt, match="SIGTERM"), sigterm_as_interrupt():
@@ -75,6 +76,7 @@ class _Unhandled(Exception):
     """SIGTERM reached the test's own handler: the command did not take it."""
 
 
+@pytest.mark.posix
 def test_evaluate_stopped_by_sigterm_says_so_in_one_line(tmp_path, capsys, monkeypatch) -> None:
     """A ``kill`` ended evaluate without a word (SIGTERM's default), like a crash."""
     real = tournament._play_chunk
@@ -330,6 +332,7 @@ def test_pool_commands_ctrl_c_is_one_line_and_exit_130(module: str, where: str, 
     assert err.strip().splitlines() == ["interrupted: the work in flight is lost (what was printed above stands)"]
 
 
+@pytest.mark.posix
 @pytest.mark.parametrize(("module", "where", "argv"), POOL_COMMANDS)
 def test_pool_commands_stopped_by_sigterm_say_so_and_exit_130(module, where, argv, monkeypatch, capsys) -> None:
     """SIGTERM ended the ladder (and every command but evaluate's and train.py's) with its
@@ -644,6 +647,66 @@ def test_a_closed_output_pipe_neither_stops_a_save_nor_prints_a_traceback(tmp_pa
         assert child.returncode == 1 and not target.exists()
 
 
+def test_commands_print_symbols_their_output_cannot_encode_in_ascii(monkeypatch) -> None:
+    from umbrella_env.cli_args import ASCII_SYMBOLS, command
+
+    @command
+    def main() -> int:
+        print("row \u2212 column: 0.50 \u00b1 0.02, \u2265 27, \u2013, \u00a73, \u00e9")
+        return 0
+
+    for encoding, errors in [("cp1252", "strict"), ("ascii", "surrogateescape"), ("cp932", "strict")]:
+        raw = io.BytesIO()
+        stream = io.TextIOWrapper(raw, encoding=encoding, errors=errors)
+        monkeypatch.setattr(sys, "stdout", stream)
+        assert main() == 0
+        assert stream.errors == errors  # put back
+        text = raw.getvalue().decode(encoding)
+        assert text.startswith("row ") and "0.50 " in text and " 27" in text
+        if encoding == "ascii":
+            assert text == "row - column: 0.50 +/- 0.02, >= 27, -, section 3, ?\n"
+    assert set(ASCII_SYMBOLS) >= {"\u2212", "\u2013", "\u00b1", "\u2265"}
+    utf8 = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", utf8)
+    assert main() == 0 and utf8.errors == "strict"
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "cp932", "C"])
+def test_evaluate_and_the_ladder_run_whatever_the_output_encoding(tmp_path, encoding: str) -> None:
+    """Output to a file or a pipe on Windows is in the ANSI code page: evaluate.py ended in a
+    UnicodeEncodeError at its standings' first "\u2212" (cp932: "\u2013"), after every game,
+    before its report; the ladder at its first "\u2265", ``--help`` under ``LANG=C``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LANG")}
+    env.update({"LC_ALL": "C", "PYTHONUTF8": "0"} if encoding == "C" else {"PYTHONIOENCODING": encoding})
+    out = tmp_path / "eval"
+    runs = [
+        [str(REPO / "evaluate.py"), "--agents", "random", "greedy", "--players", "1", "--games", "2", "--workers",
+         "1", "--no-progress", "--out", str(out)],
+        ["-m", "umbrella_env.evaluation.ladder", "--agents", "random", "greedy", "--solo-games", "1"],
+        ["-m", "umbrella_env.evaluation.ladder", "--help"],
+    ]  # fmt: skip
+    for argv in runs:
+        done = subprocess.run([sys.executable, *argv], env=env, capture_output=True, timeout=300)
+        assert done.returncode == 0 and b"Error" not in done.stderr, done.stderr.decode(errors="replace")
+    assert (out / "report.md").is_file()
+
+
+def test_evaluate_writes_its_report_when_the_reader_of_its_output_went_away(tmp_path) -> None:
+    """``evaluate.py ... | head -1``: rich's table met the closed pipe and ended the process
+    (exit status 1) after every game, before the report was written."""
+    out = tmp_path / "eval"
+    child = subprocess.Popen(
+        [sys.executable, str(REPO / "evaluate.py"), "--agents", "random", "greedy", "heuristic", "--players", "2",
+         "--games", "40", "--workers", "1", "--no-progress", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    child.stdout.close()  # the reader goes away before the standings
+    err = child.stderr.read()
+    child.wait(timeout=300)
+    assert "Traceback" not in err, err
+    assert (out / "report.md").is_file() and (out / "games.jsonl").is_file()
+
+
 def test_the_benchmarks_end_ctrl_c_in_one_line(monkeypatch, capsys) -> None:
     from umbrella_env.tools import bench_core
 
@@ -741,7 +804,46 @@ def test_output_folders_and_atomic_writes_clean_up_after_a_failure(tmp_path) -> 
 
     with pytest.raises(OSError) as info:
         write_atomically(tmp_path / "last.zip", full)
-    assert info.value.filename == str(tmp_path / "last.zip") and not (tmp_path / "last.zip.tmp").exists()
+    assert info.value.filename == str(tmp_path / "last.zip") and not list(tmp_path.glob("*.tmp"))
     with pytest.raises(OSError) as descriptor:  # an OSError naming a descriptor keeps it
         write_atomically(tmp_path / "x.json", lambda tmp: os.stat(987654))
     assert descriptor.value.errno == errno.EBADF and descriptor.value.filename == 987654
+
+
+def test_two_writers_of_one_file_each_replace_it_whole(tmp_path) -> None:
+    """Both writers used ``NAME.tmp``: one truncated or deleted the other's half-written file,
+    a mixed file was moved into place and the other failed ("'x' -> 'x'").  Now each write has
+    its own temporary file and the file is one writer's whole content."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from umbrella_env.paths import write_atomically
+
+    target = tmp_path / "history.json"
+
+    def writer(letter: str, barrier: threading.Barrier) -> None:
+        def write(tmp: Path) -> None:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(letter * 50_000)
+                f.flush()
+                time.sleep(0.05)  # the other writer starts meanwhile
+                f.write(letter * 50_000)
+
+        barrier.wait()
+        write_atomically(target, write)
+
+    for _ in range(3):
+        barrier = threading.Barrier(2)
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(writer, "AB", [barrier, barrier]))  # re-raises a writer's error
+        assert target.read_text(encoding="utf-8") in ("A" * 100_000, "B" * 100_000)
+        assert [p.name for p in tmp_path.iterdir()] == ["history.json"]
+
+    def missing(tmp: Path) -> None:  # a rename's error names the file asked for, once
+        pass
+
+    with pytest.raises(OSError) as info:
+        write_atomically(tmp_path / "gone.json", missing)
+    assert info.value.filename == str(tmp_path / "gone.json") and info.value.filename2 is None
+    assert str(tmp_path / "gone.json") + "' ->" not in str(info.value)

@@ -34,7 +34,7 @@ from umbrella_env.core.components import (
     validate_components,
 )
 from umbrella_env.core.config import GameConfig
-from umbrella_env.core.errors import ComponentError
+from umbrella_env.core.errors import ComponentError, ConfigError
 from umbrella_env.core.reference import ReferenceGame, player_score, solo_score
 from umbrella_env.core.single import SingleGame
 
@@ -523,6 +523,16 @@ def test_non_utf8_file_is_refused(tmp_path: Path) -> None:
         load_components(path)
 
 
+def test_a_file_saved_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
+    """Windows editors (PowerShell 5.1's ``Out-File -Encoding utf8``, older Notepad) start a
+    UTF-8 file with a byte-order mark: it was refused as "not valid JSON: Unexpected UTF-8
+    BOM" (TOML: "Invalid statement")."""
+    for name, text in [("set.json", '{"reserve": 28}'), ("set.toml", "reserve = 28\r\n")]:
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+        assert load_components(path).reserve == 28
+
+
 def test_score_bounds_of_the_default_plates() -> None:
     """The score ranges of ``core.engine``'s doc: every token pattern of the default plates, an
     empty personal zone (+2) at 2-4 players; in solo six tokens and at most 15 umbrellas left
@@ -552,6 +562,39 @@ def test_a_pickled_configuration_shares_the_tables_of_the_process() -> None:
     first, second = (pickle.loads(pickle.dumps(custom)) for _ in range(2))
     assert first is second and first == custom and first.reserve == 30
     assert pickle.loads(pickle.dumps(default_components())) is default_components()
+
+
+def test_threads_reading_one_set_at_once_get_the_one_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The set of a content was looked up, built and stored without a lock: threads loading
+    the same file at once each kept a set of their own ("the process's one set" broken), and
+    a game of one could not be written into a batch of another (``to_batch`` then printed two
+    identical configurations as the difference)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from umbrella_env.core import components
+
+    data = {**default_dict(), "reserve": 29}
+    barrier = threading.Barrier(4)
+    build = components.components_from_dict
+
+    def build_together(given: Any) -> Any:  # every thread between the lookup and the store
+        built = build(given)
+        if given.get("reserve") == 29:
+            barrier.wait(timeout=10)
+        return built
+
+    monkeypatch.setattr(components, "components_from_dict", build_together)
+    with ThreadPoolExecutor(4) as pool:
+        sets = list(pool.map(lambda _: components._restore_components(dict(data)), range(4)))
+    monkeypatch.setattr(components, "components_from_dict", build)
+    assert all(cs is sets[0] for cs in sets) and components_of(data) is sets[0]
+
+    twin = build(data)  # an equal set built apart from the process's one
+    assert twin == sets[0] and twin is not sets[0]
+    batch = E.init(GameConfig(num_players=2, components=sets[0]), 1, seed=0)
+    with pytest.raises(ConfigError, match="the game uses another ComponentSet object than the batch"):
+        SingleGame.new(GameConfig(num_players=2, components=twin), 5).to_batch(batch, 0)
 
 
 def test_the_layouts_order_survives_pickling_and_the_dict_form() -> None:

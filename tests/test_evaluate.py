@@ -12,8 +12,11 @@ import itertools
 import json
 import math
 import re
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,6 +28,7 @@ from umbrella_env import evaluation as ev  # noqa: E402
 from umbrella_env import parallel  # noqa: E402
 from umbrella_env.core import actions as A  # noqa: E402
 from umbrella_env.core.config import GameConfig  # noqa: E402
+from umbrella_env.evaluation import tournament  # noqa: E402
 from umbrella_env.evaluation.tournament import parse_specs  # noqa: E402
 from umbrella_env.match import play_game  # noqa: E402
 
@@ -301,7 +305,7 @@ def test_a_tournament_from_python_plays_in_this_process_by_default(monkeypatch, 
     script again: a script without the main guard ran its top level in every worker, then
     died with a "worker died ... out of memory?" error.  Now 1 worker unless asked (evaluate.py
     keeps every CPU), and the agents it built are not kept after it returns."""
-    from umbrella_env.evaluation import cli, tournament
+    from umbrella_env.evaluation import cli
 
     def no_pool(workers: int) -> None:
         raise AssertionError("a process pool was started")
@@ -309,7 +313,7 @@ def test_a_tournament_from_python_plays_in_this_process_by_default(monkeypatch, 
     monkeypatch.setattr(tournament, "process_pool", no_pool)
     result = ev.run_tournament([RANDOM, FIRST], 2, games=2, seed=1)
     assert result.workers == 1 and len(result.records) == 2
-    assert not tournament._AGENTS
+    assert not tournament.thread_agents()
     given = []
 
     def stop(*args, **kwargs):
@@ -322,18 +326,39 @@ def test_a_tournament_from_python_plays_in_this_process_by_default(monkeypatch, 
     assert given == [7]
 
 
+def test_tournaments_run_from_two_threads_each_play_their_own_agents() -> None:
+    """The agents a tournament builds were one dict for the process: two tournaments in two
+    threads played the same agent objects, each reseeding the other's mid-game (about 2 in 3
+    records differed from the same tournaments run one after the other, without an error)."""
+    specs = ["random", "greedy", "heuristic"]
+
+    def records(seed: int, barrier: threading.Barrier | None = None) -> list[Any]:
+        if barrier is not None:
+            barrier.wait()
+        result = ev.run_tournament(specs, 2, games=6, seed=seed)
+        return [(r.seats, r.scores, r.turns) for r in result.records]
+
+    alone = [records(1), records(2)]
+    for _ in range(2):
+        barrier = threading.Barrier(2)
+        with ThreadPoolExecutor(2) as pool:
+            together = list(pool.map(records, [1, 2], [barrier, barrier]))
+        assert together == alone
+
+
 def test_an_illegal_action_is_reported_with_the_agent():
     class Bad(FirstLegalAgent):
         def act(self, observation, action_mask, game=None):
             return A.NUM_ACTIONS
 
     config = GameConfig(num_players=2)
-    ev._AGENTS[("bad-agent", 1, 2, 1)] = Bad()
+    agents = tournament.thread_agents()
+    agents[("bad-agent", 1, 2, 1)] = Bad()
     try:
         with pytest.raises(ev.AgentError, match="bad-agent.*seat 1.*not a legal action"):
             ev.play_specs([FIRST, "bad-agent"], config, seed=0)
     finally:
-        del ev._AGENTS[("bad-agent", 1, 2, 1)]
+        del agents[("bad-agent", 1, 2, 1)]
 
 
 # --------------------------------------------------------------------------- tournaments
@@ -657,6 +682,7 @@ def test_a_tournament_reloads_a_checkpoint_replaced_since_the_last_one(tmp_path)
     assert games_with("az-2p") == first
 
 
+@pytest.mark.posix
 def test_ctrl_c_stops_a_pool_at_once_with_one_line(tmp_path):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) used to wait for
     the pool's remaining games, or hang in its shutdown, and end in a traceback."""
@@ -739,6 +765,7 @@ class SuicideAgent(FirstLegalAgent):
         raise AssertionError("unreachable")
 
 
+@pytest.mark.posix
 def test_a_worker_that_dies_is_one_line_and_exit_1(tmp_path, capsys):
     # used to be a BrokenProcessPool traceback
     argv = ["--agents", FIRST, "tests.test_evaluate:SuicideAgent", "--games", "8", "--workers", "2"]

@@ -877,6 +877,50 @@ def test_sampling_follows_the_softmax_of_the_legal_logits() -> None:
     np.testing.assert_array_equal(draws, again)
 
 
+def test_exports_from_several_threads_all_succeed_and_hide_only_torchs_deprecation(tmp_path) -> None:
+    """torch's exporter keeps a process-wide "exporting" flag: 3 of 4 exports started together
+    in threads failed with a bare AssertionError.  And the export hid every warning (a
+    process-wide ``simplefilter("ignore")``, which another thread's ``catch_warnings`` could
+    leave in place): now only the classic exporter's deprecation notices are hidden."""
+    import threading
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+    from agents.onnx_agent import OnnxAgent
+    from umbrella_env.export import export_module
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.policy, self.value = torch.nn.Linear(899, 968), torch.nn.Linear(899, 1)
+
+        def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            if torch.onnx.is_in_onnx_export():
+                warnings.warn("the module's own warning", UserWarning, stacklevel=1)
+            return self.policy(obs), torch.tanh(self.value(obs))
+
+    meta = {"num_players": 2, "plate_level": 1, "obs_size": 899, "num_actions": 968}
+    barrier = threading.Barrier(4)
+
+    def export(i: int) -> Path:
+        barrier.wait()
+        return export_module(Net(), meta, tmp_path / f"m{i}.onnx")
+
+    filters = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with ThreadPoolExecutor(4) as pool:
+            paths = list(pool.map(export, range(4)))
+    assert warnings.filters == filters
+    for path in paths:
+        OnnxAgent(path, num_players=2, plate_level=1)
+    messages = [str(w.message) for w in seen]
+    assert "the module's own warning" in messages
+    assert not any("TorchScript-based ONNX export" in m or "feature will be removed" in m for m in messages)
+
+
 @pytest.mark.train
 def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
     """The shipped network without heuristic inputs (``az-2p``) exports too: logits agree to

@@ -38,3 +38,31 @@ def test_ctrl_c_while_reading_map_results_prints_no_thread_traceback(monkeypatch
         assert time.monotonic() < deadline, "the pool's thread did not stop"
         time.sleep(0.05)
     assert raised == []
+
+
+_TORCH_SCRIPT = """
+import torch  # at the top, as a user's script: a spawned worker imports it before its initializer runs
+
+from umbrella_env.parallel import process_pool
+
+if __name__ == "__main__":
+    with process_pool(2) as pool:
+        print(sorted(pool.submit(torch.get_num_threads).result() for _ in range(4)))
+"""
+
+
+@pytest.mark.train
+def test_workers_of_a_script_that_imports_torch_use_one_thread_each(tmp_path) -> None:
+    """The workers' OMP_NUM_THREADS=1 came after torch had read the variables (the caller's
+    script, imported again in each worker, imports torch at its top): every worker ran torch
+    on every core, the workers oversubscribing the machine."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "user_script.py"
+    script.write_text(_TORCH_SCRIPT, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1, 1, 1, 1]"

@@ -291,6 +291,7 @@ def test_ctrl_c_while_cloning_ends_in_one_line_and_writes_nothing(
     assert not out.exists()
 
 
+@pytest.mark.posix
 def test_sigterm_in_training_keeps_the_run_as_ctrl_c_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -358,6 +359,7 @@ def test_an_rllib_checkpoint_plays_legal_games_as_an_agent(run_2p: Path, tmp_pat
     assert (report / "report.md").is_file()
 
 
+@pytest.mark.posix
 def test_a_ray_started_for_library_code_leaves_the_process_as_it_found_it(tmp_path: Path) -> None:
     # ray.init replaced an ignored SIGTERM by a handler that exits (kept after the shutdown),
     # set PYTHONBREAKPOINT to Ray's debugger, the ray logger's level, faulthandler, and drew

@@ -12,10 +12,12 @@ same answer everywhere, from argparse before any work: exit status 2 and
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import errno
 import functools
 import importlib
+import io
 import math
 import os
 import select
@@ -288,6 +290,70 @@ def silence(stream: Any) -> None:
         os.close(devnull)
 
 
+#: The ASCII form of each symbol the commands print (tables, intervals, bounds, errors), for
+#: an output whose encoding lacks it: a Windows code page when the output is a file or a
+#: pipe (cp1252 has no "−", cp932 no "–"), ``LANG=C``.  Any other such character prints as "?".
+ASCII_SYMBOLS = {
+    "\u2212": "-",  # minus
+    "\u2013": "-",  # en dash (a missing figure)
+    "\u2014": "-",
+    "\u00b1": "+/-",
+    "\u2265": ">=",
+    "\u2264": "<=",
+    "\u00d7": "x",
+    "\u00b7": ".",
+    "\u00bd": "1/2",
+    "\u2588": "#",
+    "\u00a7": "section ",
+    "\u2026": "...",
+    "\u2192": "->",
+}
+
+#: The error handlers of a standard stream that :func:`printable_symbols` replaces: Python's
+#: defaults (stdout's, stdout's under the C locale, stderr's).
+_REPLACED_ERRORS = ("strict", "surrogateescape", "backslashreplace")
+
+#: The codec error handler of :data:`ASCII_SYMBOLS` (:func:`printable_symbols`).
+ASCII_ERRORS = "umbrella_env.ascii_symbols"
+
+
+def _ascii_symbols(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return "".join(ASCII_SYMBOLS.get(ch, "?") for ch in exc.object[exc.start : exc.end]), exc.end
+
+
+codecs.register_error(ASCII_ERRORS, _ascii_symbols)
+
+
+@contextlib.contextmanager
+def printable_symbols() -> Iterator[None]:
+    """Inside, stdout and stderr print a symbol their encoding lacks in its ASCII form
+    (:data:`ASCII_SYMBOLS`): stdout's strict encoding ended a command in a
+    UnicodeEncodeError at its first "±" (an evaluation's standings, after every game had been
+    played, before its report was written), stderr's showed ``\u2212``.  UTF-8 streams, and
+    streams that are not plain text files (a test's capture), are left as they are; each is
+    put back on leaving."""
+    changed: list[tuple[io.TextIOWrapper, str]] = []
+    for stream in (sys.stdout, sys.stderr):
+        if not isinstance(stream, io.TextIOWrapper) or stream.errors not in _REPLACED_ERRORS:
+            continue
+        try:
+            if codecs.lookup(stream.encoding).name.startswith("utf"):
+                continue
+            errors = stream.errors
+            stream.reconfigure(errors=ASCII_ERRORS)
+        except (LookupError, ValueError, OSError):  # an unknown codec, a closed or broken stream
+            continue
+        changed.append((stream, errors))
+    try:
+        yield
+    finally:
+        for stream, errors in changed:
+            with contextlib.suppress(ValueError, OSError):  # a closed pipe: the command says so
+                stream.reconfigure(errors=errors)
+
+
 def command(main: Callable[..., int], interrupted: str = "interrupted") -> Callable[..., int]:
     """A command's ``main``, which never ends in a traceback for what the user or the system
     did: Ctrl-C, or SIGTERM (``kill``, ``timeout``, a scheduler: the command runs inside
@@ -303,7 +369,7 @@ def command(main: Callable[..., int], interrupted: str = "interrupted") -> Calla
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
         try:
-            with sigterm_as_interrupt():
+            with sigterm_as_interrupt(), printable_symbols():
                 status = main(*args, **kwargs)
             if sys.stdout is not None:  # buffered output meets a closed pipe here, not at exit
                 sys.stdout.flush()

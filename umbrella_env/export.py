@@ -29,7 +29,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import re
 import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -128,6 +130,21 @@ def _check_outputs(module: nn.Module) -> None:
         )
 
 
+#: One export at a time: torch's TorchScript exporter keeps a process-wide "exporting" flag,
+#: so an export started while another thread's ran failed ("GLOBALS.in_onnx_export must be
+#: False").
+_EXPORTING = threading.Lock()
+
+#: What torch's classic (TorchScript) exporter warns, which :func:`export_module` hides, and
+#: nothing else: it is deprecated in favour of the dynamo exporter, which needs onnxscript;
+#: the graph here is static, which the classic exporter handles.  (``catch_warnings`` is
+#: process-wide: another thread's warnings during an export are filtered the same way.)
+_CLASSIC_EXPORTER_WARNINGS = (
+    "You are using the legacy TorchScript-based ONNX export",
+    "The feature will be removed",
+)
+
+
 def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, *, opset: int = OPSET) -> Path:
     """Write ``module`` to the ONNX file ``path`` with ``meta`` in its ``metadata_props``.
 
@@ -152,10 +169,9 @@ def export_module(module: nn.Module, meta: Mapping[str, Any], path: str | Path, 
     batch = {0: "batch"}
 
     def write(tmp: Path) -> None:
-        with warnings.catch_warnings():
-            # The TorchScript-based exporter is deprecated in favour of the dynamo one, which
-            # needs onnxscript; the graph here is static, which the classic exporter handles.
-            warnings.simplefilter("ignore")
+        with _EXPORTING, warnings.catch_warnings():
+            for message in _CLASSIC_EXPORTER_WARNINGS:
+                warnings.filterwarnings("ignore", message=re.escape(message), category=DeprecationWarning)
             torch.onnx.export(
                 _Masked(module),
                 example,

@@ -146,8 +146,8 @@ def build_agent(
                 module_name == exc.name or module_name.startswith(f"{exc.name}.")
             )
             hint = (
-                " (the module must be importable by this Python: add its folder to PYTHONPATH, e.g. "
-                "PYTHONPATH=. for the current one; docs/agents.md)"
+                " (the module must be importable by this Python: add its folder to the PYTHONPATH "
+                "environment variable, e.g. '.' for the current one; docs/agents.md)"
                 if missing
                 else ""
             )

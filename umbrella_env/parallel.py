@@ -53,6 +53,9 @@ def _init_worker() -> None:
     # One thread per worker process: the workers already use every core.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    torch = sys.modules.get("torch")  # already imported (a caller's script that imports it, re-run under spawn):
+    if torch is not None and os.environ.get("OMP_NUM_THREADS") == "1":  # it read the variables before they were set
+        torch.set_num_threads(1)
     # Ctrl-C reaches the whole process group: the parent stops the pool (stop_pool), the
     # workers do not each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import tempfile
@@ -85,6 +86,13 @@ def remove_run(path: Path, names: Iterable[str]) -> None:
             entry.unlink()
 
 
+def sibling_tmp(path: Path) -> Path:
+    """A temporary name beside ``path`` (``NAME.<random>.tmp``), of this write alone: two
+    writers of one file (two runs, two threads) never write into each other's temporary file,
+    and the last rename wins whole."""
+    return path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
+
+
 def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """``write(tmp)`` to a sibling temporary file, then rename it to ``path``: an interrupted
     write leaves the previous file whole, never a truncated one (:func:`write_together` of
@@ -99,7 +107,7 @@ def write_together(paths: Sequence[Path], write: Callable[[list[Path]], object])
     the other's previous version.  An OSError names the file asked for, as
     :func:`write_atomically`'s."""
     paths = [Path(p) for p in paths]
-    tmps = [p.with_name(p.name + ".tmp") for p in paths]
+    tmps = [sibling_tmp(p) for p in paths]
     try:
         write(tmps)
         with signals_held():
@@ -109,6 +117,8 @@ def write_together(paths: Sequence[Path], write: Callable[[list[Path]], object])
         named = exc.filename
         for tmp, path in zip(tmps, paths):
             if named is None or (isinstance(named, (str, os.PathLike)) and Path(named) == tmp):
+                if exc.filename2 is not None:  # a rename's (tmp -> path): the file asked for, once
+                    raise type(exc)(exc.errno, exc.strerror, str(path)).with_traceback(exc.__traceback__) from None
                 exc.filename = str(path)
                 break
         raise

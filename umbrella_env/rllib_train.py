@@ -74,7 +74,7 @@ from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import observe
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
-from umbrella_env.paths import default_run_dir, output_dir_problem, write_atomically
+from umbrella_env.paths import default_run_dir, output_dir_problem, sibling_tmp, write_atomically
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
 from umbrella_env.training.divergence import (
     CLONING,
@@ -335,14 +335,15 @@ def metadata(config: GameConfig, module_id: str, **extra: Any) -> dict[str, Any]
 def save_checkpoint(algo: Any, path: Path, meta: dict[str, Any]) -> None:
     """RLlib's checkpoint of ``algo`` and ``umbrella.json`` in ``path``, replaced whole."""
 
-    tmp = path.with_name(path.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    algo.save_to_path(str(tmp.resolve()))
-    (tmp / METADATA).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    if path.exists():
-        shutil.rmtree(path)
-    tmp.rename(path)
+    tmp = sibling_tmp(path)  # of this save alone (paths.sibling_tmp)
+    try:
+        algo.save_to_path(str(tmp.resolve()))
+        (tmp / METADATA).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        if path.exists():
+            shutil.rmtree(path)
+        tmp.rename(path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # a save that failed half-way leaves nothing
 
 
 # --------------------------------------------------------------------------- behaviour cloning

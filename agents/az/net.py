@@ -56,6 +56,7 @@ from torch import nn
 
 from agents.az.lookahead import SLIDE_FEATURES, SUMMARY_FEATURES, SlideLookahead
 from agents.checkpoint import (
+    TORCH_RNG_LOCK,
     base_metadata,
     check_configuration,
     check_finite_weights,
@@ -303,7 +304,8 @@ def load_network(
     """The network of a ``.pt`` checkpoint (eval mode, float32) and its metadata; a
     ``ValueError`` for a missing file or sidecar, a model of another configuration, or weights
     that are not those of the network the sidecar describes.  Loading leaves torch's random
-    generator as it was (as :func:`agents.policy.load_model` does)."""
+    generator as it was (as :func:`agents.policy.load_model` does; loads in several threads
+    too, :data:`agents.checkpoint.TORCH_RNG_LOCK`)."""
     meta = read_metadata(path)
     check_configuration(meta, path, num_players=num_players, plate_level=plate_level)
     expected = "expected a torch checkpoint written by this project's alphazero trainer"
@@ -318,7 +320,7 @@ def load_network(
     state = blob.get("state_dict") if isinstance(blob, dict) else None
     if not (isinstance(state, dict) and all(isinstance(v, torch.Tensor) for v in state.values())):
         raise ValueError(f"checkpoint {str(path)!r} holds no network weights ('state_dict'); {expected}")
-    with torch.random.fork_rng(devices=[]):  # the initial weights, overwritten below, draw from torch's generator
+    with TORCH_RNG_LOCK, torch.random.fork_rng(devices=[]):  # the initial weights, overwritten below, draw from it
         net = AZNet(
             int(meta["num_players"]),
             meta["hidden"],

@@ -504,7 +504,7 @@ def load_components(path: str | Path) -> ComponentSet:
         raise ComponentError(f"component file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors write one) is not content
         if suffix == ".json":
             data = json.loads(text)
         elif suffix == ".toml":
@@ -562,6 +562,6 @@ def _restore_components(data: dict[str, Any]) -> ComponentSet:
     already in this process, else a new one, validated and kept."""
     key = _content_key(data)
     found = _BY_CONTENT.get(key)
-    if found is None:
-        found = _BY_CONTENT[key] = components_from_dict(data)
+    if found is None:  # two threads building the same set keep the first one stored (atomic)
+        found = _BY_CONTENT.setdefault(key, components_from_dict(data))
     return found

@@ -336,8 +336,13 @@ class SingleGame:
         """Write this game into slot ``b`` of a batch of the same configuration."""
         cfg, mine = state.config, self.config
         same = (cfg.num_players, cfg.plate_level, cfg.max_turns) == (mine.num_players, mine.plate_level, mine.max_turns)
-        if not same or cfg.components is not mine.components:
+        if not same or cfg.components != mine.components:
             raise ConfigError(f"to_batch: the batch is configured as {cfg}, the game as {mine}")
+        if cfg.components is not mine.components:  # an equal set built again (engine.put's words)
+            raise ConfigError(
+                "to_batch: the game uses another ComponentSet object than the batch (equal configs, but the engine "
+                "tables are per set): build both from the same GameConfig"
+            )
         b = E.check_index(state, b)
         P = cfg.num_players
         state.stage[b] = np.array(self._stages, np.int8).reshape(P, 4, 4)

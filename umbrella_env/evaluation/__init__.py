@@ -18,9 +18,6 @@ from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.report import head_to_head_rows, merit_rows, print_summary, standings_rows, write_report
 from umbrella_env.evaluation.stats import Z95, mean_interval, openskill_ratings, ranked, summarise, wilson_interval
 from umbrella_env.evaluation.tournament import (
-    _AGENTS as _AGENTS,
-)
-from umbrella_env.evaluation.tournament import (
     AgentError,
     EvaluationError,
     GameRecord,

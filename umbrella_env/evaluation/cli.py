@@ -20,8 +20,10 @@ from umbrella_env.cli_args import (
     int_problem,
     path_option,
     program_name,
+    say,
     seed_option,
     sigterm_received,
+    silence,
 )
 from umbrella_env.core.config import DEFAULT_MAX_TURNS
 from umbrella_env.evaluation.report import REPORT_FILES, print_summary, write_report
@@ -126,11 +128,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     summary = summarise(result)
     if args.games != result.games_per_table:
-        print(
+        say(
             f"note: --games {args.games} rounded up to {result.games_per_table} per table "
             f"(a multiple of {seatings(args.players)}: every seating equally often)"
         )
-    print_summary(summary)  # first: a report the disk cannot take leaves the standings on the terminal
+    try:  # first: a report the disk cannot take leaves the standings on the terminal
+        print_summary(summary)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (| head): the games played are still reported
+        silence(sys.stdout)
     try:  # replaces a previous report (--overwrite) only once the new one is whole
         report = write_report(result, out, summary, argv)
     except OSError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import math
 import os
@@ -294,8 +295,14 @@ def _removed(folder: Path) -> Iterator[None]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _broken_pipe() -> None:
+    raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
 def print_summary(summary: dict[str, Any], file: Any = None) -> None:
-    """The standings (and merit bands or head-to-head) on the terminal: rich if installed."""
+    """The standings (and merit bands or head-to-head) on the terminal: rich if installed.
+    A reader that went away (``| head``) is a ``BrokenPipeError``, as for ``print`` (rich
+    alone would end the process)."""
     file = file if file is not None else sys.stdout
     tables = [("Standings", standings_rows(summary))]
     if summary["mode"] == "solo":
@@ -315,6 +322,7 @@ def print_summary(summary: dict[str, Any], file: Any = None) -> None:
                 print("  ".join(c.ljust(w) for c, w in zip(row, widths)), file=file)
         return
     console = Console(file=file)
+    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # rich would exit the process
     if not console.is_terminal:
         console.width = max(console.width, 160)
     for title, (header, rows) in tables:

@@ -56,6 +56,7 @@ import itertools
 import math
 import re
 import shlex
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -244,21 +245,32 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     return out_specs, labels
 
 
-#: Agents of this process, by (spec, seat, players, level): built once, reset every game.
-_AGENTS: dict[tuple[str, int, int, int], Any] = {}
+#: The agents of this thread (a worker process has one), by (spec, seat, players, level):
+#: built once, reset every game.  Per thread, since an agent is not thread-safe (its stream is
+#: reseeded every game): tournaments run from two threads each play their own agents.
+_LOCAL = threading.local()
+
+
+def thread_agents() -> dict[tuple[str, int, int, int], Any]:
+    """The agents this thread built for its tournament games (see :data:`_LOCAL`)."""
+    agents: dict[tuple[str, int, int, int], Any] | None = getattr(_LOCAL, "agents", None)
+    if agents is None:
+        agents = _LOCAL.agents = {}
+    return agents
 
 
 def forget_agents() -> None:
-    """Drop the agents this process built (the next tournament builds its own: a checkpoint
+    """Drop the agents this thread built (the next tournament builds its own: a checkpoint
     replaced since is loaded again)."""
-    _AGENTS.clear()
+    thread_agents().clear()
 
 
 def _agent_for(spec: str, seat: int, config: GameConfig) -> Any:
+    agents = thread_agents()
     key = (spec, seat, config.num_players, config.plate_level)
-    agent = _AGENTS.get(key)
+    agent = agents.get(key)
     if agent is None:
-        agent = _AGENTS[key] = create_agent(spec, config)
+        agent = agents[key] = create_agent(spec, config)
     return agent
 
 
