@@ -7,11 +7,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from umbrella_env.core import actions as A
+from umbrella_env.core import facts as F
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.single import SingleGame
 from umbrella_env.play import (
@@ -151,8 +153,8 @@ def test_commands_and_bad_input_are_explained_and_the_game_goes_on():
     assert "Type a move by its name or by its id" in out  # help
     assert out.count("legal move(s) in the slide decision, each with its id;") == 2  # legal, moves
     assert out.count("Umbrella, solo, plate level 1") >= 3  # start, board, after the move
-    assert re.search(r"hint \(greedy\): .* \(id \d+\)|no hint available: ", out)
-    assert "unknown move 'slide X from top col0'; did you mean" in out
+    assert re.search(r"hint \(heuristic\): .* \(id \d+\)", out)
+    assert "not a move: 'x' is not a colour: B G R Y" in out
     assert (
         "'validate slot0 space3' (id 643) is not legal now: it is a validate move and this is the slide decision" in out
     )
@@ -232,6 +234,131 @@ def test_fallback_moves_are_listed_by_zone():
         parse_move("fallback B of personal+3 from top col0", g)
 
 
+def test_a_fallback_zone_takes_the_boards_name_too():
+    """The board names zones absolutely (``side 3``, seat 1's ``personal``), the moves from the
+    mover (``side+k``): "fallback Y of side 3 ..." was refused with a suggestion of another
+    zone.  Seat 2 of 4 players, its zones empty."""
+    g = SingleGame.new(GameConfig(num_players=4), 7)
+    d = g.to_dict()
+    z = d["zones"]
+    seat = 2
+    moved = z["central"] + z["side"][seat] + z["side"][seat - 1] + z["personal"][seat]
+    z["central"] = z["side"][seat] = z["side"][seat - 1] = z["personal"][seat] = ""
+    z["side"][3] = "".join(sorted(z["side"][3] + moved))
+    d.update(phase="fallback", current_player=seat)
+    d.pop("scores")
+    g = SingleGame.from_dict(d)
+    colour = z["side"][3][0]
+    by_board = parse_move(f"fallback {colour} of side 3 from left row2", g)
+    assert by_board == parse_move(f"fallback {colour} of side+1 from left row2", g)
+    assert by_board == A.fallback_action(2, "BGRY".index(colour), A.LEFT, 2)  # zone id 2 = side+1
+    own = z["personal"][1][0]
+    assert parse_move(f"fallback {own} of personal 1 from top col0", g) == parse_move(
+        f"fallback {own} of seat 1 from top col0", g
+    )
+    assert parse_move(f"fallback {own} of seat 1 from top col0", g) == A.fallback_action(
+        8, "BGRY".index(own), A.TOP, 0
+    )  # zone id 8 = personal+3, seat 1's from seat 2
+    with pytest.raises(InputError, match="there is no side zone 4 with 4 players"):
+        parse_move("fallback B of side 4 from top col0", g)
+
+
+def _reach_where(found: Any, players: int, level: int) -> SingleGame:
+    """A game of heuristic agents played (seeded) to its first decision where ``found(game)``."""
+    from umbrella_env.core.engine import draw_key
+    from umbrella_env.match import agent_action, build_agent
+
+    config = GameConfig(num_players=players, plate_level=level)
+    for seed in range(60):
+        g = SingleGame.new(config, draw_key(np.random.default_rng(seed)))
+        agents = [build_agent("heuristic", config, seed=seed * 4 + i) for i in range(players)]
+        while not g.done and not found(g):
+            g.step(agent_action(agents[g.actor], g))
+        if not g.done:
+            return g
+    raise AssertionError("no such decision in 60 games")
+
+
+def _reach(phase: str, players: int, level: int) -> SingleGame:
+    """A game of heuristic agents played (seeded) to its first decision of ``phase``."""
+    return _reach_where(lambda g: A.PHASES[g.phase] == phase, players, level)
+
+
+def test_a_swap_stage_is_typed_in_either_order_and_a_bad_pair_is_named():
+    """The swap of two cells has no order (§7.4): "swap-stage r0c1 r0c0" was refused, with a
+    suggestion of another pair of cells."""
+    g = _reach("swap_stage", 2, 4)
+    a = next(x for x in g.legal_actions() if x != A.SWAP_STAGE_PASS)
+    first, second = A.ACTION_STRINGS[a].split()[1:]
+    assert parse_move(f"swap-stage {second} {first}", g) == parse_move(f"swap stage {first}, {second}", g) == a
+    for pair in ("r0c0 r2c2", "r1c1 r1c1"):
+        with pytest.raises(InputError, match=f"not a move: {pair.replace(' ', ' and ')} are not two different, "):
+            parse_move(f"swap-stage {pair}", g)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("slide purple from top col2", "'purple' is not a colour: B G R Y (or blue, green, red, yellow)"),
+        ("slide B from top col9", "'col9' is not a line: col0-col3 (from top or bottom) or row0-row3"),
+        ("slide B from top row2", "top and bottom take a column (col0-col3), left and right a row (row0-row3)"),
+        ("validate slot0 space12", "'space12' is not one of space0-space9"),
+        ("cover slot7", "'slot7' is not one of slot0-slot3"),
+        ("slide B top", "a slide move is written 'slide <colour> from <side> <line>'"),
+        ("swap-zone r0c0 with B of middle", "'middle' is not a side: top, bottom, left, right"),
+    ],
+)
+def test_a_wrong_word_is_named_rather_than_replaced_by_a_similar_move(line, message):
+    """A "did you mean" picked the legal move of the closest spelling, which changed what the
+    player meant ('slide R from top col2' for purple, 'col3' for col9) without saying why."""
+    g = SingleGame.new(GameConfig(num_players=2), 1)
+    with pytest.raises(InputError) as info:
+        parse_move(line, g)
+    assert str(info.value).startswith(f"not a move: {message}") and "did you mean" not in str(info.value)
+
+
+def test_an_illegal_validate_or_swap_zone_gets_its_one_reason():
+    """The reasons were "X, or Y" where the program knows which ("slot 0 shows no complete
+    figure that space 3 accepts, or the space is taken" for a red figure and a yellow space)."""
+    g = _reach("validate", 2, 1)
+    d = g.to_dict()
+    plate = g.config.components.plates[1]
+    legal = set(g.legal_actions())
+    slot, space = A.decode(next(iter(legal)))[1]
+    colour = next(c for c in "BGRY" if plate.accepts(space, "BGRY".index(c), slot))
+    for other in range(10):
+        a = A.validate_action(slot, other)
+        if a in legal:
+            continue
+        with pytest.raises(InputError) as info:
+            parse_move(A.ACTION_STRINGS[a], g)
+        reason = str(info.value).split(": ", 1)[1].split(";")[0]
+        token = d["plates"][g.actor][other]
+        if token is not None:
+            assert reason == f"space {other} is taken (a {token} token)"
+        else:
+            assert reason == f"slot {slot}'s figure is {colour} and space {other} takes " + (
+                " or ".join(plate.spaces[other].split("/"))
+                if not plate.spaces[other].startswith("W")
+                else f"a figure from slot {plate.spaces[other][1:]}"
+            )
+
+    g = _reach("swap_zone", 2, 4)
+    zones = dict(zip(A.SIDES, F.seat_zone_strings(g.to_dict(), g.actor)))
+    stage = "".join(g.to_dict()["stages"][g.actor])
+    side = next(s for s in A.SIDES if zones[s])
+    colour = zones[side][0]
+    cell = stage.index(colour) if colour in stage else None
+    if cell is not None:
+        with pytest.raises(InputError, match=f"cell r{cell // 4}c{cell % 4} already holds {colour};"):
+            parse_move(f"swap-zone r{cell // 4}c{cell % 4} with {colour} of {side}", g)
+    side, missing = next((s, c) for s in A.SIDES for c in "BGRY" if c not in zones[s])
+    with pytest.raises(
+        InputError, match=f"your {side} zone has no {missing} \\(it holds {zones[side] or 'nothing'}\\);"
+    ):
+        parse_move(f"swap-zone r0c0 with {missing} of {side}", g)
+
+
 def _listed_ids(listing: str) -> set[int]:
     ids: set[int] = set()
     for line in listing.splitlines()[2:]:
@@ -302,6 +429,59 @@ def test_interactive_setup_on_a_terminal():
     assert rc == 0
     assert "please type a number from 1 to 4" in text
     assert f"3 players, you are seat 0 (seat 1: random, seat 2: {default_opponent()}), plate level 1" in text
+
+
+def test_the_opponent_prompt_offers_only_agents_that_play_this_game():
+    """At 2-4 players the prompt offered az-solo and az-solo-net, then refused them ("trained
+    for num_players=1"); the shipped networks each play one configuration."""
+    from umbrella_env.play.cli import playable_names
+
+    two = playable_names(GameConfig(num_players=2))
+    assert {"random", "greedy", "heuristic", "az-2p", "az-2p-net"} <= set(two)
+    assert "az-solo" not in two and "az-solo-net" not in two
+    assert not {"az-2p", "az-2p-net", "az-solo"} & set(playable_names(GameConfig(num_players=3)))
+    out = io.StringIO()
+    main(["--seed", "4", "--players", "2", "--level", "1"], stdin=ScriptedStdin(["", "quit"], tty=True), stdout=out)
+    prompt = next(line for line in out.getvalue().splitlines() if line.startswith("Opponent for seat 1"))
+    assert "az-2p-net" in prompt and "az-solo" not in prompt
+
+
+def test_enter_plays_the_only_legal_move_and_the_status_says_so():
+    g = _reach_where(lambda g: len(g.legal_actions()) == 1, 1, 1)
+    s = session(players=1)
+    s.game = g
+    s.io = Console(ScriptedStdin(["", "quit"]), io.StringIO())
+    assert "1 legal move(s); press Enter to play it" in s.status()
+    assert s.human_decision() == g.legal_actions()[0]
+
+
+def test_the_final_round_and_an_extra_turn_are_announced():
+    """Both showed only in the table ("end triggered by: 1", "extra turn: yes")."""
+    s = session(players=2, level=4, opponents=["heuristic"])
+    s.game = _reach_where(lambda g: g.to_dict()["end_triggered_by"] is not None, 2, 1)
+    by = s.game.to_dict()["end_triggered_by"]
+    assert f"FINAL ROUND: {'you' if by == 0 else f'seat {by} (heuristic)'} triggered the end; every other" in s.status()
+    s.game = _reach_where(lambda g: g.to_dict()["extra_turn"], 2, 4)
+    assert f"Seat {s.game.current} (" in s.status() and "earned an extra turn, taken after this one." in s.status()
+
+
+def test_ctrl_c_ends_the_game_with_the_scores(monkeypatch):
+    from umbrella_env.play import session as play_session
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(play_session.Session, "human_decision", interrupted)
+    rc, out = run(["--players", "2", "--seed", "3", "--opponents", "random"], [])
+    assert rc == 130 and "Interrupted: the game is abandoned. Scores so far: seat 0 (you) " in out
+
+
+def test_the_plate_shows_the_numbers_of_its_spaces():
+    """The validate moves name spaces by number (``space<s>``), which the plate did not show."""
+    lines = session(players=2, level=4).board().splitlines()
+    i = next(k for k, line in enumerate(lines) if "plate (level 4):" in line)
+    pattern = r"\b(\d) (?:[BGRY](?:/[BGRY])?|W\d):\."
+    assert re.findall(pattern, lines[i] + lines[i + 1]) == [str(k) for k in range(10)]
 
 
 def test_a_failing_agent_does_not_end_the_game():

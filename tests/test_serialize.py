@@ -663,7 +663,7 @@ def test_render_two_player_state() -> None:
         "to act: 0",
         "supply: 9",
         "reserve used: 0",
-        "turn: 2",
+        "turns played: 2 / 3000",
         "end triggered by: -",
         "tile in transit: -",
         "score 0 ===",

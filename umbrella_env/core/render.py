@@ -26,13 +26,14 @@ A seat block (2-4 players; side zone ``i`` is seat ``i``'s left, ``i-1`` its rig
       ...X                ..X.
       X...                ....
 
-      plate (level 1):    B:.    G:.    R:.    Y:.    B:.
-                          G:.    Y:.    B:.    R:.    G:.
+      plate (level 1):  0 B:.    1 G:.    2 R:.    3 Y:.    4 B:.
+                        5 G:.    6 Y:.    7 B:.    8 R:.    9 G:.
                         groups {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8
                         tokens 0, bonus now +0
 
-A plate space shows its requirement (``B``, ``G/Y``, ``W1`` = any colour from slot 1) and
-the colour of the token on it (``.`` when free).  ``complete: C`` under a slot says that its
+A plate space shows its number (the ``space<s>`` of a validate move), its requirement
+(``B``, ``G/Y``, ``W1`` = any colour from slot 1) and the colour of the token on it (``.``
+when free).  ``complete: C`` under a slot says that its
 visible figure is complete in colour ``C`` on the owner's stage.
 """
 
@@ -203,8 +204,8 @@ def _plate_lines(s: Mapping[str, Any], i: int, cs: ComponentSet) -> list[str]:
         cells = []
         for c in range(PLATE_COLS):
             space = r * PLATE_COLS + c
-            cells.append(f"{plate.spaces[space]}:{tokens[space] or '.'}".rjust(7))
-        out.append((label if r == 0 else "").ljust(len(label)) + "".join(cells))
+            cells.append(f"{space} {plate.spaces[space] + ':' + (tokens[space] or '.'):<6}")
+        out.append((label if r == 0 else "").ljust(len(label) + 2) + " ".join(cells).rstrip())
     indent = " " * (len(label) + 2)
     if plate.groups is not None:
         groups = ", ".join("{" + ",".join(map(str, g)) + f"}} +{v}" for g, v in plate.groups)
@@ -227,7 +228,7 @@ def _table_block(s: Mapping[str, Any]) -> list[str]:
     transit = "-" if passing is None else f"tile {passing['tile']} {passing['face']}"
     lines = [
         _rule("=== table"),
-        f"  supply: {s['supply']}   reserve used: {s['reserve_used']}   turn: {s['turn']} / {s['max_turns']}"
+        f"  supply: {s['supply']}   reserve used: {s['reserve_used']}   turns played: {s['turn']} / {s['max_turns']}"
         f"   status: {status}",
         f"  phase: {s['phase']}   current player: {s['current_player']}   to act: {'-' if actor is None else actor}",
     ]

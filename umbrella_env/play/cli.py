@@ -82,9 +82,22 @@ def _ask_choice(io: Console, prompt: str, default: int, allowed: range = range(1
         io.say(f"  please type a number from {allowed.start} to {allowed.stop - 1}, or press Enter for {default}")
 
 
+def playable_names(config: GameConfig) -> list[str]:
+    """The built-in agents that can play ``config`` here: the shipped networks each play one
+    configuration (and need torch), so the others are not offered."""
+    names = list(AGENT_NAMES)
+    for name in AZ_NAMES:
+        try:
+            build_agent(name, config, seed=0)
+        except (AgentSpecError, ValueError, ImportError):
+            continue
+        names.append(name)
+    return names
+
+
 def _ask_opponent(io: Console, seat: int, default: str, config: GameConfig) -> str | None:
+    names = ", ".join(playable_names(config))
     while True:
-        names = ", ".join(AGENT_NAMES + AZ_NAMES)
         line = io.ask(f"Opponent for seat {seat} ({names} or a .zip/.pt/.onnx checkpoint) [{default}]: ")
         if line is None:
             return None
@@ -163,6 +176,7 @@ def _run(argv: Sequence[str] | None, io: Console) -> int:
         return e.status
     except OSError as e:  # --help or a usage message into a full or closed output
         raise OutputError(e) from e
+    session: Session | None = None
     try:
         try:
             settings = settle(args, io)
@@ -178,7 +192,8 @@ def _run(argv: Sequence[str] | None, io: Console) -> int:
             return 2
         return session.run()
     except KeyboardInterrupt:
-        io.say("\nInterrupted: the game is abandoned.")
+        scores = "" if session is None else f" {session.scores_line()}"
+        io.say(f"\nInterrupted: the game is abandoned.{scores}")
         return 130
     except AgentError as e:  # an opponent whose reset fails before the game (its moves are forgiven)
         io.say(f"error: the game stopped: {e}")

@@ -11,7 +11,7 @@ from typing import Any
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
-from umbrella_env.core.components import COLOUR_NAMES, COLOURS
+from umbrella_env.core.components import COLOUR_NAMES, COLOURS, rotate_cells
 from umbrella_env.core.single import SingleGame
 
 _MOVE_VERBS = ("slide", "fallback", "validate", "swap-stage", "swap-zone", "give", "cover", "pass")
@@ -55,6 +55,89 @@ def _shown(number: re.Match[str], limit: int = 12) -> str:
     return sign + digits if len(digits) <= limit else f"{sign}{digits[:limit]}... (a {len(digits)}-digit number)"
 
 
+_CELL = re.compile(r"r([0-3])c([0-3])")
+
+
+def _ordered_swap(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A swap-stage's two cells in the order of its name (the swap has no order, §7.4)."""
+    if len(words) == 3 and words[0] == "swap-stage" and all(_CELL.fullmatch(w) for w in words[1:]):
+        return (words[0], *sorted(words[1:]))
+    return words
+
+
+def _board_zone_names(words: tuple[str, ...], game: SingleGame) -> tuple[str, ...]:
+    """A fallback's zone named as the board names it (``side 3``, ``personal 2`` or ``seat
+    2``: absolute) rewritten to the move's name, counted from the mover (``side+k``)."""
+    if not words or words[0] != "fallback":
+        return words
+    P, out, i = game.config.num_players, [], 0
+    while i < len(words):
+        word, nxt = words[i], words[i + 1] if i + 1 < len(words) else ""
+        if word in ("side", "personal", "seat") and nxt.isdecimal() and len(nxt) == 1:
+            kind = "side" if word == "side" else "personal"
+            if int(nxt) >= P:
+                raise InputError(f"there is no {kind} zone {nxt} with {P} players (seats 0-{P - 1})")
+            out.append(f"{kind}+{(int(nxt) - game.actor) % P}")
+            i += 2
+            continue
+        out.append(word)
+        i += 1
+    return tuple(out)
+
+
+#: How a move of each verb is written (the help's forms), for a line of the wrong shape.
+_FORMS = {
+    "slide": "slide <colour> from <side> <line>",
+    "fallback": "fallback <colour> of <zone> from <side> <line>",
+    "validate": "validate slot<k> space<s>",
+    "swap-stage": "swap-stage r<row>c<col> r<row>c<col>, or pass",
+    "swap-zone": "swap-zone r<row>c<col> with <colour> of <side>, or pass",
+    "give": "give white | give black",
+    "cover": "cover slot<k>",
+    "pass": "pass",
+}
+
+
+def _what(tokens: set[str]) -> str:
+    """The words a position of a move name takes, in words."""
+    if tokens == {c.lower() for c in COLOURS}:
+        return "a colour: " + " ".join(COLOURS) + " (or " + ", ".join(COLOUR_NAMES) + ")"
+    if tokens == set(A.SIDES):
+        return "a side: " + ", ".join(A.SIDES)
+    if tokens == set(A.FACES):
+        return "a face: white or black"
+    if tokens == {f"col{i}" for i in range(4)} | {f"row{i}" for i in range(4)}:
+        return "a line: col0-col3 (from top or bottom) or row0-row3 (from left or right)"
+    if tokens == set(A.ZONE_NAMES):
+        return "a zone: central, side+k or personal+k (k = 0-3 seats from you), or the board's side N, personal N"
+    prefix = {re.sub(r"\d+$", "", t) for t in tokens}
+    if len(prefix) == 1 and all(t[len(next(iter(prefix))) :].isdecimal() for t in tokens):
+        stem = prefix.pop()
+        numbers = sorted(int(t[len(stem) :]) for t in tokens)
+        return f"one of {stem}{numbers[0]}-{stem}{numbers[-1]}"
+    if all(_CELL.fullmatch(t) for t in tokens):
+        return "a cell r0c0-r3c3 (row, column)"
+    return "one of " + ", ".join(sorted(tokens))
+
+
+def _word_problem(words: tuple[str, ...]) -> str | None:
+    """What is wrong with a line that starts with a move's verb but names no move: its shape,
+    or the first word that no move of the verb has there; None when every word is one a move
+    takes (the combination is not a move)."""
+    if words[0] == "swap-stage" and len(words) == 3 and all(_CELL.fullmatch(w) for w in words[1:]):
+        return f"{words[1]} and {words[2]} are not two different, orthogonally adjacent cells"
+    names = [key for key in _LOOSE_TO_ACTION if key[0] == words[0] and len(key) == len(words)]
+    if not names:
+        return f"a {words[0]} move is written '{_FORMS[words[0]]}'"
+    for i, word in enumerate(words[1:], start=1):
+        tokens = {key[i] for key in names}
+        if word not in tokens:
+            return f"{word!r} is not {_what(tokens)}"
+    if words[0] in ("slide", "fallback"):
+        return "top and bottom take a column (col0-col3), left and right a row (row0-row3)"
+    return None
+
+
 class InputError(Exception):
     """A typed line that is not a legal move; the message is the one-line explanation."""
 
@@ -66,6 +149,7 @@ def parse_move(text: str, game: SingleGame) -> int:
     words = _loose_key(text)
     if not words:
         raise InputError("empty input; type a move, its id, or 'help'")
+    words = _board_zone_names(_ordered_swap(words), game)
     number = _ID_TEXT.fullmatch(words[0]) if len(words) == 1 else None
     if number is not None:
         a = _action_id(number)
@@ -83,6 +167,9 @@ def parse_move(text: str, game: SingleGame) -> int:
     elif words in _LOOSE_TO_ACTION:
         a = _LOOSE_TO_ACTION[words]
     elif words[0] in _MOVE_VERBS:
+        problem = _word_problem(words)
+        if problem is not None:
+            raise InputError(f"not a move: {problem}; type 'legal' to list the {len(legal)} legal moves")
         raise InputError(f"unknown move {text.strip()!r}; {_suggest(game, legal, text)}")
     else:
         raise InputError(
@@ -146,13 +233,38 @@ def _why_illegal(a: int, game: SingleGame) -> str:
             return f"{label} does not exist with {d['num_players']} players"
         return f"{label} has no {COLOURS[f[1]]} (it holds {held or 'nothing'})"
     if kind == A.PHASE_VALIDATE:
-        return f"slot {f[0]} shows no complete figure that space {f[1]} accepts, or the space is taken"
+        return _why_not_validate(d, game, f[0], f[1])
     if kind == A.PHASE_SWAP_STAGE:
         return "those two cells hold the same colour"
     if kind == A.PHASE_SWAP_ZONE:
-        side, colour = A.SIDES[f[1]], COLOURS[f[2]]
-        return f"your {side} zone has no {colour}, or the cell already holds {colour}"
+        cell, side, colour = f[0], A.SIDES[f[1]], COLOURS[f[2]]
+        held = _own_zones(d, game.actor)[side]
+        if colour not in held:
+            return f"your {side} zone has no {colour} (it holds {held or 'nothing'})"
+        return f"cell r{cell // 4}c{cell % 4} already holds {colour}"
     return "it is not among the legal choices"
+
+
+def _why_not_validate(d: dict[str, Any], game: SingleGame, slot: int, space: int) -> str:
+    """The one reason slot ``slot``'s figure cannot take space ``space`` (§4.2, §7)."""
+    seat = game.actor
+    components = game.config.components
+    plate = components.plates[d["plate_level"]]
+    token = d["plates"][seat][space]
+    if token is not None:
+        return f"space {space} is taken (a {token} token)"
+    stack = d["slots"][seat][slot]
+    if not stack:
+        return f"slot {slot} holds no tile"
+    top = stack[-1]
+    cells = rotate_cells(components.face_cells(top["tile"], A.FACES.index(top["face"])), slot)
+    stage = "".join(d["stages"][seat])
+    colours = sorted({stage[c] for c in cells})
+    if len(colours) > 1:
+        return f"slot {slot}'s figure is not complete on your stage (its cells hold {''.join(colours)})"
+    need = plate.spaces[space]
+    wants = f"a figure from slot {need[1:]}" if need.startswith("W") else " or ".join(need.split("/"))
+    return f"slot {slot}'s figure is {colours[0]} and space {space} takes {wants}"
 
 
 # --------------------------------------------------------------------------- listing moves

@@ -33,7 +33,10 @@ from umbrella_env.match import (
 )
 from umbrella_env.play.moves import InputError, format_legal, parse_move
 
-HINT_AGENT = "greedy"
+#: The agent 'hint' asks: the strongest of the instant ones (the README's results).
+HINT_AGENT = "heuristic"
+#: The opponent when none is given: a fair first game.
+DEFAULT_OPPONENT = "greedy"
 
 COMMANDS: dict[str, str] = {
     "help": "help",
@@ -74,12 +77,13 @@ Type a move by its name or by its id (the number 'legal' shows in brackets):
 Colours B G R Y (or blue, green, red, yellow).  Sides are those of your own stage.
 Case and extra spaces do not matter; 'from', 'of' and 'with' may be left out.
 Commands: legal (or moves) lists the legal moves; board draws the table again;
-hint asks the greedy agent; help shows this; quit ends the game."""
+hint asks the heuristic agent; help shows this; quit ends the game.
+With one legal move, Enter plays it."""
 
 
 def default_opponent() -> str:
     """The opponent when none is given: the greedy agent."""
-    return HINT_AGENT
+    return DEFAULT_OPPONENT
 
 
 def _display_name(spec: str) -> str:
@@ -319,10 +323,23 @@ class Session:
             )
         n = len(g.legal_actions())
         seat = "" if self.s.players == 1 else f" (seat {g.actor})"
+        how = "press Enter to play it" if n == 1 else "'legal' lists them"
         return (
             f"--- turn {g.turn + 1}, your decision{seat}, phase {phase}: {what}.\n"
-            f"    {n} legal move(s); 'legal' lists them, 'help' explains."
+            f"    {n} legal move(s); {how}, 'help' explains.{self.round_note()}"
         )
+
+    def round_note(self) -> str:
+        """The end of the game coming (the final round, §5.1) and an extra turn earned (§7.4)."""
+        d = self.game.to_dict()
+        notes = []
+        trigger = d.get("end_triggered_by")
+        if trigger is not None:
+            by = "you" if trigger == self.s.seat else self.who(trigger)
+            notes.append(f"FINAL ROUND: {by} triggered the end; every other player takes one more turn, then it ends.")
+        if d.get("extra_turn"):
+            notes.append(f"{self.who(self.game.current).capitalize()} earned an extra turn, taken after this one.")
+        return "".join(f"\n    {note}" for note in notes)
 
     def board(self) -> str:
         return render_text(self.game.to_dict(), seat=self.s.seat).rstrip("\n")
@@ -341,6 +358,9 @@ class Session:
                 return None
             text = line.strip()
             if not text:
+                legal = g.legal_actions()
+                if len(legal) == 1:  # the only move, as the status line offers
+                    return legal[0]
                 continue
             command = COMMANDS.get(text.lower())
             if command == "quit":
