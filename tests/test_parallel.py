@@ -66,3 +66,19 @@ def test_workers_of_a_script_that_imports_torch_use_one_thread_each(tmp_path) ->
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1, 1, 1, 1]"
+
+
+def test_a_resumed_progress_line_times_what_is_left_by_this_sessions_rate(monkeypatch, capsys) -> None:
+    """A resumed alphazero run counted its earlier iterations as done in this session's time:
+    80% done after 3 s said "about 1 s left" where 12 s were."""
+    from umbrella_env import parallel
+
+    clock = [100.0]
+    monkeypatch.setattr(parallel.time, "monotonic", lambda: clock[0])
+    bar = parallel.Progress(2560, True, "self-play games", initial=1920)  # stderr is not a terminal here
+    assert bar.plain
+    clock[0] += 30.0
+    bar.update(128)  # 128 games in 30 s: 512 left take 120 s
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "self-play games: 2,048/2,560 (80%), 30 s, about 120 s left"

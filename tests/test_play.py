@@ -99,7 +99,7 @@ def test_two_player_game_against_random_prints_opponent_moves():
     rc, out = run(["--players", "2", "--opponents", "random", "--seed", "3", "--max-turns", "30"])
     assert rc == 0
     assert "seat 0 (you): slide " in out
-    assert re.search(r"^seat 1 \(random\): slide [BGRY] from (top|bottom|left|right) (col|row)\d$", out, re.M)
+    assert re.search(r"^  seat 1 \(random\): slide [BGRY] from (top|bottom|left|right) (col|row)\d  \(from ", out, re.M)
     assert "=== Game over:" in out
     assert re.search(r"^  1\. seat [01] \((you|random)\) +-?\d+ points", out, re.M)
 
@@ -387,7 +387,13 @@ def test_end_of_input_ends_the_game_gracefully():
 def test_you_can_take_another_seat():
     rc, out = run(["--players", "3", "--seat", "2", "--opponents", "random", "random", "--seed", "7"], ["quit"])
     assert rc == 0
-    assert re.search(r"^seat 0 \(random\): ", out, re.M) and re.search(r"^seat 1 \(random\): ", out, re.M)
+    # the others' moves come under the board, right above your decision, with the zone each
+    # slide took from as the board names it (the move names a side of the mover's own stage)
+    block = re.search(r"^Since your last decision:\n((?:  .*\n)+)--- turn 3, your decision \(seat 2\)", out, re.M)
+    assert block is not None
+    moves = block.group(1).splitlines()
+    assert [m.split(":")[0] for m in moves] == ["  seat 0 (random)", "  seat 1 (random)"]
+    assert all(re.search(r"\(from (the central zone|side zone [0-2]|its personal zone)\)$", m) for m in moves)
     assert "=== seat 2  [you]" in out
 
 

@@ -8,6 +8,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -653,3 +654,36 @@ def test_a_resume_compares_only_a_best_measured_the_same_way(tmp_path, capsys, l
     assert best == (0.6 if compared else -np.inf)
     said = capsys.readouterr().err  # a best that is not compared will be replaced: the run says so
     assert ("was measured another way" in said and "makes a new best.zip" in said) == (not compared)
+
+
+def test_a_run_records_its_pretrained_baseline_and_logs_its_final_evaluation(tmp_path, monkeypatch, capsys) -> None:
+    """Review of what the trainers leave behind: the evaluation after pretraining (the
+    baseline PPO must beat) was printed and saved nowhere, the final evaluation never reached
+    SB3's logger output (SB3 writes at a rollout's end, and none follows the last), and the
+    evaluation lines gave a win rate on a few games without its uncertainty."""
+    from stable_baselines3.common.logger import KVWriter, Logger
+
+    written: list[tuple[dict[str, Any], int]] = []
+
+    class Recorder(KVWriter):
+        def write(self, key_values: dict[str, Any], key_excluded: Any, step: int = 0) -> None:
+            written.append((dict(key_values), step))
+
+    from umbrella_env.training import ppo
+
+    monkeypatch.setattr(ppo, "with_logger", lambda model: model.set_logger(Logger(None, [Recorder()])) or model)
+    out = tmp_path / "run"
+    argv = ["--players", "2", "--n-envs", "2", "--eval-every", "100000", "--eval-games", "4", "--max-turns", "20",
+            "--eval-opponent", "random", "--no-progress", "--torch-threads", "1", "--net", "16", "--timesteps", "64",
+            "--pretrain", "greedy", "--pretrain-games", "2", "--pretrain-epochs", "1", "--out", str(out)]  # fmt: skip
+    assert train.main(argv) == 0
+    summary = json.loads((out / "train_summary.json").read_text())
+    baseline = summary["pretrain_eval"]
+    assert baseline["games"] == 4 and 0.0 <= baseline["win_rate"] <= 1.0 and "mean_score" in baseline
+    final = summary["history"][-1]
+    assert final["final"] and [(kv["eval/metric"], step) for kv, step in written if "eval/metric" in kv] == [
+        (final["metric"], final["timesteps"])
+    ]
+    text = capsys.readouterr().out
+    assert re.search(r"\[eval after pretraining, 4 games\] win rate vs random \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] "
+                     r"\(4 games\), mean score", text)  # fmt: skip

@@ -5,6 +5,7 @@ keeps what it trained, and options a run would ignore are refused."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -856,3 +857,44 @@ def test_ppo_a_last_update_to_outputs_that_overflow_ends_in_one_line(tmp_path, d
     err = capsys.readouterr().err
     assert "error: training diverged in the PPO update at step 128: the policy's outputs are not finite" in err, err
     assert "Traceback" not in err and not (out / "last.zip").exists()
+
+
+def test_az_runs_say_what_they_do_and_a_resume_logs_from_where_it_left(az_run: Path, tmp_path, monkeypatch,
+                                                                       capsys) -> None:  # fmt: skip
+    """Review of the trainer's output: an evaluation printed nothing for minutes (a run
+    looked hung) and never its duration; in a log (no terminal) the iterations between two
+    evaluations printed nothing, so their losses were recorded nowhere without TensorBoard; a
+    resume's "done" line counted the iterations of the run before as this session's; and a
+    resume wrote its TensorBoard points beside the stopped run's, at the same steps."""
+    import sys
+    import types
+
+    from umbrella_env.training import alphazero
+
+    writers: list[dict[str, Any]] = []
+
+    class Writer:  # torch's SummaryWriter, as tensorboard would provide it
+        def __init__(self, log_dir: str, purge_step: int | None = None) -> None:
+            writers.append({"purge_step": purge_step})
+
+        def add_scalar(self, *args: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", types.SimpleNamespace(SummaryWriter=Writer))
+    argv = [*_without(TINY, "--pretrain-games", "--pretrain-epochs", "--iterations", "--eval-every", "--eval-games"),
+            "--iterations", "3", "--eval-every", "2", "--eval-games", "4"]  # fmt: skip
+    assert alphazero.main([*argv, "--resume", str(az_run / "last.pt"), "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    resumed_at = json.loads((az_run / "last.json").read_text())["iteration"]
+    games = json.loads((az_run / "last.json").read_text())["selfplay_games"]
+    assert writers == [{"purge_step": games}]
+    assert [int(n) for n in re.findall(r"^iteration (\d+): ", out, re.M)] == list(range(resumed_at + 1, 4))
+    assert re.search(r"^evaluating iteration 2: 4 games vs heuristic$", out, re.M)
+    assert re.search(r"^\[eval @ iteration 2, [\d,]+ games, \d+ s\] network alone vs heuristic "
+                     r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(4 games\)", out, re.M)  # fmt: skip
+    assert f"done: {3 - resumed_at} iteration(s) in " in out and "(3 in all)" in out
+    assert alphazero.main([*argv, "--pretrain-games", "0", "--out", str(tmp_path / "fresh")]) == 0
+    assert writers[-1] == {"purge_step": None}

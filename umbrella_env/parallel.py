@@ -174,12 +174,14 @@ class Progress:
     otherwise (a log under nohup, CI) a plain line every :data:`PLAIN_PROGRESS_SECONDS`
     and one at the end (a bar there drew nothing)."""
 
-    def __init__(self, total: int, enabled: bool, desc: str) -> None:
+    def __init__(self, total: int, enabled: bool, desc: str, initial: int = 0) -> None:
+        """``initial``: the count already done before (a resumed run's), shown but left out
+        of the rate, so the time left is this session's."""
         self._bar: Any = None
         self._rich: Any = None
         self._plain: list[float] | None = None  # [start, last line] times, for a log
-        self._total, self._done, self._desc = total, 0, desc
-        self._shown = 0  # the count of the last plain line
+        self._total, self._done, self._desc, self._initial = total, initial, desc, initial
+        self._shown = initial  # the count of the last plain line
         if not enabled or sys.stderr is None:  # no stream to show it on (pythonw, a daemon)
             return
         if not sys.stderr.isatty():
@@ -189,7 +191,7 @@ class Progress:
         try:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=desc, unit="game", file=sys.stderr, disable=None)
+            self._bar = tqdm(total=total, desc=desc, unit="game", file=sys.stderr, disable=None, initial=initial)
             return
         except ImportError:
             pass
@@ -198,7 +200,7 @@ class Progress:
 
             self._rich = RichProgress(transient=True)
             self._rich.start()
-            self._task = self._rich.add_task(desc, total=total)
+            self._task = self._rich.add_task(desc, total=total, completed=initial)
         except ImportError:
             pass
 
@@ -218,12 +220,18 @@ class Progress:
         self._shown = self._done
         elapsed = now - self._plain[0]
         share = self._done / self._total if self._total else 1.0
-        left = f", about {elapsed * (1 - share) / share:.0f} s left" if 0 < share < 1 else ""
+        rate = (self._done - self._initial) / elapsed if elapsed > 0 else 0.0
+        left = f", about {(self._total - self._done) / rate:.0f} s left" if rate > 0 and share < 1 else ""
         print(
             f"{self._desc}: {self._done:,}/{self._total:,} ({share:.0%}), {elapsed:.0f} s{left}",
             file=sys.stderr,
             flush=True,
         )
+
+    @property
+    def plain(self) -> bool:
+        """Whether it shows as plain lines (stderr is not a terminal: a log)."""
+        return self._plain is not None
 
     def close(self) -> None:
         if self._bar is not None:

@@ -95,6 +95,7 @@ from umbrella_env.training.options import (
     check_layers,
     given_among,
     selection_metric,
+    win_rate_text,
 )
 
 PROG = "python -m umbrella_env.rllib_train"
@@ -433,7 +434,8 @@ class EvalResult:
     def describe(self) -> str:
         if self.opponent == "":
             return f"mean score {self.mean_score:.2f}"
-        return f"vs {self.opponent}: win rate {self.win_rate:.3f}, mean score {self.mean_score:.2f}"
+        rate = win_rate_text(self.win_rate, self.games)
+        return f"vs {self.opponent}: win rate {rate}, mean score {self.mean_score:.2f}"
 
 
 def evaluate(agent: Any, config: GameConfig, opponent: str | None, games: int, seed: int = EVAL_SEED) -> EvalResult:

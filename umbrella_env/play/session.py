@@ -267,6 +267,8 @@ class Session:
             self.names[p] = _display_name(spec)
         self.hint_seed = int(rng.integers(2**62))
         self.hinter: Any = None
+        #: the others' moves since your last decision (:meth:`announce`)
+        self.pending: list[str] = []
 
     # ------------------------------------------------------------------ naming
     def who(self, seat: int) -> str:
@@ -282,6 +284,7 @@ class Session:
             play_out(seats, self.game, on_move=self.announce)
         except _Leave:
             return 0
+        self.flush_moves("The last moves:")
         self.io.say(self.final_report())
         return 0
 
@@ -294,7 +297,34 @@ class Session:
         g.step(action)
 
     def announce(self, game: SingleGame, seat: int, action: int) -> None:
-        self.io.say(f"{self.who(seat)}: {A.ACTION_STRINGS[action]}")
+        """Your own move at once; the others' are kept for the block under the board at your
+        next decision (printed as they came, they scrolled away above the board)."""
+        line = f"{self.who(seat)}: {A.ACTION_STRINGS[action]}"
+        if seat == self.s.seat:
+            self.io.say(line)
+        else:
+            self.pending.append(line + self._zone_of(seat, action))
+
+    def _zone_of(self, seat: int, action: int) -> str:
+        """The zone a slide took its umbrella from, as the board names it: the move names the
+        side of the mover's own stage."""
+        kind, fields = A.decode(action)
+        if kind != A.PHASE_SLIDE or self.s.players == 1:
+            return ""
+        side = fields[0]
+        key, index = F.zone_keys(self.s.players)[F.seat_zones(self.s.players, seat)[side]]
+        name = (
+            "the central zone" if key == "central" else f"side zone {index}" if key == "side" else "its personal zone"
+        )
+        return f"  (from {name})"
+
+    def flush_moves(self, heading: str) -> None:
+        """The others' moves kept since your last decision, under ``heading``."""
+        if self.pending:
+            self.io.say(heading)
+            for line in self.pending:
+                self.io.say(f"  {line}")
+            self.pending.clear()
 
     def intro(self) -> str:
         s = self.s
@@ -349,6 +379,7 @@ class Session:
         g = self.game
         self.io.say()
         self.io.say(self.board())
+        self.flush_moves("Since your last decision:")
         self.io.say(self.status())
         prompt = f"[turn {g.turn + 1}, {A.PHASES[g.phase]}] your move> "
         while True:

@@ -124,6 +124,7 @@ from umbrella_env.training.options import (
     given_options,
     overwrite_problem,
     trainer_seed,
+    win_rate_text,
 )
 
 PROG = "python -m umbrella_env.training.alphazero"
@@ -676,11 +677,12 @@ def evaluate_network(
     search: bool = False,
     simulations: int = 16,
     search_options: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
     """Games of the network (alone, or with ``simulations`` of search, ``search_options``
     passed to :class:`~agents.az.agent.AZAgent`) through :func:`umbrella_env.match.play_game`,
-    seats rotated; ``opponent`` is an agent (None in solo).  Returns the win rate (shared wins
-    split; 0 in solo) and the network's mean score."""
+    seats rotated; ``opponent`` is an agent (None in solo); ``progress(1)`` after each game.
+    Returns the win rate (shared wins split; 0 in solo) and the network's mean score."""
     options = {"simulations": simulations, **(search_options or {})} if search else {}
     me = AZAgent(net, search=search, plate_level=config.plate_level, name="learner", **options)
     wins = score = 0.0
@@ -691,6 +693,8 @@ def evaluate_network(
         res = play_game(agents, config, eval_seed(i))
         wins += res.credits[seat]
         score += res.scores[seat]
+        if progress is not None:
+            progress(1)
     return {"win_rate": wins / games if config.num_players > 1 else 0.0, "mean_score": score / games}
 
 
@@ -942,7 +946,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         f"({', '.join(SHIPPED_MODELS)}) (same players, level and layer sizes; with --heuristic-inputs from a "
         "network without them, the new inputs start at their defaults); its name and SHA-256 go to the sidecar",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar; a line per iteration instead (as when the output is a file: on a terminal the bar "
+        "shows progress and only the iterations that evaluate print a line)",
+    )
     p.add_argument(
         "--quick",
         action="store_true",
@@ -1386,7 +1395,9 @@ class Trainer:
         try:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.tb = SummaryWriter(str(out / "tb"))
+            # a resumed run replaces what the stopped one logged after its last checkpoint
+            # (its iteration in progress), rather than plotting both at the same steps
+            self.tb = SummaryWriter(str(out / "tb"), purge_step=self.games_played if resume is not None else None)
         except ImportError:
             pass
         self.pool = process_pool(args.workers) if args.workers > 1 else None
@@ -1503,7 +1514,7 @@ class Trainer:
         print(
             f"pretraining: {a.pretrain_games} {label} games, {len(data):,} decisions in {t1 - t0:.0f} s; "
             f"{losses['steps']:.0f} steps in {time.perf_counter() - t1:.0f} s; "
-            f"policy loss {losses['policy_loss']:.3f}, value loss {losses['value_loss']:.3f}",
+            f"mean over the epochs: policy loss {losses['policy_loss']:.3f}, value loss {losses['value_loss']:.3f}",
             flush=True,
         )
 
@@ -1553,13 +1564,28 @@ class Trainer:
         a, cfg = self.args, self.config
         eval_cfg = GameConfig(num_players=cfg.num_players, plate_level=cfg.plate_level)
         t0 = time.perf_counter()
+        searched = (
+            f"{a.eval_search_games} with search ({a.simulations} sims)"
+            if cfg.solo
+            else (f"{a.eval_search_games} vs search ({a.eval_search_sims} sims)")
+        )
+        games = a.eval_games + a.eval_search_games
+        print(
+            f"evaluating iteration {self.iteration}: {a.eval_games} games "
+            + ("of the network alone" if cfg.solo else "vs heuristic")
+            + (f", {searched}" if a.eval_search_games else ""),
+            flush=True,
+        )
+        bar = Progress(games, not a.no_progress, "evaluation games")
         entry: dict[str, Any] = {
             "iteration": self.iteration,
             "games": self.games_played,
             "train_seconds": round(self.seconds, 1),
         }
         if cfg.solo:
-            entry["net_score"] = evaluate_network(self.net, eval_cfg, None, a.eval_games)["mean_score"]
+            entry["net_score"] = evaluate_network(self.net, eval_cfg, None, a.eval_games, progress=bar.update)[
+                "mean_score"
+            ]
             if a.eval_search_games:
                 entry["search_score"] = evaluate_network(
                     self.net,
@@ -1573,6 +1599,7 @@ class Trainer:
                         "rollout_weight": a.rollout_weight,
                         "rollout_turns": a.rollout_turns,
                     },
+                    progress=bar.update,
                 )["mean_score"]
             entry["metric"] = entry["net_score"]
             text = f"network alone {entry['net_score']:.2f}" + (
@@ -1581,19 +1608,28 @@ class Trainer:
                 else ""
             )
         else:
-            heur = evaluate_network(self.net, eval_cfg, make_agent("heuristic", seed=a.seed), a.eval_games)
+            heur = evaluate_network(
+                self.net, eval_cfg, make_agent("heuristic", seed=a.seed), a.eval_games, progress=bar.update
+            )
             entry["vs_heuristic"] = heur["win_rate"]
             entry["metric"] = heur["win_rate"]
-            text = f"network alone vs heuristic {heur['win_rate']:.3f} ({a.eval_games} games)"
+            text = f"network alone vs heuristic {win_rate_text(heur['win_rate'], a.eval_games)}"
             if a.eval_search_games:
                 srch = evaluate_network(
-                    self.net, eval_cfg, search_opponent(a.eval_search_sims, a.seed), a.eval_search_games
+                    self.net,
+                    eval_cfg,
+                    search_opponent(a.eval_search_sims, a.seed),
+                    a.eval_search_games,
+                    progress=bar.update,
                 )
                 entry["vs_search"] = srch["win_rate"]
                 entry["search_sims"] = a.eval_search_sims
                 n = a.eval_games + a.eval_search_games  # the win rate over all evaluation games
                 entry["metric"] = (heur["win_rate"] * a.eval_games + srch["win_rate"] * a.eval_search_games) / n
-                text += f", vs search ({a.eval_search_sims} sims) {srch['win_rate']:.3f} ({a.eval_search_games} games)"
+                text += (
+                    f", vs search ({a.eval_search_sims} sims) {win_rate_text(srch['win_rate'], a.eval_search_games)}"
+                )
+        bar.close()
         entry["eval_seconds"] = round(time.perf_counter() - t0, 1)
         entry["title"] = f"Gumbel AlphaZero, {cfg.num_players} player(s), level {cfg.plate_level}"
         improved = entry["metric"] > self.best
@@ -1605,7 +1641,7 @@ class Trainer:
             if k in entry:
                 self.log(f"eval/{k}", entry[k])
         print(
-            f"[eval @ iteration {self.iteration}, {self.games_played:,} games] {text}"
+            f"[eval @ iteration {self.iteration}, {self.games_played:,} games, {entry['eval_seconds']:.0f} s] {text}"
             + ("  (new best)" if improved else ""),
             flush=True,
         )
@@ -1630,8 +1666,9 @@ class Trainer:
                 self.evaluate()  # the starting point of the learning curve
                 self._save_last()  # fresh optimizer: no self-play step yet
                 self.write_history()
-            bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games")
-            bar.update(self.iteration * a.games)
+            first = self.iteration  # a resumed run's iterations before this session
+            bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games", initial=first * a.games)
+            every_line = a.no_progress or bar.plain  # no bar, or a log: a line per iteration
             while self.iteration < a.iterations:
                 t0 = time.perf_counter()
                 with refused_outputs(f"the self-play of iteration {self.iteration + 1}", "network"):
@@ -1675,7 +1712,7 @@ class Trainer:
                 if losses is not None:  # an iteration that trained nothing logs no loss
                     self.log("loss/policy", losses["policy_loss"])
                     self.log("loss/value", losses["value_loss"])
-                if a.no_progress or self.iteration % a.eval_every == 0:
+                if every_line or self.iteration % a.eval_every == 0:
                     trained = (
                         f"train {time.perf_counter() - t1:.0f} s, policy loss {losses['policy_loss']:.3f}, "
                         f"value loss {losses['value_loss']:.3f}"
@@ -1717,9 +1754,11 @@ class Trainer:
                 self.pool.shutdown()
             if self.tb is not None:
                 self.tb.close()
+        session = self.iteration - first
         print(
-            f"done: {self.games_played:,} self-play games, {self.iteration} iterations in "
-            f"{time.perf_counter() - start:.0f} s; best network: {self.out / 'best.pt'}",
+            f"done: {session} iteration(s) in {time.perf_counter() - start:.0f} s"
+            + (f" ({self.iteration} in all)" if first else "")
+            + f", {self.games_played:,} self-play games; best network: {self.out / 'best.pt'}",
             flush=True,
         )
         return 0

@@ -10,6 +10,7 @@ from typing import Any
 
 from agents.checks import MAX_LAYER_SIZE
 from umbrella_env.cli_args import command_name, game_options_problem, seed_option
+from umbrella_env.evaluation.stats import wilson_interval
 from umbrella_env.paths import previous_run
 
 #: The discount of the learners (MaskablePPO, RLlib's PPO) and of the teacher games' returns.
@@ -77,6 +78,14 @@ def selection_metric(win_rate: float, mean_score: float, games: int, solo: bool)
     if solo:
         return mean_score
     return win_rate + mean_score / (_SCORE_BOUND * 12 * max(games, 1))
+
+
+def win_rate_text(win_rate: float, games: int) -> str:
+    """A trainer's evaluation win rate as its lines print it: with its 95% Wilson interval
+    and the number of games (the interval is wide at the default game counts: a "new best"
+    can be noise, docs/training.md)."""
+    low, high = wilson_interval(win_rate * games, games)
+    return f"{win_rate:.3f} [{low:.3f}, {high:.3f}] ({games} games)"
 
 
 def check_game(players: int, level: int, max_turns: int | None = None) -> None:

@@ -110,6 +110,7 @@ from umbrella_env.training.options import (
     overwrite_problem,
     selection_metric,
     trainer_seed,
+    win_rate_text,
 )
 
 
@@ -250,7 +251,7 @@ class EvalResult:
     def describe(self, solo: bool, opponent: str) -> str:
         if solo:
             return f"mean score {self.mean_score:.2f}"
-        return f"win rate vs {opponent} {self.win_rate:.3f}, mean score {self.mean_score:.2f}"
+        return f"win rate vs {opponent} {win_rate_text(self.win_rate, self.games)}, mean score {self.mean_score:.2f}"
 
 
 def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, seed: int) -> EvalResult:
@@ -341,6 +342,8 @@ class TrainCallback(BaseCallback):
                 {"timesteps": int(self.num_timesteps), "eval": {label: metric}, "eval_games": self.args.eval_games},
             )
         self.logger.record("eval/metric", metric)
+        if final:  # SB3 writes what is recorded at a rollout's end: there is none after the last
+            self.logger.dump(step=self.num_timesteps)
         print(
             f"[{'final eval' if final else 'eval'} @ {self.num_timesteps:,} steps, {res.games} games] "
             f"{res.describe(self.config.solo, self.args.eval_opponent)}" + ("  (new best)" if improved else ""),
@@ -691,10 +694,11 @@ def load_pretrain_cache(args: argparse.Namespace, config: GameConfig) -> Demonst
 
 def clone_teacher(
     model: Any, args: argparse.Namespace, config: GameConfig, cached: Demonstrations | None = None
-) -> list[dict[str, float]]:
+) -> tuple[list[dict[str, float]], dict[str, float]]:
     """``--pretrain``: the teacher's games (``cached``, from :func:`load_pretrain_cache`, or
     played now and saved to ``--pretrain-cache``), behaviour cloning, and one evaluation of
-    the cloned policy; returns the cloning history."""
+    the cloned policy; returns the cloning history and that evaluation (the baseline PPO
+    starts from: ``pretrain_eval`` in ``train_summary.json``)."""
     opponents = _pretrain_opponents(args, config)
     cache = args.pretrain_cache
     if cached is not None:
@@ -724,7 +728,8 @@ def clone_teacher(
     )
     res = evaluate_model(model, config, args.eval_opponent, args.eval_games, seed=EVAL_SEED)
     print(f"[eval after pretraining, {res.games} games] {res.describe(config.solo, args.eval_opponent)}", flush=True)
-    return history
+    evaluation = {"games": res.games, "metric": res.metric(config.solo), "mean_score": res.mean_score}
+    return history, evaluation if config.solo else {**evaluation, "win_rate": res.win_rate}
 
 
 #: Integer options that must be at least 1 (name, attribute).
@@ -952,10 +957,10 @@ def _train(
             parser.error(f"--resume {str(args.resume)!r} cannot be loaded as a MaskablePPO model: {exc}")
     else:
         model = build_model(args, env, tb)
-    pretrain_history = None
+    pretrain_history = pretrain_eval = None
     if args.pretrain is not None:
         try:
-            pretrain_history = clone_teacher(model, args, config, cached)
+            pretrain_history, pretrain_eval = clone_teacher(model, args, config, cached)
         except KeyboardInterrupt:  # nothing is trained yet: nothing to save
             print(f"\ninterrupted while cloning {args.pretrain} (--pretrain): no checkpoint was written", flush=True)
             return 130
@@ -1022,6 +1027,7 @@ def _train(
         "eval_opponent": args.eval_opponent,
         # a resumed run keeps the cloning and the evaluations of the sessions before it
         "pretrain": pretrain_history if pretrain_history is not None else previous.get("pretrain"),
+        "pretrain_eval": pretrain_eval if pretrain_eval is not None else previous.get("pretrain_eval"),
         "history": [*previous.get("history", []), *callback.history],
         "best_metric": callback.best,
         "final_metric": None if final is None else final.metric(config.solo),
