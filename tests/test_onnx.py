@@ -254,11 +254,18 @@ def test_metadata_travels_with_the_model_and_another_configuration_is_refused(ex
     model = onnx.load(str(onnx_path))
     props = decode_metadata({p.key: p.value for p in model.metadata_props})
     sidecar = json.loads(checkpoint.with_suffix(".json").read_text())
-    assert {k: props[k] for k in sidecar if k != "sha256"} == {k: v for k, v in sidecar.items() if k != "sha256"}
+    same = [k for k in sidecar if k not in ("sha256", "umbrella_env_version")]
+    assert {k: props[k] for k in same} == {k: sidecar[k] for k in same}
     assert "sha256" not in props and props["source_sha256"] == sidecar["sha256"]  # the .zip's, named as such
     assert props["num_players"] == 2 and props["plate_level"] == 1
     assert props["source_checkpoint"] == "last.zip" and len(props["source_sha256"]) == 64
     assert props["umbrella_env_version"] == umbrella_env.__version__
+    # the version that wrote the checkpoint travels beside the exporter's, not replaced by it
+    assert props["source_umbrella_env_version"] == sidecar["umbrella_env_version"]
+    from umbrella_env.export import source_metadata
+
+    older = source_metadata({**sidecar, "umbrella_env_version": "0.1.0"}, checkpoint)
+    assert older["source_umbrella_env_version"] == "0.1.0" and "umbrella_env_version" not in older
 
     agent = make_agent(str(onnx_path), num_players=2, plate_level=1, seed=3)
     assert isinstance(agent, OnnxAgent) and agent.meta["num_players"] == 2
@@ -877,6 +884,7 @@ def test_sampling_follows_the_softmax_of_the_legal_logits() -> None:
     np.testing.assert_array_equal(draws, again)
 
 
+@pytest.mark.train
 def test_exports_from_several_threads_all_succeed_and_hide_only_torchs_deprecation(tmp_path) -> None:
     """torch's exporter keeps a process-wide "exporting" flag: 3 of 4 exports started together
     in threads failed with a bare AssertionError.  And the export hid every warning (a

@@ -208,8 +208,12 @@ def load_maskable_ppo(checkpoint: str | Path) -> tuple[nn.Module, dict[str, Any]
 
 def source_metadata(meta: dict[str, Any], checkpoint: str | Path) -> dict[str, Any]:
     """A checkpoint's sidecar as an export's metadata: less its file's ``sha256`` (the graph's
-    would be another), plus ``source_checkpoint`` (the file name) and ``source_sha256``."""
-    kept = {k: v for k, v in meta.items() if k != "sha256"}
+    would be another), plus ``source_checkpoint`` (the file name) and ``source_sha256``; the
+    version that wrote the checkpoint is kept as ``source_umbrella_env_version`` (the export's
+    own ``umbrella_env_version`` is the exporter's)."""
+    kept = {k: v for k, v in meta.items() if k not in ("sha256", "umbrella_env_version")}
+    if "umbrella_env_version" in meta:
+        kept["source_umbrella_env_version"] = meta["umbrella_env_version"]
     return dict(kept, source_checkpoint=Path(checkpoint).name, source_sha256=file_sha256(checkpoint))
 
 

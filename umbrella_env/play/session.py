@@ -68,9 +68,10 @@ Type a move by its name or by its id (the number 'legal' shows in brackets):
       top/bottom enter a column (col0-col3), left/right a row (row0-row3)
   fallback <colour> of <zone> from <side> <line>
       only when your four zones are empty; zones: central, side+k, personal+k
-      (k counts seats from you: side+0 is your left zone, personal+0 your own)
+      (k counts seats from you: side+0 is your left zone, personal+0 your own),
+      or as the board names them: side N, personal N (seat N's)
   validate slot<k> space<s>              validate slot0 space3
-  swap-stage r<row>c<col> r<row>c<col>   swap-stage r0c0 r0c1   (or: pass)
+  swap-stage r<row>c<col> r<row>c<col>   swap-stage r0c0 r0c1   (either order; or: pass)
   swap-zone r<row>c<col> with <colour> of <side>   (or: pass)
   give white | give black                the face the receiver sees (2 players)
   cover slot<k>                          the slot a tile you receive covers
