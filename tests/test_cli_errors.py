@@ -670,6 +670,51 @@ def test_commands_print_symbols_their_output_cannot_encode_in_ascii(monkeypatch)
     monkeypatch.setattr(sys, "stdout", utf8)
     assert main() == 0 and utf8.errors == "strict"
 
+    @command
+    def file_name() -> int:  # a file name that is not text in the locale keeps its bytes
+        print(os.fsdecode(b"d\xc3\xa9") if sys.getfilesystemencoding() == "ascii" else "d\udcc3\udca9 \u00b1")
+        return 0
+
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii", errors="surrogateescape"))
+    assert file_name() == 0
+    assert raw.getvalue().startswith(b"d\xc3\xa9")
+
+
+def test_commands_in_two_threads_keep_the_ascii_symbols_until_both_end(monkeypatch) -> None:
+    """The first command to end put back the strict handler while the other still printed:
+    a UnicodeEncodeError in the second."""
+    import threading
+
+    from umbrella_env.cli_args import command
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="cp1252", errors="strict", write_through=True)
+    monkeypatch.setattr(sys, "stdout", stream)
+    first_done, second_in = threading.Event(), threading.Event()
+
+    results: list[int] = []
+
+    @command
+    def second() -> int:
+        second_in.set()
+        first_done.wait(10)
+        print("0.50 \u2212 0.02")  # after the first command ended
+        return 0
+
+    thread = threading.Thread(target=lambda: results.append(second()))
+
+    @command
+    def first() -> int:
+        thread.start()  # the second starts while the first runs
+        second_in.wait(10)
+        return 0
+
+    assert first() == 0
+    first_done.set()
+    thread.join(10)
+    assert results == [0] and b"0.50 - 0.02" in raw.getvalue() and stream.errors == "strict"
+
 
 @pytest.mark.parametrize("encoding", ["cp1252", "cp932", "C"])
 def test_evaluate_and_the_ladder_run_whatever_the_output_encoding(tmp_path, encoding: str) -> None:
@@ -703,7 +748,7 @@ def test_evaluate_writes_its_report_when_the_reader_of_its_output_went_away(tmp_
     child.stdout.close()  # the reader goes away before the standings
     err = child.stderr.read()
     child.wait(timeout=300)
-    assert "Traceback" not in err, err
+    assert "Traceback" not in err and child.returncode == 1, err  # every command's status for a closed pipe
     assert (out / "report.md").is_file() and (out / "games.jsonl").is_file()
 
 
@@ -839,6 +884,14 @@ def test_two_writers_of_one_file_each_replace_it_whole(tmp_path) -> None:
             list(pool.map(writer, "AB", [barrier, barrier]))  # re-raises a writer's error
         assert target.read_text(encoding="utf-8") in ("A" * 100_000, "B" * 100_000)
         assert [p.name for p in tmp_path.iterdir()] == ["history.json"]
+
+    from umbrella_env.paths import remove_run
+
+    (tmp_path / "history.json.0a1b2c3d.tmp").write_text("left by a killed write")  # --overwrite removes them
+    (tmp_path / "ckpt.0a1b2c3d.tmp").mkdir()
+    (tmp_path / "notes.tmp").write_text("the user's")
+    remove_run(tmp_path, ["history.json", "ckpt"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.tmp"]
 
     def missing(tmp: Path) -> None:  # a rename's error names the file asked for, once
         pass

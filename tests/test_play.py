@@ -291,6 +291,8 @@ def test_a_swap_stage_is_typed_in_either_order_and_a_bad_pair_is_named():
     a = next(x for x in g.legal_actions() if x != A.SWAP_STAGE_PASS)
     first, second = A.ACTION_STRINGS[a].split()[1:]
     assert parse_move(f"swap-stage {second} {first}", g) == parse_move(f"swap stage {first}, {second}", g) == a
+    with pytest.raises(InputError, match="not a move: a swap-stage move is written 'swap-stage r<row>c<col> r<row>c"):
+        parse_move("swap-stage r0c0", g)  # it said "'r0c0' is not one of pass"
     for pair in ("r0c0 r2c2", "r1c1 r1c1"):
         with pytest.raises(InputError, match=f"not a move: {pair.replace(' ', ' and ')} are not two different, "):
             parse_move(f"swap-stage {pair}", g)

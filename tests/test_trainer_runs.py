@@ -890,7 +890,7 @@ def test_az_runs_say_what_they_do_and_a_resume_logs_from_where_it_left(az_run: P
     out = capsys.readouterr().out
     resumed_at = json.loads((az_run / "last.json").read_text())["iteration"]
     games = json.loads((az_run / "last.json").read_text())["selfplay_games"]
-    assert writers == [{"purge_step": games}]
+    assert writers == [{"purge_step": games + 1}]  # the checkpoint's own points (at `games`) stay
     assert [int(n) for n in re.findall(r"^iteration (\d+): ", out, re.M)] == list(range(resumed_at + 1, 4))
     assert re.search(r"^evaluating iteration 2: 4 games vs heuristic$", out, re.M)
     assert re.search(r"^\[eval @ iteration 2, [\d,]+ games, \d+ s\] network alone vs heuristic "

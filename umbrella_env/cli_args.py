@@ -309,49 +309,74 @@ ASCII_SYMBOLS = {
     "\u2192": "->",
 }
 
-#: The error handlers of a standard stream that :func:`printable_symbols` replaces: Python's
-#: defaults (stdout's, stdout's under the C locale, stderr's).
-_REPLACED_ERRORS = ("strict", "surrogateescape", "backslashreplace")
+#: The codec error handlers of :data:`ASCII_SYMBOLS` (:func:`printable_symbols`), by the
+#: handler they replace: under ``surrogateescape`` (a POSIX locale that is not UTF-8) the
+#: bytes of a file name that is not text still print as they were.
+ASCII_ERRORS = {
+    "strict": "umbrella_env.ascii_symbols",
+    "backslashreplace": "umbrella_env.ascii_symbols",
+    "surrogateescape": "umbrella_env.ascii_symbols_surrogateescape",
+}
 
-#: The codec error handler of :data:`ASCII_SYMBOLS` (:func:`printable_symbols`).
-ASCII_ERRORS = "umbrella_env.ascii_symbols"
 
-
-def _ascii_symbols(exc: UnicodeError) -> tuple[str, int]:
+def _ascii_symbols(exc: UnicodeError, surrogates: bool = False) -> tuple[str | bytes, int]:
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
-    return "".join(ASCII_SYMBOLS.get(ch, "?") for ch in exc.object[exc.start : exc.end]), exc.end
+    text = exc.object[exc.start : exc.end]
+    if surrogates and all("\udc80" <= ch <= "\udcff" for ch in text):  # surrogateescape's own
+        return bytes(ord(ch) - 0xDC00 for ch in text), exc.end
+    return "".join(ASCII_SYMBOLS.get(ch, "?") for ch in text), exc.end
 
 
-codecs.register_error(ASCII_ERRORS, _ascii_symbols)
+codecs.register_error(ASCII_ERRORS["strict"], _ascii_symbols)
+codecs.register_error(ASCII_ERRORS["surrogateescape"], lambda exc: _ascii_symbols(exc, surrogates=True))
+
+#: :func:`printable_symbols` in several threads (commands called from threads): the streams
+#: are changed by the first to enter and put back by the last to leave.
+_PRINTABLE_LOCK = threading.Lock()
+_printable: dict[str, Any] = {"depth": 0, "changed": []}
 
 
 @contextlib.contextmanager
 def printable_symbols() -> Iterator[None]:
     """Inside, stdout and stderr print a symbol their encoding lacks in its ASCII form
     (:data:`ASCII_SYMBOLS`): stdout's strict encoding ended a command in a
-    UnicodeEncodeError at its first "±" (an evaluation's standings, after every game had been
-    played, before its report was written), stderr's showed ``\u2212``.  UTF-8 streams, and
-    streams that are not plain text files (a test's capture), are left as they are; each is
-    put back on leaving."""
+    UnicodeEncodeError at its first "\u00b1" (an evaluation's standings, after every game had
+    been played, before its report was written), stderr's showed ``\\u2212``.  UTF-8 streams,
+    and streams that are not plain text files (a test's capture), are left as they are; each
+    is put back when the last command inside leaves."""
+    with _PRINTABLE_LOCK:
+        if _printable["depth"] == 0:
+            _printable["changed"] = _make_printable()
+        _printable["depth"] += 1
+    try:
+        yield
+    finally:
+        with _PRINTABLE_LOCK:
+            _printable["depth"] -= 1
+            if _printable["depth"] == 0:
+                for stream, errors in _printable["changed"]:
+                    with contextlib.suppress(ValueError, OSError):  # a closed pipe: the command says so
+                        stream.reconfigure(errors=errors)
+                _printable["changed"] = []
+
+
+def _make_printable() -> list[tuple[io.TextIOWrapper, str]]:
+    """Give stdout and stderr the handler of :data:`ASCII_ERRORS` where they need one; the
+    streams changed, with their handlers before."""
     changed: list[tuple[io.TextIOWrapper, str]] = []
     for stream in (sys.stdout, sys.stderr):
-        if not isinstance(stream, io.TextIOWrapper) or stream.errors not in _REPLACED_ERRORS:
+        if not isinstance(stream, io.TextIOWrapper) or stream.errors not in ASCII_ERRORS:
             continue
         try:
             if codecs.lookup(stream.encoding).name.startswith("utf"):
                 continue
             errors = stream.errors
-            stream.reconfigure(errors=ASCII_ERRORS)
+            stream.reconfigure(errors=ASCII_ERRORS[errors])
         except (LookupError, ValueError, OSError):  # an unknown codec, a closed or broken stream
             continue
         changed.append((stream, errors))
-    try:
-        yield
-    finally:
-        for stream, errors in changed:
-            with contextlib.suppress(ValueError, OSError):  # a closed pipe: the command says so
-                stream.reconfigure(errors=errors)
+    return changed
 
 
 def command(main: Callable[..., int], interrupted: str = "interrupted") -> Callable[..., int]:

@@ -13,6 +13,7 @@ and writes the files a resume reads with :func:`write_atomically`.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import secrets
 import shutil
@@ -77,8 +78,11 @@ def previous_run(path: Path, names: Iterable[str]) -> list[str]:
 
 
 def remove_run(path: Path, names: Iterable[str]) -> None:
-    """Remove the run files ``names`` from ``path`` (``--overwrite``); other files stay."""
-    for name in previous_run(path, names):
+    """Remove the run files ``names`` from ``path`` (``--overwrite``), and the temporary files
+    of their writes that a killed process left (:func:`sibling_tmp`); other files stay."""
+    names = list(names)
+    stale = [entry.name for name in names for entry in Path(path).glob(f"{glob.escape(name)}.*.tmp")]
+    for name in [*previous_run(path, names), *stale]:
         entry = Path(path) / name
         if entry.is_dir():
             shutil.rmtree(entry)

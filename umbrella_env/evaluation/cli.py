@@ -132,11 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"note: --games {args.games} rounded up to {result.games_per_table} per table "
             f"(a multiple of {seatings(args.players)}: every seating equally often)"
         )
+    reader_gone = False
     try:  # first: a report the disk cannot take leaves the standings on the terminal
         print_summary(summary)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (| head): the games played are still reported
         silence(sys.stdout)
+        reader_gone = True
     try:  # replaces a previous report (--overwrite) only once the new one is whole
         report = write_report(result, out, summary, argv)
     except OSError as exc:
@@ -147,4 +149,4 @@ def main(argv: Sequence[str] | None = None) -> int:
               "(the standings are above)", file=sys.stderr)  # fmt: skip
         return 1
     print(f"{summary['games']} games in {result.elapsed:.1f} s; report: {report}")
-    return 0
+    return 1 if reader_gone else 0  # as every command whose output pipe closed (cli_args.command)

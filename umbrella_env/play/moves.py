@@ -126,7 +126,11 @@ def _word_problem(words: tuple[str, ...]) -> str | None:
     takes (the combination is not a move)."""
     if words[0] == "swap-stage" and len(words) == 3 and all(_CELL.fullmatch(w) for w in words[1:]):
         return f"{words[1]} and {words[2]} are not two different, orthogonally adjacent cells"
-    names = [key for key in _LOOSE_TO_ACTION if key[0] == words[0] and len(key) == len(words)]
+    names = [
+        key
+        for key in _LOOSE_TO_ACTION
+        if key[0] == words[0] and len(key) == len(words) and (key[1:] != ("pass",) or words[1:] == ("pass",))
+    ]
     if not names:
         return f"a {words[0]} move is written '{_FORMS[words[0]]}'"
     for i, word in enumerate(words[1:], start=1):

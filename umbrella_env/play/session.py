@@ -310,10 +310,11 @@ class Session:
         """The zone a slide took its umbrella from, as the board names it: the move names the
         side of the mover's own stage."""
         kind, fields = A.decode(action)
-        if kind != A.PHASE_SLIDE or self.s.players == 1:
+        if kind not in (A.PHASE_SLIDE, A.PHASE_FALLBACK) or self.s.players == 1:
             return ""
-        side = fields[0]
-        key, index = F.zone_keys(self.s.players)[F.seat_zones(self.s.players, seat)[side]]
+        P = self.s.players
+        zone = F.seat_zones(P, seat)[fields[0]] if kind == A.PHASE_SLIDE else F.egocentric_zone(P, seat, fields[0])
+        key, index = F.zone_keys(P)[zone]
         name = (
             "the central zone" if key == "central" else f"side zone {index}" if key == "side" else "its personal zone"
         )
@@ -369,7 +370,8 @@ class Session:
             by = "you" if trigger == self.s.seat else self.who(trigger)
             notes.append(f"FINAL ROUND: {by} triggered the end; every other player takes one more turn, then it ends.")
         if d.get("extra_turn"):
-            notes.append(f"{self.who(self.game.current).capitalize()} earned an extra turn, taken after this one.")
+            who = self.who(self.game.current)
+            notes.append(f"{who[:1].upper()}{who[1:]} earned an extra turn, taken after this one.")
         return "".join(f"\n    {note}" for note in notes)
 
     def board(self) -> str:

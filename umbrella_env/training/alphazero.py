@@ -1179,6 +1179,13 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         return _run(Trainer(args, config, out, command_line(argv), resume, init_net, given), out)
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # None (pythonw), closed, or not a file
+        return False
+
+
 def _run(trainer: Trainer, out: Path) -> int:
     """``trainer.run()``; Ctrl-C, a dead worker or a diverged update ends it in one line naming
     what was kept."""
@@ -1396,8 +1403,10 @@ class Trainer:
             from torch.utils.tensorboard import SummaryWriter
 
             # a resumed run replaces what the stopped one logged after its last checkpoint
-            # (its iteration in progress), rather than plotting both at the same steps
-            self.tb = SummaryWriter(str(out / "tb"), purge_step=self.games_played if resume is not None else None)
+            # (its iteration in progress), rather than plotting both at the same steps; the
+            # checkpoint's own iteration logged at its step, which stays (kept: step < purge)
+            purge = self.games_played + 1 if resume is not None else None
+            self.tb = SummaryWriter(str(out / "tb"), purge_step=purge)
         except ImportError:
             pass
         self.pool = process_pool(args.workers) if args.workers > 1 else None
@@ -1668,7 +1677,7 @@ class Trainer:
                 self.write_history()
             first = self.iteration  # a resumed run's iterations before this session
             bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games", initial=first * a.games)
-            every_line = a.no_progress or bar.plain  # no bar, or a log: a line per iteration
+            every_line = a.no_progress or bar.plain or not _isatty(sys.stdout)  # no bar, or a log: a line each
             while self.iteration < a.iterations:
                 t0 = time.perf_counter()
                 with refused_outputs(f"the self-play of iteration {self.iteration + 1}", "network"):
