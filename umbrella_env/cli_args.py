@@ -243,6 +243,15 @@ def program_name(module_command: str, scripts: tuple[str, ...] = ()) -> str:
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG})
 
 
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal: False for None (pythonw), a closed stream, or an
+    object that is not a file."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def say(*parts: Any, file: Any = None) -> None:
     """``print`` (flushed) for a command's status lines, which a reader that went away
     cannot break: when the other end of a pipe is closed (``| head``, or ``| tee`` ended by

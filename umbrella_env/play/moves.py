@@ -68,7 +68,7 @@ def _ordered_swap(words: tuple[str, ...]) -> tuple[str, ...]:
 def _board_zone_names(words: tuple[str, ...], game: SingleGame) -> tuple[str, ...]:
     """A fallback's zone named as the board names it (``side 3``, ``personal 2`` or ``seat
     2``: absolute) rewritten to the move's name, counted from the mover (``side+k``)."""
-    if not words or words[0] != "fallback":
+    if not words or words[0] != "fallback" or game.config.num_players == 1:  # solo has no fallback
         return words
     P, out, i = game.config.num_players, [], 0
     while i < len(words):

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from umbrella_env.cli_args import is_terminal
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
 from umbrella_env.core.config import GameConfig
@@ -171,7 +172,7 @@ class Console:
     def __init__(self, stdin: TextIO | None, stdout: TextIO | None) -> None:
         self.stdin = stdin
         self.stdout = stdout
-        self.tty = _isatty(stdin)
+        self.tty = is_terminal(stdin)
 
     def say(self, text: str = "") -> None:
         self._write(text + "\n")
@@ -239,13 +240,6 @@ class _Unreadable(Exception):
     def __init__(self, shown: str, encoding: str) -> None:
         super().__init__(shown)
         self.shown, self.encoding = shown, encoding
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 class Session:

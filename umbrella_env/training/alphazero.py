@@ -94,7 +94,7 @@ from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_r
 from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256, nonfinite_weights, sidecar_path
 from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE, check_finite_outputs
 from agents.search import PLAYOUT_TURNS
-from umbrella_env.cli_args import first_problem, int_problem, path_option, real_problem
+from umbrella_env.cli_args import first_problem, int_problem, is_terminal, path_option, real_problem
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import MAX_BATCH, draw_key
@@ -1179,13 +1179,6 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         return _run(Trainer(args, config, out, command_line(argv), resume, init_net, given), out)
 
 
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):  # None (pythonw), closed, or not a file
-        return False
-
-
 def _run(trainer: Trainer, out: Path) -> int:
     """``trainer.run()``; Ctrl-C, a dead worker or a diverged update ends it in one line naming
     what was kept."""
@@ -1677,7 +1670,7 @@ class Trainer:
                 self.write_history()
             first = self.iteration  # a resumed run's iterations before this session
             bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games", initial=first * a.games)
-            every_line = a.no_progress or bar.plain or not _isatty(sys.stdout)  # no bar, or a log: a line each
+            every_line = a.no_progress or bar.plain or not is_terminal(sys.stdout)  # no bar, or a log: a line each
             while self.iteration < a.iterations:
                 t0 = time.perf_counter()
                 with refused_outputs(f"the self-play of iteration {self.iteration + 1}", "network"):
