@@ -263,6 +263,19 @@ def test_a_fallback_zone_takes_the_boards_name_too():
         parse_move("fallback B of side 4 from top col0", g)
 
 
+def test_the_others_moves_name_the_zone_as_the_board_does():
+    """A fallback from another seat's personal zone was listed as "its personal zone"."""
+    s = session(players=4, opponents=["random"] * 3)
+    s.announce(s.game, 2, A.fallback_action(8, 0, A.TOP, 0))  # personal+3 from seat 2: seat 1's
+    s.announce(s.game, 2, A.fallback_action(5, 0, A.TOP, 0))  # personal+0: its own
+    s.announce(s.game, 1, A.fallback_action(2, 0, A.TOP, 0))  # side+1 from seat 1: side zone 2
+    assert [line.split("  (from ")[1] for line in s.pending] == [
+        "seat 1's personal zone)",
+        "its personal zone)",
+        "side zone 2)",
+    ]
+
+
 def _reach_where(found: Any, players: int, level: int) -> SingleGame:
     """A game of heuristic agents played (seeded) to its first decision where ``found(game)``."""
     from umbrella_env.core.engine import draw_key

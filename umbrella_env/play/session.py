@@ -301,18 +301,17 @@ class Session:
             self.pending.append(line + self._zone_of(seat, action))
 
     def _zone_of(self, seat: int, action: int) -> str:
-        """The zone a slide took its umbrella from, as the board names it: the move names the
-        side of the mover's own stage."""
+        """The zone a slide or a fallback took its umbrella from, as the board names it: the
+        move names it from the mover (a side of its stage, ``side+k``, ``personal+k``)."""
         kind, fields = A.decode(action)
         if kind not in (A.PHASE_SLIDE, A.PHASE_FALLBACK) or self.s.players == 1:
             return ""
         P = self.s.players
         zone = F.seat_zones(P, seat)[fields[0]] if kind == A.PHASE_SLIDE else F.egocentric_zone(P, seat, fields[0])
         key, index = F.zone_keys(P)[zone]
-        name = (
-            "the central zone" if key == "central" else f"side zone {index}" if key == "side" else "its personal zone"
-        )
-        return f"  (from {name})"
+        personal = "its personal zone" if index == seat else f"seat {index}'s personal zone"  # a fallback's
+        names = {"central": "the central zone", "side": f"side zone {index}", "personal": personal}
+        return f"  (from {names[key]})"
 
     def flush_moves(self, heading: str) -> None:
         """The others' moves kept since your last decision, under ``heading``."""
