@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import wraps
 from typing import Any
 
-from umbrella_env.cli_args import command, sigterm_received
+from umbrella_env.cli_args import command, is_terminal, sigterm_received
 
 
 class WorkerDied(RuntimeError):
@@ -184,7 +184,7 @@ class Progress:
         self._shown = initial  # the count of the last plain line
         if not enabled or sys.stderr is None:  # no stream to show it on (pythonw, a daemon)
             return
-        if not sys.stderr.isatty():
+        if not is_terminal(sys.stderr):
             now = time.monotonic()
             self._plain = [now, now]
             return
