@@ -50,7 +50,7 @@ def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_replace_it(az_r
     out = tmp_path / "ppo"
     assert ppo.main([*PPO, "--out", str(out)]) == 0
     err = _refused(ppo.main, [*PPO, "--seed", "9", "--out", str(out)], capsys)
-    assert "holds a previous run (best.json, last.json, best.zip" in err
+    assert "holds a previous run (best.json, last.json, progress.csv, best.zip" in err
     (out / "stale.txt").write_text("kept")
     assert ppo.main([*PPO, "--seed", "9", "--overwrite", "--out", str(out)]) == 0
     assert json.loads((out / "train_summary.json").read_text())["history"] != []
@@ -58,7 +58,7 @@ def test_a_new_run_refuses_a_folder_holding_a_run_unless_told_to_replace_it(az_r
     # The other trainer's run is a previous run too, and --overwrite replaces all of it: the
     # trainers share best.json and last.json, and PPO's checkpoints stayed beside new sidecars.
     err = _refused(alphazero.main, [*TINY, "--out", str(out)], capsys)
-    assert "holds a previous run (best.json, last.json, best.zip, last.zip" in err
+    assert "holds a previous run (best.json, last.json, progress.csv, best.zip, last.zip" in err
     resume = [*_without(TINY, "--pretrain-games", "--pretrain-epochs"), "--resume", str(out / "last.zip")]
     err = _refused(alphazero.main, [*resume, "--out", str(tmp_path / "z")], capsys)
     # it said "format None"
@@ -324,6 +324,59 @@ def test_ppo_resume_from_best_keeps_only_the_evaluations_before_it(tmp_path) -> 
     history = json.loads((tmp_path / "b" / "train_summary.json").read_text())["history"]
     kept = [h for h in first if h["timesteps"] <= best]
     assert history[: len(kept)] == kept and len(kept) < len(first)  # the later evaluations are another lineage
+    # progress.csv the same: the first run's rows up to best.zip, then the resumed run's
+    from umbrella_env.training.metrics import read_rows
+
+    first_rows = read_rows(run / "progress.csv", "timesteps", float("inf"))
+    rows = read_rows(tmp_path / "b" / "progress.csv", "timesteps", float("inf"))
+    steps = [int(r["timesteps"]) for r in rows]
+    carried = [r for r in first_rows if int(r["timesteps"]) <= best]
+    assert rows[: len(carried)] == carried and len(carried) < len(first_rows)
+    assert steps == sorted(steps) and steps[-1] == json.loads((tmp_path / "b" / "last.json").read_text())["timesteps"]
+    assert rows[-1]["train/approx_kl"] and rows[-1]["train/value_loss"]  # SB3's figures of the last update
+
+
+def test_ppo_progress_csv_keeps_each_evaluation_at_its_own_step(tmp_path, monkeypatch) -> None:
+    """Evaluations fall inside rollouts: written at the rollout's end (SB3's dump), the one
+    at best.zip's step was dropped by a resume from best.zip, and of two evaluations in one
+    rollout only the last was kept. A run stopped while cloning left a tb/ folder, which made
+    its --out a previous run."""
+    from umbrella_env.training import ppo
+    from umbrella_env.training.metrics import read_rows
+
+    run = tmp_path / "run"
+    argv = [*_without(PPO, "--timesteps", "--eval-every"), "--timesteps", "768", "--eval-every", "100", "--seed", "2"]
+    assert ppo.main([*argv, "--out", str(run)]) == 0
+    history = json.loads((run / "train_summary.json").read_text())["history"]
+    rows = read_rows(run / "progress.csv", "timesteps", float("inf"))
+    evals = [(int(r["timesteps"]), float(r["eval/metric"])) for r in rows if r["eval/metric"]]
+    assert evals == [(h["timesteps"], h["metric"]) for h in history] and len(evals) >= 7  # 100, 200, ..., final
+    steps = [int(r["timesteps"]) for r in rows]
+    assert steps == sorted(steps)
+    best = json.loads((run / "best.json").read_text())["timesteps"]
+    resumed = [a for a in argv if a not in ("--net", "32")]
+    assert ppo.main([*resumed, "--resume", str(run / "best.zip"), "--out", str(tmp_path / "b")]) == 0
+    carried = read_rows(tmp_path / "b" / "progress.csv", "timesteps", best)
+    assert any(int(r["timesteps"]) == best and r["eval/metric"] for r in carried)  # best.zip's own evaluation
+    # TensorBoard's folder is made at its first write, not when the model is built
+    made: list[str] = []
+
+    class Board:
+        def __init__(self, folder: str) -> None:
+            made.append(folder)
+
+        def write(self, *args: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(ppo, "TensorBoardOutputFormat", Board)
+    board = ppo.LazyTensorBoard(str(tmp_path / "tb" / "MaskablePPO_1"))
+    assert made == []
+    board.write({"a": 1.0}, {"a": None}, 1)
+    board.write({"a": 2.0}, {"a": None}, 2)
+    assert made == [str(tmp_path / "tb" / "MaskablePPO_1")]
 
 
 def _fail_the_second_selfplay(monkeypatch, exc: BaseException) -> list[int]:
@@ -522,6 +575,7 @@ def test_az_resume_refuses_damaged_run_files_before_training(az_run: Path, tmp_p
         ("last.json", json.dumps({**meta, "selfplay_games": "12"}), "its selfplay_games must be an integer >= 0"),
         ("optimizer.pt", b"", "is not the optimizer state of this network"),  # replaced below: ids that are lists
         ("best.json", json.dumps({**meta, "sha256": "0" * 64}), "the best network beside it cannot be kept"),
+        ("progress.csv", "iteration,loss/policy\nabc,1\n", "line 2 has no number in its 'iteration' column"),
     )):  # fmt: skip
         run = tmp_path / f"broken-{i}"
         run.mkdir()
@@ -894,7 +948,34 @@ def test_az_runs_say_what_they_do_and_a_resume_logs_from_where_it_left(az_run: P
     assert [int(n) for n in re.findall(r"^iteration (\d+): ", out, re.M)] == list(range(resumed_at + 1, 4))
     assert re.search(r"^evaluating iteration 2: 4 games vs heuristic$", out, re.M)
     assert re.search(r"^\[eval @ iteration 2, [\d,]+ games, \d+ s\] network alone vs heuristic "
-                     r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(4 games\)", out, re.M)  # fmt: skip
+                     r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(4 games\), mean score -?\d+\.\d\d$", out, re.M)  # fmt: skip
     assert f"done: {3 - resumed_at} iteration(s) in " in out and "(3 in all)" in out
     assert alphazero.main([*argv, "--pretrain-games", "0", "--out", str(tmp_path / "fresh")]) == 0
     assert writers[-1] == {"purge_step": None}
+
+
+def test_az_progress_csv_keeps_every_iteration_and_a_resume_replaces_what_followed_its_checkpoint(
+    az_run: Path, tmp_path
+) -> None:
+    """Without TensorBoard (in no extra) the losses and rates of the iterations were kept
+    nowhere but in the printed lines."""
+    import shutil
+
+    from umbrella_env.training import alphazero
+    from umbrella_env.training.metrics import MetricsFile, read_rows
+
+    rows = read_rows(az_run / "progress.csv", "iteration", float("inf"))
+    history = json.loads((az_run / "history.json").read_text())["history"]
+    assert [r["iteration"] for r in rows] == ["0", "1"]  # the evaluation after pretraining, then iteration 1
+    assert float(rows[1]["loss/policy"]) > 0 and float(rows[1]["selfplay/decisions_per_s"]) > 0
+    assert [float(r["eval/vs_heuristic"]) for r in rows] == [h["vs_heuristic"] for h in history]
+    assert [float(r["eval/score_vs_heuristic"]) for r in rows] == [h["score_vs_heuristic"] for h in history]
+    run = tmp_path / "run"
+    shutil.copytree(az_run, run)
+    # the stopped run logged an iteration after its last checkpoint (iteration 1)
+    MetricsFile(run / "progress.csv", rows).add({"iteration": 2, "games": 999, "loss/policy": 123})
+    argv = [*_without(TINY, "--pretrain-games", "--pretrain-epochs", "--iterations"), "--iterations", "3"]
+    assert alphazero.main([*argv, "--resume", str(run / "last.pt"), "--out", str(run)]) == 0
+    after = read_rows(run / "progress.csv", "iteration", float("inf"))
+    assert [r["iteration"] for r in after] == ["0", "1", "2", "3"] and after[:2] == rows
+    assert after[2]["games"] == "4" and after[2]["loss/policy"] != "123"  # this run's iteration 2

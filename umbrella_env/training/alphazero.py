@@ -51,7 +51,9 @@ simulations per decision) through :func:`umbrella_env.match.play_game`, seats ro
 deals no training game uses; solo: the mean score of the network alone and of network +
 search.  The best network is kept as ``best.pt``; ``last.pt`` is written at every
 evaluation; ``history.json`` holds every evaluation and ``learning_curve.png`` plots it
-(when matplotlib is installed).  ``--resume last.pt`` continues a run.  Runs are
+(when matplotlib is installed); ``progress.csv`` holds every scalar logged, a row per
+iteration (:mod:`umbrella_env.training.metrics`), and TensorBoard's ``tb/`` the same when it
+is installed.  ``--resume last.pt`` continues a run.  Runs are
 reproducible from ``--seed`` for fixed ``--workers`` and ``--torch-threads``.
 """
 
@@ -114,6 +116,7 @@ from umbrella_env.training.divergence import (
     optimizer_moments,
     refused_outputs,
 )
+from umbrella_env.training.metrics import METRICS_FILE, MetricsFile, read_rows
 from umbrella_env.training.options import (
     MAX_LEARNING_RATE,
     RUN_FILES,
@@ -1215,6 +1218,8 @@ class Resume:
     meta: dict[str, Any]
     history: list[dict[str, Any]]
     optimizer: dict[str, Any] | None
+    #: the rows of the run's progress.csv up to the checkpoint's iteration
+    metrics: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the resume cannot continue, said before the run
 
 
@@ -1246,6 +1251,7 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
         history = [h for h in entries if h["iteration"] <= iteration]
     else:
         notes.append(f"no history.json beside {str(path)!r}: the evaluation history and the best metric start anew")
+    metrics = read_rows(Path(path).parent / METRICS_FILE, "iteration", iteration)  # none: a run before the file
     optimizer = None
     opt_file = Path(path).with_name("optimizer.pt")
     if opt_file.is_file():
@@ -1283,7 +1289,7 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
             load_network(best, num_players=config.num_players, plate_level=config.plate_level)
         except ValueError as exc:
             raise ValueError(f"--resume: the best network beside it cannot be kept: {exc}") from None
-    return Resume(net, meta, history, optimizer, notes)
+    return Resume(net, meta, history, optimizer, metrics, notes)
 
 
 def _resume_sidecar_problem(meta: dict[str, Any]) -> str:
@@ -1391,6 +1397,9 @@ class Trainer:
                     if "weight_decay" in given:
                         group["weight_decay"] = args.weight_decay
             self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1, self.iteration)))
+        #: the scalars logged since the last row of progress.csv
+        self.scalars: dict[str, float] = {}
+        self.metrics = MetricsFile(out / METRICS_FILE, resume.metrics if resume is not None else None)
         self.tb = None
         try:
             from torch.utils.tensorboard import SummaryWriter
@@ -1469,8 +1478,17 @@ class Trainer:
         write_atomically(self.out / "optimizer.pt", lambda tmp: torch.save(state, tmp))
 
     def log(self, tag: str, value: float) -> None:
+        """Log a scalar: to TensorBoard (when installed) now, to progress.csv at the next
+        :meth:`write_metrics`."""
+        self.scalars[tag] = float(value)
         if self.tb is not None:
             self.tb.add_scalar(tag, value, self.games_played)
+
+    def write_metrics(self) -> None:
+        """A row of progress.csv: the scalars logged since the last row, at this iteration."""
+        row = {"iteration": self.iteration, "games": self.games_played, "train_seconds": round(self.seconds, 1)}
+        self.metrics.add({**row, **self.scalars})
+        self.scalars = {}
 
     # ------------------------------------------------------------------- phases
     def pretrain(self) -> None:
@@ -1614,8 +1632,12 @@ class Trainer:
                 self.net, eval_cfg, make_agent("heuristic", seed=a.seed), a.eval_games, progress=bar.update
             )
             entry["vs_heuristic"] = heur["win_rate"]
+            entry["score_vs_heuristic"] = heur["mean_score"]  # the network's mean final score
             entry["metric"] = heur["win_rate"]
-            text = f"network alone vs heuristic {win_rate_text(heur['win_rate'], a.eval_games)}"
+            text = (
+                f"network alone vs heuristic {win_rate_text(heur['win_rate'], a.eval_games)}, "
+                f"mean score {heur['mean_score']:.2f}"
+            )
             if a.eval_search_games:
                 srch = evaluate_network(
                     self.net,
@@ -1625,11 +1647,13 @@ class Trainer:
                     progress=bar.update,
                 )
                 entry["vs_search"] = srch["win_rate"]
+                entry["score_vs_search"] = srch["mean_score"]
                 entry["search_sims"] = a.eval_search_sims
                 n = a.eval_games + a.eval_search_games  # the win rate over all evaluation games
                 entry["metric"] = (heur["win_rate"] * a.eval_games + srch["win_rate"] * a.eval_search_games) / n
                 text += (
-                    f", vs search ({a.eval_search_sims} sims) {win_rate_text(srch['win_rate'], a.eval_search_games)}"
+                    f"; vs search ({a.eval_search_sims} sims) {win_rate_text(srch['win_rate'], a.eval_search_games)}, "
+                    f"mean score {srch['mean_score']:.2f}"
                 )
         bar.close()
         entry["eval_seconds"] = round(time.perf_counter() - t0, 1)
@@ -1639,7 +1663,7 @@ class Trainer:
             self.best = entry["metric"]
             self._save("best.pt", {"eval": {k: v for k, v in entry.items() if k not in ("title",)}})
         self.history.append(entry)
-        for k in ("vs_heuristic", "vs_search", "net_score", "search_score"):
+        for k in ("vs_heuristic", "score_vs_heuristic", "vs_search", "score_vs_search", "net_score", "search_score"):
             if k in entry:
                 self.log(f"eval/{k}", entry[k])
         print(
@@ -1668,6 +1692,7 @@ class Trainer:
                 self.evaluate()  # the starting point of the learning curve
                 self._save_last()  # fresh optimizer: no self-play step yet
                 self.write_history()
+                self.write_metrics()
             first = self.iteration  # a resumed run's iterations before this session
             bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games", initial=first * a.games)
             every_line = a.no_progress or bar.plain or not is_terminal(sys.stdout)  # no bar, or a log: a line each
@@ -1738,6 +1763,7 @@ class Trainer:
                     self.evaluate()
                     self._save_last()
                     self.write_history()
+                self.write_metrics()
                 if out_of_time:
                     print(
                         f"--time-limit of {a.time_limit} minutes reached after iteration {self.iteration}", flush=True

@@ -98,10 +98,12 @@ def check_game(players: int, level: int, max_turns: int | None = None) -> None:
 
 #: The files of a run of each trainer in its ``--out`` folder.
 ALPHAZERO_RUN_FILES = (
-    "best.pt", "best.json", "last.pt", "last.json", "optimizer.pt", "history.json", "learning_curve.png", "tb",
+    "best.pt", "best.json", "last.pt", "last.json", "optimizer.pt", "history.json", "learning_curve.png",
+    "progress.csv", "tb",
 )  # fmt: skip
 PPO_RUN_FILES = (
-    "best.zip", "best.json", "last.zip", "last.json", "snapshot.zip", "snapshot.json", "train_summary.json", "tb",
+    "best.zip", "best.json", "last.zip", "last.json", "snapshot.zip", "snapshot.json", "train_summary.json",
+    "progress.csv", "tb",
 )  # fmt: skip
 #: What either trainer takes for a previous run, and removes with ``--overwrite``: the files
 #: of both trainers.  They share ``best.json`` and ``last.json``, so a run replacing only its

@@ -24,8 +24,10 @@
   (:func:`umbrella_env.match.play_game`); the best model is kept as ``best.zip``. ``last.zip`` is written at
   the end; each ``.zip`` has a ``.json`` sidecar with the configuration, so a model
   trained for one configuration is refused for another.
-* ``--resume PATH`` continues from a checkpoint. TensorBoard logs go to ``OUT/tb`` when
-  tensorboard is installed. A progress bar shows the timesteps.
+* ``--resume PATH`` continues from a checkpoint. Every scalar SB3 logs (losses, KL,
+  entropy, fps) goes to ``OUT/progress.csv``, a row per rollout, with a row per evaluation
+  (``eval/metric``) at its own step (:mod:`umbrella_env.training.metrics`), and to
+  TensorBoard's ``OUT/tb`` when tensorboard is installed. A progress bar shows the timesteps.
 * ``--quick``: clone the heuristic from 1,000 of its games, then 100k PPO steps against
   random, greedy and self-play (2 to 3 minutes on 2 cores).
 """
@@ -53,7 +55,8 @@ from umbrella_env.core.observation import OBS_SIZE, observation_bounds, observe
 try:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.logger import Logger
+    from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat, filter_excluded_keys
+    from stable_baselines3.common.utils import get_latest_run_id
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the MaskablePPO trainer")
@@ -94,6 +97,7 @@ from umbrella_env.training.divergence import (
     refused_outputs,
 )
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
+from umbrella_env.training.metrics import METRICS_FILE, MetricsFile, read_rows
 from umbrella_env.training.options import (
     EVAL_SEED,
     GAMMA,
@@ -285,11 +289,19 @@ class TrainCallback(BaseCallback):
     same way (:func:`resumed_best`)."""
 
     def __init__(
-        self, args: argparse.Namespace, config: GameConfig, pool: OpponentPool | None, out: Path, best: float = -np.inf
+        self,
+        args: argparse.Namespace,
+        config: GameConfig,
+        pool: OpponentPool | None,
+        out: Path,
+        best: float = -np.inf,
+        metrics: MetricsFile | None = None,
     ) -> None:
         super().__init__()
         self.args, self.config, self.pool, self.out = args, config, pool, out
         self.best = best
+        #: the run's progress.csv: each evaluation is a row of its own, at its own step
+        self.metrics = metrics
         self.next_eval = args.eval_every
         self.next_snapshot = args.snapshot_every
         self.history: list[dict[str, Any]] = []
@@ -341,7 +353,11 @@ class TrainCallback(BaseCallback):
                 self.config,
                 {"timesteps": int(self.num_timesteps), "eval": {label: metric}, "eval_games": self.args.eval_games},
             )
-        self.logger.record("eval/metric", metric)
+        # TensorBoard's point at the rollout's end, as SB3 writes everything it records; the
+        # CSV's row at the evaluation's own step (a resume from best.zip keeps its row)
+        self.logger.record("eval/metric", metric, exclude=("csv",))
+        if self.metrics is not None:
+            self.metrics.add({"timesteps": int(self.num_timesteps), "eval/metric": metric})
         if final:  # SB3 writes what is recorded at a rollout's end: there is none after the last
             self.logger.dump(step=self.num_timesteps)
         print(
@@ -599,8 +615,11 @@ def rollout_bytes(n_envs: int) -> int:
     return N_STEPS * n_envs * (OBS_SIZE + A.NUM_ACTIONS) * 4
 
 
-def build_model(args: argparse.Namespace, env: Any, tensorboard_log: str | None = None) -> Any:
-    """A fresh MaskablePPO with the hyperparameters of ``args`` (see :func:`build_parser`)."""
+def build_model(
+    args: argparse.Namespace, env: Any, tensorboard_log: str | None = None, metrics: MetricsFile | None = None
+) -> Any:
+    """A fresh MaskablePPO with the hyperparameters of ``args`` (see :func:`build_parser`),
+    logging as :func:`with_logger` says."""
     return with_logger(
         MaskablePPO(
             "MlpPolicy",
@@ -616,16 +635,59 @@ def build_model(args: argparse.Namespace, env: Any, tensorboard_log: str | None 
             device="cpu",
             tensorboard_log=tensorboard_log,
             verbose=0,
-        )
+        ),
+        metrics,
     )
 
 
-def with_logger(model: Any) -> Any:
-    """``model`` logging to its TensorBoard folder if it has one, else nowhere: SB3's own
-    default, ``configure(folder=None)``, creates an empty ``SB3-<time>`` folder in the
-    temporary directory at every ``learn``."""
-    if model.tensorboard_log is None:
-        model.set_logger(Logger(folder=None, output_formats=[]))
+class MetricsWriter(KVWriter):
+    """SB3's logger output to a run's progress.csv: a row per dump (every rollout's end, and
+    after the last update its figures), its step as the ``timesteps`` column.  The
+    evaluations write their own rows (:class:`TrainCallback`)."""
+
+    def __init__(self, metrics: MetricsFile) -> None:
+        self.metrics = metrics
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        scalars = {k: v for k, v in filter_excluded_keys(key_values, key_excluded, "csv").items() if np.isscalar(v)}
+        if scalars:
+            self.metrics.add({"timesteps": int(step), **scalars})
+
+    def close(self) -> None:
+        pass
+
+
+class LazyTensorBoard(KVWriter):
+    """SB3's TensorBoard output, its folder made at the first write: a run stopped before
+    its first rollout ends (Ctrl-C while cloning the teacher) leaves no ``tb/`` folder,
+    which would make its ``--out`` a previous run."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.inner: TensorBoardOutputFormat | None = None
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        if self.inner is None:
+            self.inner = TensorBoardOutputFormat(self.folder)
+        self.inner.write(key_values, key_excluded, step)
+
+    def close(self) -> None:
+        if self.inner is not None:
+            self.inner.close()
+
+
+def with_logger(model: Any, metrics: MetricsFile | None = None, resumed: bool = False) -> Any:
+    """``model`` logging to ``metrics`` (a run's progress.csv) and to its TensorBoard folder
+    if it has one (``MaskablePPO_<n>`` inside it, as SB3 names them: a new one per run, the
+    last one continued by a ``resumed`` run); with neither, nowhere: SB3's own default,
+    ``configure(folder=None)``, creates an empty ``SB3-<time>`` folder in the temporary
+    directory at every ``learn``."""
+    formats: list[KVWriter] = [] if metrics is None else [MetricsWriter(metrics)]
+    if model.tensorboard_log is not None:
+        name = "MaskablePPO"  # MaskablePPO.learn's tb_log_name
+        number = get_latest_run_id(model.tensorboard_log, name) + (0 if resumed else 1)
+        formats.append(LazyTensorBoard(str(Path(model.tensorboard_log) / f"{name}_{max(number, 1)}")))
+    model.set_logger(Logger(folder=None, output_formats=formats))
     return model
 
 
@@ -888,6 +950,7 @@ def main(argv: list[str] | None = None) -> int:
             if problem is not None:
                 raise ValueError(f"--pretrain-cache: {problem}")
         previous = previous_summary(args.resume, meta_timesteps(args.resume))
+        metrics_rows: list[dict[str, str]] = []
         pool = None
         seed = run_seed(args)
         if config.solo:
@@ -916,13 +979,17 @@ def main(argv: list[str] | None = None) -> int:
             if problem:
                 raise ValueError(problem)
             best_beside(args.resume)  # its evaluations are read at the start of training
+            # the metrics of the resumed run up to its checkpoint (refused here if damaged)
+            metrics_rows = read_rows(Path(args.resume).parent / METRICS_FILE, "timesteps", resumed.num_timesteps)
         cached = load_pretrain_cache(args, config)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     if args.overwrite:
         remove_run(out, RUN_FILES)
     with output_folder(out):  # a run that failed before writing anything leaves no empty folder
-        return _train(args, parser, config, env, pool, out, previous, cached)
+        return _train(
+            args, parser, config, env, pool, out, previous, cached, MetricsFile(out / METRICS_FILE, metrics_rows)
+        )
 
 
 def _train(
@@ -934,6 +1001,7 @@ def _train(
     out: Path,
     previous: dict[str, Any],
     cached: Demonstrations | None,
+    metrics: MetricsFile,
 ) -> int:
     note = oversubscribed("--torch-threads", args.torch_threads, "threads")
     if note:
@@ -952,11 +1020,11 @@ def _train(
             # the seed of this run, not the one saved in the checkpoint (which load would apply)
             with moved_modules():  # a checkpoint of 0.1.0 names the features' old module
                 loaded = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb, seed=run_seed(args))
-            model = with_logger(loaded)
+            model = with_logger(loaded, metrics, resumed=True)
         except (ValueError, KeyError, RuntimeError, OSError, zipfile.BadZipFile) as exc:
             parser.error(f"--resume {str(args.resume)!r} cannot be loaded as a MaskablePPO model: {exc}")
     else:
-        model = build_model(args, env, tb)
+        model = build_model(args, env, tb, metrics)
     pretrain_history = pretrain_eval = None
     if args.pretrain is not None:
         try:
@@ -971,7 +1039,7 @@ def _train(
         except WorkerDied as exc:  # a teacher-game worker died: nothing is trained yet either
             print(f"error: {exc}; no checkpoint was written", file=sys.stderr, flush=True)
             return 1
-    callback = TrainCallback(args, config, pool, out, resumed_best(args, config, out))
+    callback = TrainCallback(args, config, pool, out, resumed_best(args, config, out), metrics)
     progress = not args.no_progress
     if progress:
         try:
@@ -1015,6 +1083,7 @@ def _train(
     elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
+    metrics.flush()  # a resume stopped before its first row: its file is the resumed rows, not the stopped run's
     summary = {
         "players": config.num_players,
         "level": config.plate_level,
