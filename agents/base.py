@@ -40,8 +40,9 @@ from umbrella_env.core.single import SingleGame
 
 #: How to give an agent the game from an env (the end of the "needs the game" errors).
 GAME_FROM_ENV = (
-    "pass game=SingleGame.from_dict(env.unwrapped.get_state()) (the AEC or solo env), "
-    "or let umbrella_env.match.play_game run the game"
+    "pass game=SingleGame.from_dict(env.unwrapped.get_state()) (the AEC or solo env; "
+    "SingleGame.from_dict(games.get_state(i)) for game i of a VectorGame or the vector env's "
+    "get_state(i)), or let umbrella_env.match.play_game run the game"
 )
 
 

@@ -83,7 +83,7 @@ def check_metadata(meta: Mapping[str, Any], path: str | Path, source: str) -> di
 
 def check_configuration(
     meta: Mapping[str, Any],
-    path: str | Path,
+    path: str | Path | None,
     *,
     num_players: int | None = None,
     plate_level: int | None = None,
@@ -93,11 +93,13 @@ def check_configuration(
     """A ``ValueError`` if the model was trained for other ``num_players`` / ``plate_level``
     than the ones given (``None``: not checked), or if one given is not a player count or a
     plate level (:func:`check_configuration_options`).  The message names the model
-    ``named`` (a trainer: ``"--resume"``) and what it was given to (``target``)."""
+    ``named`` (a trainer: ``"--resume"``) and its ``path`` (None: a model without a file,
+    named alone), and what it was given to (``target``)."""
     check_configuration_options(num_players=num_players, plate_level=plate_level)
     for key, want in (("num_players", num_players), ("plate_level", plate_level)):
         if want is not None and meta[key] != want:
-            raise ValueError(f"{named} {str(path)!r} was trained for {key}={meta[key]}, but {target} has {key}={want}")
+            model = named if path is None else f"{named} {str(path)!r}"
+            raise ValueError(f"{model} was trained for {key}={meta[key]}, but {target} has {key}={want}")
 
 
 def check_configuration_options(*, num_players: Any = None, plate_level: Any = None) -> None:
@@ -110,7 +112,9 @@ def check_configuration_options(*, num_players: Any = None, plate_level: Any = N
             raise ValueError(f"{key} must be None or an integer in 1-4, got {value!r}")
 
 
-def check_game_configuration(meta: Mapping[str, Any], path: str | Path, config: GameConfig) -> None:
+def check_game_configuration(
+    meta: Mapping[str, Any], path: str | Path | None, config: GameConfig, named: str = "checkpoint"
+) -> None:
     """:func:`check_configuration` against a game's configuration; a model that records no
     plate level (a network handed over in memory) is checked on its player count only."""
     check_configuration(
@@ -118,6 +122,7 @@ def check_game_configuration(meta: Mapping[str, Any], path: str | Path, config: 
         path,
         num_players=config.num_players,
         plate_level=config.plate_level if meta.get("plate_level") is not None else None,
+        named=named,
     )
 
 

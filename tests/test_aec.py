@@ -546,3 +546,22 @@ def test_parallel_infos_name_no_mover_at_the_step_that_ends_the_game(end: str) -
     assert set(infos) == {"player_0", "player_1"}
     assert (end == "illegal") == any(info.get("illegal_action") for info in infos.values())
     assert not any("active_agent" in info for info in infos.values())
+
+
+def test_illegal_action_losses_warn_in_a_category_a_user_can_silence() -> None:
+    """An unmasked baseline run printed a UserWarning at every step, with no category of its
+    own to filter."""
+    from umbrella_env.core.errors import IllegalActionWarning
+
+    env = umbrella_env.env(num_players=2, illegal_action="loss")
+    env.reset(seed=0)
+    mask = env.observe(env.agent_selection)["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    with pytest.warns(IllegalActionWarning, match="not legal"):
+        env.step(illegal)
+    env.reset(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", IllegalActionWarning)
+        env.step(illegal)  # silenced: no error raised
+    assert env.terminations["player_0"]

@@ -261,6 +261,16 @@ def test_a_reset_or_an_answer_of_the_wrong_kind_is_named_with_the_agent() -> Non
     with pytest.raises(ev.AgentError, match=r"agent 'exiting' \(seat 0\) raised SystemExit\(3\) at turn 0"):
         play_game([Exiting(), FirstLegalAgent()], config, seed=2, names=["exiting", "first"])
 
+    class Made(FirstLegalAgent):  # a user's model without a file: docs/agents.md lets it give meta alone
+        meta = {"num_players": 2, "plate_level": 1}
+
+    with pytest.raises(ev.AgentError) as info:  # it said "checkpoint '<model>' was trained for"
+        play_game([Made(), FirstLegalAgent(), FirstLegalAgent()], GameConfig(num_players=3), seed=2, names=["made"])
+    assert str(info.value).startswith(
+        "agent 'made' cannot play this game: its model (meta) was trained for num_players=2, but this game has "
+        "num_players=3; in the game of seed 2"
+    )
+
 
 def test_more_workers_than_cpus_is_noted(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setattr(parallel, "local_cpus", lambda: 1)
@@ -804,3 +814,55 @@ def test_ctrl_c_while_a_report_replaces_another_waits_for_the_swap(tmp_path, mon
     names = {p.name for p in out.iterdir()}
     assert {"report.md", "games.jsonl", "summary.json"} <= names and len(calls) == len(names) > 3
     assert '"seed": 5' in (out / "summary.json").read_text() or "--seed 5" in (out / "report.md").read_text()
+
+
+def test_a_user_module_that_fails_as_it_is_imported_or_built_is_named_in_one_line(tmp_path, monkeypatch) -> None:
+    """A bug at the import of a user's agent module ended evaluate.py in a 20-frame importlib
+    traceback; a factory that raised said what, not where."""
+    from umbrella_env.match import AgentSpecError, build_agent
+
+    (tmp_path / "broken_agents.py").write_text("import numpy\nMODEL = undefined_name\n", encoding="utf-8")
+    (tmp_path / "typo_agents.py").write_text("def agent(:\n    pass\n", encoding="utf-8")
+    (tmp_path / "raising_agents.py").write_text("def agent():\n    return 1 / 0\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = GameConfig(num_players=2)
+    cases = {
+        "broken_agents:agent": "importing broken_agents raised NameError(\"name 'undefined_name' is not defined\") "
+        "(broken_agents.py:2 in <module>)",
+        "typo_agents:agent": "importing typo_agents raised SyntaxError(",
+        "raising_agents:agent": "the factory raised ZeroDivisionError('division by zero') (raising_agents.py:2 in agent)",
+    }
+    for spec, words in cases.items():
+        with pytest.raises(AgentSpecError) as info:
+            build_agent(spec, config)
+        assert str(info.value).startswith(f"agent {spec!r}: {words}"), str(info.value)
+        assert info.value.__cause__ is None and info.value.__suppress_context__
+    with pytest.raises(AgentSpecError) as info:
+        build_agent("typo_agents:agent", config)
+    assert str(info.value).endswith("(typo_agents.py:1)")
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_narrow_terminal_lists_the_standings_instead_of_cutting_names_and_figures(
+    small_2p, width, monkeypatch
+) -> None:
+    """At 80 columns the standings cut agent names and intervals to 'gree…' and '[52.…':
+    two agents could look identical (review of the terminal output's accessibility)."""
+    import io
+
+    rich_console = pytest.importorskip("rich.console", reason="without rich the standings are plain text, never cut")
+    from umbrella_env.evaluation import report
+    from umbrella_env.evaluation.stats import summarise
+
+    summary = summarise(small_2p)
+    out = io.StringIO()
+    terminal = rich_console.Console
+    monkeypatch.setattr(rich_console, "Console", lambda file: terminal(file=file, force_terminal=True, width=width))
+    report.print_summary(summary, file=out)
+    text = out.getvalue()
+    assert "…" not in text
+    shown = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]  # without the styles
+    header, rows = report.standings_rows(summary)
+    for row in rows:  # each name and figure whole, on one line
+        assert row[0] in shown and all(f"  {h}: {v}" in shown for h, v in zip(header[1:], row[1:])), row
+    assert max(len(line) for line in shown) <= width

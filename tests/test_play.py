@@ -665,3 +665,42 @@ def test_play_forgives_an_opponent_that_exits_and_names_it_by_its_spec() -> None
     text = out.getvalue()
     assert "failed (SystemExit: 3); playing " in text and "instead" in text, text
     assert "_Forgiving" not in text
+
+
+@pytest.mark.posix
+def test_a_move_typed_on_a_terminal_can_be_edited_and_recalled() -> None:
+    """On a terminal the arrow keys typed escape codes into the move ('not a move:
+    ...\\x1b[d...'): the input had no line editing (review of terminal play's accessibility)."""
+    import os
+    import select
+    import time
+
+    master, slave = os.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "umbrella_env.play", "--players", "1", "--level", "1", "--seed", "1"],
+        stdin=slave, stdout=slave, stderr=slave, close_fds=True, env={**os.environ, "TERM": "xterm"},
+    )  # fmt: skip
+    os.close(slave)
+
+    def read_until(token: bytes) -> bytes:
+        buf, end = b"", time.monotonic() + 60
+        while token not in buf and time.monotonic() < end:
+            if select.select([master], [], [], 0.5)[0]:
+                try:
+                    buf += os.read(master, 4096)
+                except OSError:  # the child closed the terminal
+                    break
+        return buf
+
+    try:
+        assert b"your move> " in read_until(b"your move> ")
+        os.write(master, b"hnt\x1b[D\x1b[Di\r")  # "hnt", the cursor two places back, "i": "hint"
+        assert b"hint (heuristic): slide" in read_until(b"your move> ")
+        os.write(master, b"\x1b[A\r")  # the up arrow recalls "hint"
+        assert b"hint (heuristic): slide" in read_until(b"your move> ")
+        os.write(master, b"quit\r")
+        assert b"You quit at turn 1." in read_until(b"Score so far")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        os.close(master)

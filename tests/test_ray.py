@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from umbrella_env.evaluation import cli as evaluate_cli
 from umbrella_env.evaluation.stats import summarise
 from umbrella_env.evaluation.tournament import EvaluationError, run_tournament
 from umbrella_env.match import AgentSpecError, build_agent, play_game
+from umbrella_env.ray_cluster import stop_algorithm
 from umbrella_env.rllib_env import TRAIN_MAX_TURNS, MaskedSoloEnv, TurnBasedEnv
 from umbrella_env.rllib_train import build_config, build_parser
 from umbrella_env.rllib_train import main as train
@@ -213,10 +215,13 @@ def test_rllib_episodes_give_every_seat_its_moves_and_the_loser_its_minus_one() 
     args = build_parser().parse_args(["--num-env-runners", "0", "--envs-per-runner", "1", "--shaping", "0",
                                       "--max-turns", "3000", "--net", "32", "--features", "none"])  # fmt: skip
     algo = build_config(args).build_algo()
+    logdir = Path(algo.logdir)
+    assert logdir.is_dir() and logdir.parent.name == "ray_results"  # RLlib's own folder for every algorithm
     try:
         episodes = algo.env_runner.sample(num_episodes=1, random_actions=False)
     finally:
-        algo.stop()
+        stop_algorithm(algo)
+    assert not logdir.exists()  # every run left it, empty, in the user's home
     finished = [e for e in episodes if e.is_done]
     assert finished
     for episode in finished:
@@ -225,6 +230,41 @@ def test_rllib_episodes_give_every_seat_its_moves_and_the_loser_its_minus_one() 
         assert sorted(last.values()) in ([-1.0, 1.0], [0.5, 0.5])
         moves = sum(len(sa) for sa in episode.agent_episodes.values())
         assert moves == episode.env_t  # one decision per env step, each in exactly one seat's episode
+
+
+def test_a_user_config_that_cuts_turn_based_episodes_is_warned() -> None:
+    """RLlib's PPO default, truncate_episodes, was accepted without a word from a user's own
+    config, though a cut episode loses a waiting seat's last action."""
+    args = build_parser().parse_args(["--num-env-runners", "0", "--envs-per-runner", "1", "--net", "32",
+                                      "--features", "none"])  # fmt: skip
+    with pytest.warns(UserWarning, match=r"batch_mode='truncate_episodes'.*complete_episodes"):
+        algo = build_config(args).env_runners(batch_mode="truncate_episodes").build_algo()
+    stop_algorithm(algo)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="TurnBasedEnv is trained")
+        stop_algorithm(build_config(args).build_algo())  # the command's own config: no warning
+
+
+def test_the_own_script_example_of_the_docs_runs_and_its_checkpoint_plays(tmp_path: Path) -> None:
+    import re
+
+    from umbrella_env.rllib_train import metadata, save_checkpoint
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "scaling.md").read_text(encoding="utf-8")
+    [code] = [b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "build_config(args)" in b]
+    given = '["--players", "2", "--num-env-runners", "1"]'
+    assert given in code and "range(3)" in code
+    small = [*SMOKE, "--players", "2", "--num-env-runners", "0", "--out", str(tmp_path / "unused")]
+    space: dict[str, Any] = {}
+    exec(code.replace(given, repr(small)).replace("range(3)", "range(1)").replace("stop_algorithm(algo)", ""), space)
+    algo = space["algo"]
+    try:
+        assert np.isfinite(space["result"]["learners"]["shared"]["policy_loss"])
+        save_checkpoint(algo, tmp_path / "mine", metadata(GameConfig(num_players=2), "shared"))  # as the docs say
+    finally:
+        stop_algorithm(algo)
+    agent = build_agent(f"rllib:{tmp_path / 'mine'}", GameConfig(num_players=2))
+    assert play_game([agent, build_agent("random", GameConfig(num_players=2))], GameConfig(num_players=2), seed=0).turns
 
 
 # --------------------------------------------------------------------------- training
@@ -242,6 +282,9 @@ def test_two_player_smoke_run_sends_no_illegal_action(run_2p: Path) -> None:
     rows = [json.loads(line) for line in (run_2p / "progress.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["iteration"] for r in rows if not r.get("eval")] == [1, 2]
     assert all(r["illegal_actions"] == 0 for r in rows if not r.get("eval"))
+    for row in (r for r in rows if not r.get("eval")):  # the learner's figures were kept nowhere
+        assert all(isinstance(row[k], float) for k in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss")), row
+        assert sorted(row["seat_returns"]) == ["player_0", "player_1"], row
     meta = json.loads((run_2p / "best" / "umbrella.json").read_text(encoding="utf-8"))
     assert (meta["num_players"], meta["plate_level"], meta["module_id"]) == (2, 1, "shared")
 

@@ -64,3 +64,82 @@ def test_bad_input_names_the_game() -> None:
         VectorGame(num_games=0)
     with pytest.raises(ConfigError, match="solo"):
         VectorGame(num_games=2, num_players=1)
+
+
+def test_the_final_observation_of_every_seat_is_kept_for_the_games_that_end() -> None:
+    """A user's loop could not bootstrap a truncated game: ``step`` returned the next deal's
+    position and no final observation (the solo vector env gives ``final_obs``)."""
+    from umbrella_env.core.single import SingleGame
+
+    games = VectorGame(num_games=6, num_players=3, max_turns=2, seed=3)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(60):
+        actions = games.random_actions(rng)
+        before = [SingleGame.from_dict(games.get_state(i)) for i in range(6)]
+        _, _, terminated, truncated, info = games.step(actions)
+        done = terminated | truncated
+        if not done.any():
+            assert "final_obs" not in info
+            continue
+        np.testing.assert_array_equal(info["_final_obs"], done)
+        for i in range(6):
+            if not done[i]:
+                assert info["final_obs"][i] is None
+                continue
+            last = before[i]
+            last.step(int(actions[i]))  # the single-game engine's own copy of the ending move
+            seen = info["final_obs"][i]
+            assert seen.shape == (3, 899) and seen.dtype == np.float32
+            for p in range(3):
+                np.testing.assert_array_equal(seen[p], last.observe(p))
+                assert games.single_observation_space.contains(seen[p])
+            checked += 1
+    assert checked >= 6
+
+
+def test_the_gymnasium_vector_names_a_custom_loop_reads() -> None:
+    games = VectorGame(num_games=5, num_players=2, seed=0)
+    assert games.num_envs == 5 and games.single_action_space.n == 968
+    view = games.view()
+    assert all(games.single_observation_space.contains(o) for o in view["observation"])
+    assert view["action_mask"].dtype == np.bool_
+    games.close()
+    assert games.step(games.random_actions(np.random.default_rng(0)))[1].shape == (5, 2)  # close() releases nothing
+
+
+def test_built_in_agents_play_a_game_of_the_batch_as_their_error_says() -> None:
+    from agents import make_agent
+    from umbrella_env.core.single import SingleGame
+
+    games = VectorGame(num_games=3, num_players=2, seed=4)
+    view = games.view()
+    greedy = make_agent("greedy", seed=0)
+    with pytest.raises(ValueError, match=r"SingleGame.from_dict\(games.get_state\(i\)\) for game i of a VectorGame"):
+        greedy.act(view["observation"][1], view["action_mask"][1])
+    action = greedy.act(view["observation"][1], view["action_mask"][1], SingleGame.from_dict(games.get_state(1)))
+    assert view["action_mask"][1][action]
+
+
+def test_the_docstring_loop_and_the_readme_snippet_run_as_written() -> None:
+    """The docstring's example trained seat 0 only (seat 0 always moves first) and called
+    reset() after the constructor's deal; run as written here, shortened."""
+    import re
+    import textwrap
+    from pathlib import Path
+
+    import umbrella_env.envs.vector_game as module
+
+    doc = module.__doc__ or ""
+    code = textwrap.dedent(doc.split("::\n", 1)[1].split("\nBuilt-in agents", 1)[0])
+    assert "range(10_000)" in code and "N = 512" in code
+    code = code.replace("range(10_000)", "range(3000)").replace("N = 512", "N = 16")
+    space: dict[str, object] = {"my_policy": lambda obs, masks: masks.argmax(axis=1)}  # first legal action
+    exec(code, space)
+    seat, returns = space["seat"], space["returns"]
+    assert set(seat.tolist()) == {0, 1} and (returns != 0).any()  # games ended, both seats learnt from
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    [snippet] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "VectorGame" in b]
+    space = {}
+    exec(snippet, space)
+    assert space["rewards"].shape == (512, 2)

@@ -152,6 +152,11 @@ def build_agent(
                 else ""
             )
             raise AgentSpecError(f"agent {label!r}: cannot import {attr} from {module_name}: {exc}{hint}") from None
+        except Exception as exc:  # the user's module fails as it runs: one line naming where, never a traceback
+            where = (
+                f"{Path(exc.filename or '?').name}:{exc.lineno}" if isinstance(exc, SyntaxError) else _raised_at(exc)
+            )
+            raise AgentSpecError(f"agent {label!r}: importing {module_name} raised {exc!r} ({where})") from None
         if not callable(factory):
             raise AgentSpecError(f"agent {label!r}: {attr} is a {type(factory).__name__}, not an agent factory")
         try:
@@ -161,7 +166,7 @@ def build_agent(
         try:
             agent = factory(seed=seed) if takes_seed else factory()
         except Exception as exc:  # any failure of a user factory is reported, never a traceback
-            raise AgentSpecError(f"agent {label!r}: the factory raised {exc!r}") from None
+            raise AgentSpecError(f"agent {label!r}: the factory raised {exc!r} ({_raised_at(exc)})") from None
     else:
         name = spec.strip().lower()
         if not is_checkpoint(spec) and name not in AGENT_NAMES and name not in AZ_NAMES:
@@ -290,7 +295,8 @@ def check_agent_configuration(agent: Any, config: GameConfig, who: str) -> None:
     if not isinstance(meta, Mapping) or meta.get("num_players") is None:
         return
     try:
-        check_game_configuration(meta, getattr(agent, "path", "<model>"), config)
+        path = getattr(agent, "path", None)  # an agent of the user's own may have a meta and no file
+        check_game_configuration(meta, path, config, named="checkpoint" if path is not None else "its model (meta)")
     except ValueError as exc:
         raise AgentError(f"{who} cannot play this game: {exc}") from None
 

@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from umbrella_env.cli_args import install_hint
@@ -182,6 +183,25 @@ class _ProcessState:
 
 def cluster_cpus(ray: Any) -> int:
     return int(ray.cluster_resources().get("CPU", 0))
+
+
+def stop_algorithm(algo: Any) -> None:
+    """``algo.stop()``, then remove the log folder RLlib made for it in ``~/ray_results`` when
+    it is empty, and ``~/ray_results`` too when that leaves it empty.  Every RLlib algorithm
+    built outside Tune gets a ``~/ray_results/<time><random>/`` folder (Tune's Trainable
+    makes it); the commands keep their run in ``--out`` and write nothing there, so each run
+    left an empty folder in the user's home."""
+    try:
+        algo.stop()
+    finally:
+        logdir = getattr(algo, "logdir", None)
+        if logdir:
+            folder = Path(logdir)
+            for empty in (folder, folder.parent) if folder.parent.name == "ray_results" else (folder,):
+                try:
+                    empty.rmdir()  # refused (OSError) unless the folder is empty
+                except OSError:
+                    break
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): .+")

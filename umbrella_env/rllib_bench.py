@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from umbrella_env.cli_args import command, first_problem, int_problem
-from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session
+from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, stop_algorithm
 from umbrella_env.rllib_train import MULTIPLAYER_ONLY, build_config, build_parser, check_options
 from umbrella_env.training.options import given_among
 
@@ -70,7 +70,7 @@ def measure(args: argparse.Namespace, runners: int, steps: int, iterations: int)
             after = algo.train()[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
         train_s = time.perf_counter() - t0
     finally:
-        algo.stop()
+        stop_algorithm(algo)
     return {
         "env_runners": runners,
         "sampling_env_steps": sampled,

@@ -44,6 +44,7 @@ RLlib agent.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -305,7 +306,23 @@ class UmbrellaCallbacks(RLlibCallback):
     """Logs, per finished game: the illegal actions the env received (``illegal_actions``,
     summed over the whole run), the game's length in turns (``game_turns``) and its mean
     final score (``game_score``: over the seats in self-play, the learner's against
-    frozen opponents, the score in solo), both averaged over the last 100 games."""
+    frozen opponents, the score in solo), both averaged over the last 100 games.
+
+    At the algorithm's build it warns (``UserWarning``) when :class:`TurnBasedEnv` is trained
+    with a ``batch_mode`` other than ``"complete_episodes"``: RLlib accepts PPO's default,
+    ``"truncate_episodes"``, without a word, and an episode cut while a seat waits for its
+    next observation loses that seat's last action (ray PR #44677)."""
+
+    def on_algorithm_init(self, *, algorithm: Any = None, **kwargs: Any) -> None:
+        config = getattr(algorithm, "config", None)
+        if config is None or config.env is not TurnBasedEnv or config.batch_mode == "complete_episodes":
+            return
+        warnings.warn(
+            f"TurnBasedEnv is trained with batch_mode={config.batch_mode!r}: an episode cut while a seat waits "
+            "for its next observation loses that seat's last action (ray PR #44677); use "
+            '.env_runners(batch_mode="complete_episodes") as python -m umbrella_env.rllib_train does',
+            stacklevel=2,
+        )
 
     def on_episode_end(self, *, env: Any = None, env_index: int = 0, metrics_logger: Any = None, **kwargs: Any) -> None:
         inner = sub_env(env, env_index)

@@ -30,7 +30,9 @@
   every time, the learner's seat rotating; the best is copied to ``OUT/best``.
 * **Output** in ``--out``: ``last/`` and ``best/`` (RLlib checkpoints + ``umbrella.json``,
   playable by ``evaluate.py --agents rllib:OUT/best``), ``progress.jsonl`` (one line per
-  iteration and per evaluation), ``summary.json``.
+  iteration, with the update's losses, entropy and KL and each seat's mean return, and one
+  per evaluation), ``summary.json``.  Nothing is left in ``~/ray_results``
+  (:func:`~umbrella_env.ray_cluster.stop_algorithm`).
 * **Ctrl-C** in the training loop or an evaluation: a last evaluation (a second Ctrl-C
   skips it), then ``summary.json`` marked ``interrupted``, exit status 130.  Before the
   training loop (Ray starting, the build, the cloning): one line, exit status 130, nothing
@@ -75,7 +77,14 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.observation import observe
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
 from umbrella_env.paths import default_run_dir, output_dir_problem, sibling_tmp, write_atomically
-from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, worker_error
+from umbrella_env.ray_cluster import (
+    RayUnavailable,
+    cluster_cpus,
+    import_ray,
+    ray_session,
+    stop_algorithm,
+    worker_error,
+)
 from umbrella_env.training.divergence import (
     CLONING,
     TrainingDiverged,
@@ -172,7 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=TRAIN_MAX_TURNS,
         help=f"turn limit of training games (default {TRAIN_MAX_TURNS})",
     )
-    p.add_argument("--train-batch", type=int, default=4000, help="env steps per training iteration (default 4000)")
+    p.add_argument(
+        "--train-batch",
+        type=int,
+        default=4000,
+        help="env steps per training iteration (default 4000); whole games are collected, so an "
+        "iteration is at least about --num-env-runners x --envs-per-runner games (~400 steps each at the "
+        "training turn limit)",
+    )
     p.add_argument("--batch-size", type=int, default=500, help="PPO minibatch size (default 500)")
     p.add_argument("--n-epochs", type=int, default=3, help="PPO epochs per iteration (default 3)")
     p.add_argument("--learning-rate", type=float, default=5e-4, help="Adam learning rate (default 5e-4)")
@@ -687,6 +703,10 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                 "game_turns": _num(runners.get("game_turns")),
                 "game_score": _num(runners.get("game_score")),
                 "illegal_actions": _num(runners.get("illegal_actions")),
+                # the update's figures (RLlib's learner results of the trained module)
+                **learner_figures(result, module_id),
+                # each seat's mean return: in self-play episode_return_mean sums both seats, ~0
+                "seat_returns": {str(k): _num(v) for k, v in (runners.get("agent_episode_returns_mean") or {}).items()},
             }
             history.append(row)
             log.write(json.dumps(row) + "\n")
@@ -720,7 +740,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     finally:
         log.close()
         try:
-            algo.stop()
+            stop_algorithm(algo)
         finally:
             logging.disable(logging_disabled)
     illegal = history[-1]["illegal_actions"] if history else None
@@ -787,6 +807,17 @@ def _described(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+#: RLlib's PPO learner results kept in each iteration's line of progress.jsonl.
+LEARNER_FIGURES = ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "vf_explained_var", "total_loss")
+
+
+def learner_figures(result: dict[str, Any], module_id: str) -> dict[str, float | None]:
+    """The update's :data:`LEARNER_FIGURES` of the module ``module_id`` in ``algo.train()``'s
+    ``result`` (None for one RLlib did not report)."""
+    stats = result.get("learners", {}).get(module_id, {})
+    return {key: _num(stats.get(key)) for key in LEARNER_FIGURES}
+
+
 def _fields(row: dict[str, Any]) -> str:
     """The training metrics of a progress line (those RLlib reported this iteration)."""
     out = []
@@ -795,6 +826,8 @@ def _fields(row: dict[str, Any]) -> str:
         ("game_turns", "turns", 0),
         ("episode_return_mean", "return", 3),
         ("illegal_actions", "illegal actions", 0),
+        ("policy_loss", "policy loss", 3),
+        ("vf_loss", "value loss", 3),
     ):
         if row.get(key) is not None:
             out.append(f"{label} {row[key]:.{digits}f}")

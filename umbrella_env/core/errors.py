@@ -29,3 +29,9 @@ class GameOverError(UmbrellaError, RuntimeError):
 
 class StateError(UmbrellaError, ValueError):
     """A state dict that is corrupt or inconsistent; the message names the field."""
+
+
+class IllegalActionWarning(UserWarning):
+    """An illegal action under ``illegal_action="loss"``: the game ends as the mover's loss.
+    One warning per step that has one; silence them with
+    ``warnings.simplefilter("ignore", IllegalActionWarning)``."""

@@ -100,9 +100,9 @@ class raw_env(AECEnv[str, dict[str, NDArray[Any]], int]):  # noqa: N801 - Pettin
     umbrellas in the personal zone, docs/rules.md §5.2), i.e. the final score + 4.
     With ``illegal_action="loss"`` an illegal action ends the game: the mover gets -1,
     the others 0, the mover's info says ``infos[agent]["illegal_action"] = True``, and a
-    warning names the action (-1 is a loss in "win" mode; in "score" and "dense" modes a
-    game can end worse than that, a score below -1, so a learner that ignores the masks
-    is best trained in "win" mode). With ``"raise"`` it raises
+    warning (``IllegalActionWarning``, ``umbrella_env.core.errors``) names the action (-1
+    is a loss in "win" mode; in "score" and "dense" modes a game can end worse than that,
+    a score below -1, so a learner that ignores the masks is best trained in "win" mode). With ``"raise"`` it raises
     ``IllegalActionError``; an action that is not an id in [0, 968) always raises
     ``ActionError``, as does any action but None from an agent that has finished (PettingZoo's
     ``agent_iter`` loop steps each finished agent out with None). A refused call changes nothing.

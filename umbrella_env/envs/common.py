@@ -43,7 +43,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.components import ComponentSet, components_of
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
-from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError, StateError
+from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError, IllegalActionWarning, StateError
 from umbrella_env.core.image import render_rgb
 from umbrella_env.core.observation import observation_layout
 from umbrella_env.core.render import render_text
@@ -275,7 +275,7 @@ def _refuse_or_warn(message: str, illegal_action: str, consequence: str) -> None
     """Raise under "raise"; under "loss" warn, pointing at the user's call of the env's step."""
     if illegal_action == "raise":
         raise IllegalActionError(message)
-    warnings.warn(f"{message}; {consequence}", stacklevel=user_stacklevel())
+    warnings.warn(f"{message}; {consequence}", IllegalActionWarning, stacklevel=user_stacklevel())
 
 
 # --------------------------------------------------------------------------- rewards

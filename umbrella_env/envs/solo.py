@@ -66,8 +66,9 @@ class UmbrellaSoloEnv(gym.Env[NDArray[np.float32], Any]):
     ``reward_mode="dense"`` (default): the change of the solo score at each step, so the
     episode return is the final score. ``"score"``: the final score, paid at the end.
     An illegal action with ``illegal_action="loss"`` ends the episode with reward -1
-    (``info["illegal_action"]`` is True); with ``"raise"`` it raises
-    ``IllegalActionError``. An action that is not an id in [0, 968) always raises
+    (``info["illegal_action"]`` is True) and an ``IllegalActionWarning`` naming it; with
+    ``"raise"`` it raises ``IllegalActionError`` (both in ``umbrella_env.core.errors``). An
+    action that is not an id in [0, 968) always raises
     ``ActionError``. A refused call changes nothing.
 
     ## Starting State

@@ -326,6 +326,16 @@ def print_summary(summary: dict[str, Any], file: Any = None) -> None:
     if not console.is_terminal:
         console.width = max(console.width, 160)
     for title, (header, rows) in tables:
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        if sum(widths) + 3 * len(header) + 1 > console.width:
+            # Too narrow for the table: rich would cut the cells ("gree…", "[52.…"), so that
+            # two agents could look alike; a block per row instead, every figure whole.
+            console.print(f"\n{title}", markup=False, highlight=False)
+            for row in rows:
+                console.print(row[0], markup=False, highlight=False)
+                for h, value in zip(header[1:], row[1:]):
+                    console.print(f"  {h}: {value}", markup=False, highlight=False)
+            continue
         table = Table(title=title)
         for i, h in enumerate(header):
             table.add_column(h, justify="left" if i == 0 else "right")

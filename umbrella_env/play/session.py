@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -161,18 +162,34 @@ class OutputError(StopMatch):
         self.cause = cause
 
 
+def _line_editing() -> bool:
+    """Whether ``input()`` edits lines (arrow keys, history): Python's ``readline`` module,
+    which Windows' Python lacks (its console edits lines itself)."""
+    try:
+        import readline  # noqa: F401  # imported for its effect on input()
+    except ImportError:
+        return False
+    return True
+
+
 class Console:
     """Lines out, lines in; typed lines are echoed when input is not a terminal.
 
     Input that ends, is closed (Python's ``sys.stdin`` is None then) or cannot be read
     is the end of input; a line that is not text in the input's encoding is refused and
-    asked again.  Output that cannot be written raises :class:`OutputError`.
+    asked again.  Output that cannot be written raises :class:`OutputError`.  On a
+    terminal (the process's own stdin and stdout) lines are read by ``input()`` with
+    ``readline``: the arrow keys move in the line and recall earlier ones, where they typed
+    escape codes into it.
     """
 
     def __init__(self, stdin: TextIO | None, stdout: TextIO | None) -> None:
         self.stdin = stdin
         self.stdout = stdout
         self.tty = is_terminal(stdin)
+        self.editing = (
+            self.tty and stdin is sys.stdin and stdout is sys.stdout and is_terminal(stdout) and _line_editing()
+        )
 
     def say(self, text: str = "") -> None:
         self._write(text + "\n")
@@ -194,6 +211,20 @@ class Console:
     def ask(self, prompt: str) -> str | None:
         """One line of input (without its newline), or None at end of input."""
         while True:
+            if self.editing:
+                try:
+                    line = self._edited_line(prompt)
+                except _Unreadable as exc:
+                    self.say(f"  could not read that line (not {exc.encoding}); type it again")
+                    continue
+                except (OSError, ValueError) as exc:
+                    self.say()
+                    self.say(f"  could not read the input ({exc}): taking it as ended")
+                    return None
+                if not line:
+                    self._write("\n")
+                    return None
+                return line.rstrip("\r\n")
             self._write(prompt, flush=True)
             try:
                 line = self._readline()
@@ -212,6 +243,16 @@ class Console:
             if not self.tty:
                 self._write(line if line.endswith("\n") else line + "\n")
             return line.rstrip("\r\n")
+
+    def _edited_line(self, prompt: str) -> str:
+        """A line typed on the terminal, edited with ``readline`` (with its newline; '' at
+        the end of input)."""
+        try:
+            return input(prompt) + "\n"
+        except EOFError:
+            return ""
+        except UnicodeDecodeError:
+            raise _Unreadable("", codecs.lookup(getattr(sys.stdin, "encoding", None) or "utf-8").name.upper()) from None
 
     def _readline(self) -> str:
         """The next line, with its newline ('' at end of input); :class:`_Unreadable` for a
