@@ -33,6 +33,7 @@ import umbrella_env
 from agents import make_agent
 from agents.rllib_agent import module_path
 from agents.rllib_module import MASK_KEY, OBS_KEY, MaskedPPOModule
+from tests.test_alphazero import _without
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError
 from umbrella_env.envs.common import end_rewards
@@ -604,6 +605,75 @@ def test_a_failing_evaluation_opponent_stops_the_run_with_its_cause(
 def test_a_folder_with_a_previous_run_is_refused(run_2p: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert train([*SMOKE, "--out", str(run_2p)]) == 2  # it would have replaced best/ and progress.jsonl
     assert "holds a previous run" in capsys.readouterr().err
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_run_resumes_from_its_checkpoint_in_another_folder_or_its_own(
+    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """There was no --resume: a stopped or finished run could only start again from scratch."""
+    meta = json.loads((run_2p / "last" / "umbrella.json").read_text(encoding="utf-8"))
+    assert (meta["iteration"], meta["net"], meta["features"]) == (2, [64], "figure")
+    resume = [*_without(SMOKE, "--iterations", "--net"), *VS_RANDOM, "--iterations", "3", "--num-env-runners", "0"]
+    out = tmp_path / "b"
+    assert train([*resume, "--resume", str(run_2p / "last"), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"resumed {run_2p / 'last'} at iteration 2, {meta['timesteps']:,} env steps" in said
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["iterations"] == 3 and summary["resumed_from"] == str(run_2p / "last")
+    assert summary["env_steps"] == meta["timesteps"] + summary["session_env_steps"] > meta["timesteps"]
+    before, after = _lines(run_2p / "progress.jsonl"), _lines(out / "progress.jsonl")
+    assert after[: len(before)] == before  # the run's lines up to its checkpoint, then this session's
+    assert [r["iteration"] for r in after if not r.get("eval")] == [1, 2, 3]
+    seconds = [r["seconds"] for r in after]
+    assert seconds == sorted(seconds)  # they go on counting
+    assert (out / "best" / "umbrella.json").is_file()  # kept, or replaced by a better evaluation
+    assert json.loads((out / "last" / "umbrella.json").read_text(encoding="utf-8"))["iteration"] == 3
+    own = tmp_path / "own"  # the run continued in its own folder
+    shutil.copytree(run_2p, own)
+    assert train([*resume, "--resume", str(own / "last"), "--out", str(own)]) == 0
+    assert [r["iteration"] for r in _lines(own / "progress.jsonl") if not r.get("eval")] == [1, 2, 3]
+
+
+def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
+    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    last = str(run_2p / "last")
+    base = [*_without(SMOKE, "--iterations", "--net"), "--num-env-runners", "0"]
+    other = tmp_path / "other"
+    shutil.copytree(run_2p / "last", other)
+    meta = json.loads((other / "umbrella.json").read_text(encoding="utf-8"))
+    (other / "umbrella.json").write_text(json.dumps({**meta, "trainer": "something else"}), encoding="utf-8")
+    broken = tmp_path / "broken"
+    shutil.copytree(run_2p, broken)
+    (broken / "progress.jsonl").write_text('{"iteration": "x"}\n', encoding="utf-8")
+    for argv, words in (
+        ([*base, "--iterations", "2", "--resume", last], "has trained"),
+        ([*base, "--iterations", "3", "--net", "32", "--resume", last], "--net 32 differs from the checkpoint's (64)"),
+        ([*base, "--iterations", "3", "--players", "3", "--resume", last], "was trained for num_players=2"),
+        ([*base, "--iterations", "3", "--pretrain", "heuristic", "--resume", last], "--pretrain: a resumed run"),
+        ([*base, "--iterations", "3", "--resume", str(other)], "was not written by python -m umbrella_env.rllib_train"),
+        ([*base, "--iterations", "3", "--resume", str(broken / "last")], "is not one this command wrote"),
+        ([*base, "--iterations", "3", "--resume", str(tmp_path / "none")], "--resume: RLlib checkpoint"),
+    ):
+        out = tmp_path / "out"
+        assert train([*argv, "--out", str(out)]) == 2, argv
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, err
+        assert not out.exists()  # refused before anything is written
+
+
+def test_checkpoint_every_writes_last_between_the_evaluations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "c"
+    assert train([*SMOKE, *VS_RANDOM, "--num-env-runners", "0", "--checkpoint-every", "100", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    lines = [line for line in said.splitlines() if line.startswith(("iter", "[checkpoint", "[eval"))]
+    assert [line.split()[0] for line in lines] == ["iter", "[checkpoint", "iter", "[eval"]  # none before the final eval
 
 
 def test_env_runners_play_different_deals() -> None:

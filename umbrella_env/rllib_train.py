@@ -32,7 +32,12 @@
   playable by ``evaluate.py --agents rllib:OUT/best``), ``progress.jsonl`` (one line per
   iteration, with the update's losses, entropy and KL and each seat's mean return, and one
   per evaluation), ``summary.json``.  Nothing is left in ``~/ray_results``
-  (:func:`~umbrella_env.ray_cluster.stop_algorithm`).
+  (:func:`~umbrella_env.ray_cluster.stop_algorithm`).  ``--checkpoint-every`` writes
+  ``last/`` between the evaluations too.
+* **Resume** (``--resume OUT/last``): RLlib restores the checkpoint into the algorithm
+  built from the command line (with the checkpoint's ``--net`` and ``--features``); the
+  run's ``progress.jsonl`` up to the checkpoint and its ``best/`` carry over, and
+  ``--timesteps`` / ``--iterations`` are the run's totals (:func:`read_resume`).
 * **Ctrl-C** in the training loop or an evaluation: a last evaluation (a second Ctrl-C
   skips it), then ``summary.json`` marked ``interrupted``, exit status 130.  Before the
   training loop (Ray starting, the build, the cloning): one line, exit status 130, nothing
@@ -57,9 +62,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.checkpoint import base_metadata, nonfinite_weights
+from agents.checkpoint import base_metadata, check_configuration, nonfinite_weights
 from agents.checks import invalid_outputs
-from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent
+from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent, read_metadata
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
     HelpFormatter,
@@ -103,6 +108,7 @@ from umbrella_env.training.options import (
     check_game,
     check_layers,
     given_among,
+    given_options,
     selection_metric,
     win_rate_text,
 )
@@ -166,6 +172,21 @@ def build_parser() -> argparse.ArgumentParser:
         "default: every seat is the shared policy (self-play)",
     )
     p.add_argument("--eval-every", type=float, default=50_000, help="env steps between evaluations (default 50,000)")
+    p.add_argument(
+        "--checkpoint-every",
+        type=float,
+        default=None,
+        help="env steps between checkpoints OUT/last written without an evaluation (default: at the "
+        "evaluations only), so a run killed between two evaluations loses less",
+    )
+    p.add_argument(
+        "--resume",
+        type=path_option,
+        default=None,
+        metavar="CHECKPOINT",
+        help="continue the run of this checkpoint (its last/ or best/ folder): its weights, optimizer state, "
+        "step count and progress.jsonl up to it; --timesteps and --iterations are the run's totals",
+    )
     p.add_argument("--eval-games", type=int, default=40, help="games per evaluation opponent (default 40)")
     p.add_argument(
         "--eval-opponent",
@@ -242,6 +263,10 @@ _POSITIVE_REAL = (
 )
 #: Options in steps that take a float (``1e6``), at least 1.
 _STEPS = (("--timesteps", "timesteps"), ("--eval-every", "eval_every"))
+#: ``umbrella.json``'s ``trainer`` of the checkpoints this command writes.
+TRAINER = "rllib PPO (python -m umbrella_env.rllib_train)"
+#: The options that shape the RLModule: a resume takes the checkpoint's (``umbrella.json``).
+NETWORK_OPTIONS = (("--net", "net"), ("--features", "features"))
 
 
 def check_options(args: argparse.Namespace) -> GameConfig:
@@ -258,6 +283,11 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         real_problem(flag, getattr(args, attr), positive=True, maximum=top) for flag, attr, top in _POSITIVE_REAL
     ]
     problems.append(None if args.iterations is None else int_problem("--iterations", args.iterations))
+    problems.append(
+        None
+        if args.checkpoint_every is None
+        else real_problem("--checkpoint-every", args.checkpoint_every, minimum=1, maximum=MAX_TIMESTEPS)
+    )
     problem = first_problem(problems)
     if problem:
         raise ValueError(problem)
@@ -344,7 +374,7 @@ def metadata(config: GameConfig, module_id: str, **extra: Any) -> dict[str, Any]
         config.plate_level,
         max_turns=config.max_turns,
         module_id=module_id,
-        trainer="rllib PPO (python -m umbrella_env.rllib_train)",
+        trainer=TRAINER,
         **extra,
     )
 
@@ -508,6 +538,78 @@ def check_update(
             raise TrainingDiverged(stage, "the policy's outputs are not finite (NaN or inf)")
 
 
+@dataclass
+class Resume:
+    """What ``--resume`` continues, read and checked before Ray starts."""
+
+    path: Path
+    meta: dict[str, Any]
+    #: the lines of the run's progress.jsonl up to the checkpoint's iteration
+    rows: list[dict[str, Any]]
+
+
+def read_resume(args: argparse.Namespace, given: set[str]) -> Resume:
+    """The checkpoint ``--resume`` names, checked against the run (``ValueError`` naming
+    what differs); ``args`` take its network options (:data:`NETWORK_OPTIONS`) when the
+    command line leaves them out."""
+    path = Path(args.resume)
+    try:
+        meta = read_metadata(path)
+    except ValueError as exc:
+        raise ValueError(f"--resume: {exc}") from None
+    if meta.get("trainer") != TRAINER:
+        raise ValueError(
+            f"--resume {str(path)!r} was not written by {PROG} (its {METADATA} names the trainer "
+            f"{meta.get('trainer')!r}): a run of this command continues only from its own last/ or best/"
+        )
+    check_configuration(
+        meta, path, num_players=args.players, plate_level=args.level, named="--resume", target="this run"
+    )
+    problem = int_problem("its timesteps", meta.get("timesteps"), minimum=0) or int_problem(
+        "its iteration", meta.get("iteration"), minimum=0
+    )
+    if problem:
+        raise ValueError(f"--resume: {str(path / METADATA)!r} is damaged: {problem}")
+    if args.pretrain is not None:
+        raise ValueError("--pretrain: a resumed run continues its trained policy; clone a teacher in a new run")
+    for flag, dest in NETWORK_OPTIONS:
+        saved = meta.get(dest)
+        if saved is None:  # a checkpoint of before these were recorded: the restore checks them
+            continue
+        if dest not in given:
+            setattr(args, dest, saved)
+        elif getattr(args, dest) != saved:
+            raise ValueError(
+                f"{flag} {_shown(getattr(args, dest))} differs from the checkpoint's ({_shown(saved)}): leave {flag} "
+                "out (a resume takes the checkpoint's)"
+            )
+    done, at = int(meta["timesteps"]), int(meta["iteration"])
+    if done >= args.timesteps or (args.iterations is not None and at >= args.iterations):
+        raise ValueError(
+            f"--resume: the checkpoint has trained {done:,} env steps in {at} iterations; --timesteps "
+            f"({int(args.timesteps):,}) and --iterations ({args.iterations}) are the run's totals: give more"
+        )
+    rows: list[dict[str, Any]] = []
+    progress = path.parent / "progress.jsonl"
+    if progress.is_file():
+        try:
+            lines = [json.loads(line) for line in progress.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"--resume: the run's progress {str(progress)!r} is unreadable ({exc!r})") from None
+        if not all(isinstance(r, dict) and not int_problem("", r.get("iteration"), minimum=0) for r in lines):
+            raise ValueError(
+                f"--resume: the run's progress {str(progress)!r} is not one this command wrote "
+                "(expected a JSON object per line, each with its 'iteration' count)"
+            )
+        rows = [r for r in lines if r["iteration"] <= at]
+    return Resume(path, meta, rows)
+
+
+def _shown(value: Any) -> str:
+    """An option's value as typed: ``256 256`` for a list."""
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
 class TrainingFailed(RuntimeError):
     """The run cannot go on (an env runner failed): reported in one message, exit status 1."""
 
@@ -533,6 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ignored = given_among(build_parser, argv, MULTIPLAYER_ONLY)
             if ignored:
                 raise ValueError(f"{', '.join(ignored)}: for 2-4 players; a solo run has no opponent and no score edge")
+        resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv))
         if args.pretrain is None:
             ignored = given_among(build_parser, argv, PRETRAIN_ONLY)
             if ignored:
@@ -547,10 +650,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")
     previous = [n for n in RUN_FILES if (out / n).exists() and not (n == "progress.jsonl" and _empty(out / n))]
-    if previous:
+    continued = resume is not None and resume.path.resolve().parent == Path(out).resolve()  # the run goes on there
+    if previous and not continued:
         return _fail(
-            f"--out {str(out)!r} holds a previous run ({', '.join(previous)}): give another folder "
-            "(an RLlib run cannot be resumed, and would replace them)"
+            f"--out {str(out)!r} holds a previous run ({', '.join(previous)}): give another folder, or "
+            "--resume with its last/ to continue it there"
         )
     created = not out.exists()
     try:
@@ -563,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             out.mkdir(parents=True, exist_ok=True)
             with sigterm_as_interrupt():  # after Ray's own handler: kill / timeout end the run as Ctrl-C does
-                return _train(args, config, out, cpus, ray)
+                return _train(args, config, out, cpus, ray, resume)
     except RayUnavailable as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:  # starting Ray, building the algorithm, cloning the teacher: nothing trained yet
@@ -593,7 +697,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.rmdir()
 
 
-def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, ray: Any) -> int:
+def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, ray: Any, resume: Resume | None) -> int:
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
@@ -617,19 +721,47 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     )
     t_build = time.perf_counter()
     algo = build_config(args).build_algo()
+    steps = iteration = 0
+    if resume is not None:
+        try:
+            algo.restore_from_path(str(resume.path.resolve()))
+        except Exception as exc:  # a checkpoint of another network, or damaged
+            stop_algorithm(algo)
+            raise TrainingFailed(
+                f"--resume {str(resume.path)!r}: RLlib cannot restore it into this run's algorithm "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); a checkpoint of before "
+                "0.2 records no --net and --features: give those it was trained with"
+            ) from None
+        steps, iteration = int(resume.meta["timesteps"]), int(resume.meta["iteration"])
+        print(f"resumed {resume.path} at iteration {iteration}, {steps:,} env steps", flush=True)
     print(f"built in {time.perf_counter() - t_build:.1f} s", flush=True)
     log = (out / "progress.jsonl").open("w", encoding="utf-8")
-    history: list[dict[str, Any]] = []
-    best, best_row, last_eval = -np.inf, None, None
-    next_eval = args.eval_every
-    steps = iteration = 0
+    carried = [] if resume is None else resume.rows
+    for row in carried:  # the resumed run's lines up to its checkpoint; those after it are another lineage
+        log.write(json.dumps(row) + "\n")
+    log.flush()
+    history: list[dict[str, Any]] = [r for r in carried if not r.get("eval")]
+    evals = [r for r in carried if r.get("eval") and isinstance(r.get("metric"), (int, float))]
+    best_row = max(evals, key=lambda r: r["metric"], default=None)
+    best, last_eval = (-np.inf if best_row is None else best_row["metric"]), None
+    if resume is not None and resume.path.resolve().parent != out.resolve():
+        _copy_best(resume.path.parent / "best", out / "best", iteration)
+    start_steps = steps
+    #: the seconds of the run before this session (a resume's rows go on counting from them)
+    since = max((float(r["seconds"]) for r in carried if type(r.get("seconds")) in (int, float)), default=0.0)
+    next_eval = (steps // args.eval_every + 1) * args.eval_every
+    every = args.checkpoint_every
+    next_checkpoint = None if every is None else (steps // every + 1) * every
     t0 = time.perf_counter()
+
+    def checkpoint_meta() -> dict[str, Any]:
+        return metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
+                        opponents=args.opponents or [], net=list(args.net), features=args.features,
+                        resumed_from=None if resume is None else str(resume.path))  # fmt: skip
 
     def run_eval() -> dict[str, Any]:
         nonlocal best, best_row, last_eval
-        meta = metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
-                        opponents=args.opponents or [])  # fmt: skip
-        save_checkpoint(algo, out / "last", meta)
+        save_checkpoint(algo, out / "last", checkpoint_meta())
         agent = RLlibAgent(out / "last", num_players=config.num_players, plate_level=config.plate_level)
         try:
             results = [evaluate(agent, config, opp, args.eval_games) for opp in opponents]
@@ -643,7 +775,8 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             if (out / "best").exists():
                 shutil.rmtree(out / "best")
             shutil.copytree(out / "last", out / "best")
-        row = {"eval": True, "env_steps": steps, "iteration": iteration, "seconds": round(time.perf_counter() - t0, 1),
+        seconds = round(since + time.perf_counter() - t0, 1)
+        row = {"eval": True, "env_steps": steps, "iteration": iteration, "seconds": seconds,
                "results": [r.__dict__ for r in results], "metric": metric, "best": improved}  # fmt: skip
         if improved:
             best_row = row
@@ -697,7 +830,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             row = {
                 "iteration": iteration,
                 "env_steps": steps,
-                "seconds": round(time.perf_counter() - t0, 1),
+                "seconds": round(since + time.perf_counter() - t0, 1),
                 "env_steps_per_s": round((steps - before) / elapsed, 1),
                 "episode_return_mean": _num(runners.get(EPISODE_RETURN_MEAN)),
                 "game_turns": _num(runners.get("game_turns")),
@@ -713,6 +846,13 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             log.flush()
             print(f"iter {iteration:4d}  {steps:>10,} steps  {row['env_steps_per_s']:7,.0f} env steps/s  "
                   + _fields(row) + f"  [{row['seconds']:.0f} s]", flush=True)  # fmt: skip
+            if next_checkpoint is not None and steps >= next_checkpoint:
+                while next_checkpoint <= steps:
+                    next_checkpoint += every
+                last = steps >= args.timesteps or (args.iterations is not None and iteration >= args.iterations)
+                if steps < next_eval and not last:  # an evaluation now (or the final one) writes last/ itself
+                    save_checkpoint(algo, out / "last", checkpoint_meta())
+                    print(f"[checkpoint @ {steps:,} steps] {out / 'last'}", flush=True)
             if steps >= next_eval:
                 while next_eval <= steps:
                     next_eval += args.eval_every
@@ -744,15 +884,18 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         finally:
             logging.disable(logging_disabled)
     illegal = history[-1]["illegal_actions"] if history else None
+    session = steps - start_steps  # a resumed run's own steps
     summary = {
         "players": config.num_players,
         "level": config.plate_level,
         "mode": mode,
         "env_steps": steps,
         "iterations": iteration,
+        "resumed_from": None if resume is None else str(resume.path),
+        "session_env_steps": session,
         "interrupted": interrupted,
         "seconds": round(elapsed, 1),
-        "env_steps_per_second": round(steps / elapsed, 1),
+        "env_steps_per_second": round(session / elapsed, 1),
         "num_env_runners": args.num_env_runners,
         "envs_per_runner": args.envs_per_runner,
         "cluster_cpus": cpus,
@@ -767,12 +910,26 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     illegal_text = "no finished game reported illegal actions" if illegal is None else f"{illegal:.0f} illegal actions"
     play = out / "best" if (out / "best").exists() else out / "last"  # no best/ when no evaluation finished
     print(
-        f"{'stopped' if interrupted else 'done'}: {steps:,} env steps in {elapsed:.0f} s "
-        f"({steps / elapsed:,.0f} env steps/s), {illegal_text}; {play.name}: {play} "
+        f"{'stopped' if interrupted else 'done'}: {session:,} env steps in {elapsed:.0f} s "
+        f"({session / elapsed:,.0f} env steps/s)"
+        + (f", {steps:,} in all" if resume is not None else "")
+        + f", {illegal_text}; {play.name}: {play} "
         f"({command_name('evaluate.py', 'umbrella-evaluate')} --agents rllib:{play} ...)",
         flush=True,
     )
     return 130 if interrupted else 0
+
+
+def _copy_best(source: Path, target: Path, iteration: int) -> None:
+    """The resumed run's ``best/`` into the new ``--out`` when it comes from the checkpoint's
+    lineage (its iteration at most the checkpoint's): the new run replaces it only with a
+    better evaluation."""
+    try:
+        meta = read_metadata(source)
+    except ValueError:
+        return
+    if isinstance(meta.get("iteration"), int) and meta["iteration"] <= iteration:
+        shutil.copytree(source, target)
 
 
 def _empty(path: Path) -> bool:
