@@ -257,3 +257,21 @@ def test_a_dict_that_fails_validation_raises_state_error(corrupt: Any) -> None:
     corrupt(d)
     with pytest.raises(StateError):
         render_rgb(d)
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+def test_every_stage_cell_carries_its_letter_in_a_contrasting_ink(num_players: int) -> None:
+    """Colour alone told the umbrellas apart (WCAG 1.4.1): each cell shows its letter, white
+    on blue and red, dark on green and yellow."""
+    from umbrella_env.core.image import _CELL, _CELL_GAP, _CELL_LETTER, _PALETTE
+
+    d = start_dict(num_players)
+    stage = crop(render_rgb(d), num_players, "seat0.stage")
+    for r, row in enumerate(d["stages"][0]):
+        for c, letter in enumerate(row):
+            y, x = _CELL_GAP + r * (_CELL + _CELL_GAP), _CELL_GAP + c * (_CELL + _CELL_GAP)
+            cell = stage[y : y + _CELL, x : x + _CELL]
+            ink = _PALETTE[_CELL_LETTER["BGRY".index(letter)]]
+            drawn = np.all(cell == ink, axis=-1)
+            assert 10 <= drawn.sum() <= 80, (r, c, letter)  # a glyph's pixels, not a fill
+            assert has_colour(cell, UMBRELLA_RGB["BGRY".index(letter)])

@@ -257,3 +257,14 @@ def test_a_bad_dict_raises_state_error(corrupt: Any) -> None:
 def test_something_that_is_not_a_state_raises_state_error() -> None:
     with pytest.raises(StateError, match="state: expected a dict"):
         state_to_svg(42)
+
+
+def test_every_stage_cell_names_its_colour_by_letter_too() -> None:
+    """Colour alone told the umbrellas apart (green and red merge for deuteranopes, blue and
+    red in greyscale; WCAG 1.4.1): each cell now carries its letter (review of accessibility)."""
+    d = played(2, 1, 6, 30)
+    root = parse(state_to_svg(d))
+    for i in range(2):
+        stage = by_id(root, f"seat{i}-stage")
+        texts = [e.text for e in stage.iter(f"{NS}text")]
+        assert texts == letters(of_class(stage, "cell")) == list("".join(d["stages"][i]))

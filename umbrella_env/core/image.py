@@ -106,6 +106,10 @@ _MUTED = _ink((150, 143, 134))
 _TILE_BG = _ink((172, 166, 156))
 _TILE_EDGE = _ink((128, 122, 114))
 _TILE_FACE = (_ink((255, 255, 255)), _ink((34, 34, 40)))  # white face, black face
+#: The letter drawn on each stage cell, so that no colour is told by its hue alone (colour
+#: blindness, greyscale prints; WCAG 1.4.1): white on blue and red, dark on green and yellow,
+#: the inks of higher contrast.
+_CELL_LETTER = (_TILE_FACE[0], _TEXT, _TILE_FACE[0], _TEXT)
 _TICK = _ink((96, 90, 84))
 _WHITE_SPACE = _ink((228, 228, 228))
 _WHITE_EDGE = _ink((168, 168, 168))
@@ -387,7 +391,10 @@ def _stage_and_zones(img: Canvas, panel: tuple[int, int], s: Mapping[str, Any], 
         for c, letter in enumerate(row):
             x = sx + _CELL_GAP + c * (_CELL + _CELL_GAP)
             y = sy + _CELL_GAP + r * (_CELL + _CELL_GAP)
-            _fill(img, x, y, _CELL, _CELL, _UMBRELLA[COLOURS.index(letter)])
+            colour = COLOURS.index(letter)
+            _fill(img, x, y, _CELL, _CELL, _UMBRELLA[colour])
+            tx, ty = x + (_CELL - _text_width(letter)) // 2, y + (_CELL - _GLYPH_H) // 2
+            _text(img, tx, ty, letter, _CELL_LETTER[colour])
     top, bottom, left, right = _seat_zones(s, i)
     far = _TRAY_T + _TRAY_GAP
     _zone(img, sx, sy - far, _STAGE, _TRAY_T, top, vertical=False)

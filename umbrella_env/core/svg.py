@@ -59,6 +59,7 @@ from umbrella_env.core.image import (
     _BLOCK,
     _CELL,
     _CELL_GAP,
+    _CELL_LETTER,
     _DOT_PITCHES,
     _FACE_INDEX,
     _GLYPH_H,
@@ -331,6 +332,8 @@ def _stage_and_zones(svg: _Svg, panel: tuple[int, int], s: Mapping[str, Any], i:
                 fill=_colour(_UMBRELLA[COLOURS.index(letter)]),
                 cls="cell",
             )
+            # the colour's letter too (image.py's _CELL_LETTER): not told by hue alone
+            svg.text(x + _CELL / 2, y + (_CELL - _GLYPH_H) / 2, letter, _CELL_LETTER[COLOURS.index(letter)], "middle")
     svg.close("g")
     far = _TRAY_T + _TRAY_GAP
     trays = (
