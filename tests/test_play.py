@@ -704,3 +704,29 @@ def test_a_move_typed_on_a_terminal_can_be_edited_and_recalled() -> None:
     finally:
         proc.kill()
         os.close(master)
+
+
+def test_board_mine_draws_only_your_seat_before_each_decision_and_board_all_every_seat() -> None:
+    """At 4 players the whole table (about 65 lines a seat block) came before every decision,
+    the opponents' moves last: long for a screen reader (review of accessibility)."""
+    base = ["--players", "3", "--level", "1", "--seed", "2", "--opponents", "greedy"]
+    rc, mine = run([*base, "--board", "mine"], ["board", "board   all", "quit"])
+    assert rc == 0
+    first = mine.split("your move>")[0]  # what comes before the first prompt
+    assert "=== seat 0  [you]" in first and "=== seat 1 " not in first and "=== seat 2 " not in first
+    assert "=== table ===" in first
+    after_board, after_all = mine.split("your move>")[1:3]
+    assert "=== seat 1 " not in after_board and "=== seat 1 " in after_all and "=== seat 2 " in after_all
+    rc, full = run(base, ["quit"])
+    assert "=== seat 1 " in full.split("your move>")[0]  # the default draws every seat
+
+
+def test_render_text_draws_the_seats_asked_for() -> None:
+    from umbrella_env.core.render import render_text
+
+    d = SingleGame.new(GameConfig(num_players=3), 1).to_dict()
+    text = render_text(d, seat=1, seats=[1])
+    assert "=== seat 1  [you]" in text and "=== seat 0 " not in text and "=== table ===" in text
+    assert render_text(d, seats=None) == render_text(d)
+    with pytest.raises(ValueError, match=r"seats: expected seats from 0 to 2, got \[3\]"):
+        render_text(d, seats=[3])

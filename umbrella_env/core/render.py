@@ -39,7 +39,7 @@ visible figure is complete in colour ``C`` on the owner's stage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,12 +69,14 @@ def render_text(
     *,
     components: ComponentSet | None = None,
     over: bool = False,
+    seats: Sequence[int] | None = None,
 ) -> str:
     """Render a state dict (validated first, so any valid input form works) as ASCII text.
 
     ``seat`` marks that seat's block with ``[you]``; nothing is hidden.  ``over`` shows the
     game over (terminated, phase ``game_over``) although no rule ended it: an env that
-    ended it for an illegal action (:func:`shown_over`).
+    ended it for an illegal action (:func:`shown_over`).  ``seats`` draws only those seats'
+    blocks (default every seat's; the table block is always drawn).
     """
     cs = default_components() if components is None else components
     s = shown_over(validate_state_dict(d, components=cs), over)
@@ -83,9 +85,13 @@ def render_text(
     ):
         raise ValueError(f"seat: expected a seat 0..{s['num_players'] - 1} or None, got {seat!r}")
     p = s["num_players"]
+    if seats is not None and not all(
+        isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < p for i in seats
+    ):
+        raise ValueError(f"seats: expected seats from 0 to {p - 1}, got {list(seats)!r}")
     title = "solo" if p == 1 else f"{p} players"
     lines = [f"Umbrella, {title}, plate level {s['plate_level']}"]
-    for i in range(p):
+    for i in range(p) if seats is None else sorted(set(int(k) for k in seats)):
         lines.append("")
         lines.extend(_seat_block(s, i, seat, cs))
     lines.append("")

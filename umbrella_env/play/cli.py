@@ -66,6 +66,13 @@ def build_parser(out: TextIO) -> _Parser:
         "--seed", type=seed_option(), help="seed of the deal and the agents (default: a random one, printed)"
     )
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"turn limit (default {DEFAULT_MAX_TURNS})")
+    p.add_argument(
+        "--board",
+        choices=("all", "mine"),
+        default="all",
+        help="before each of your decisions draw every seat's board (all, default) or only yours and the "
+        "table (mine: shorter at 3-4 players, and for a screen reader); 'board all' draws every seat's",
+    )
     return p
 
 
@@ -149,7 +156,7 @@ def settle(args: argparse.Namespace, io: Console) -> Settings | None:
             f"(or one spec for all), got {len(opponents)}"
         )
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
-    return Settings(players, level, list(opponents), args.seat, seed, args.max_turns)
+    return Settings(players, level, list(opponents), args.seat, seed, args.max_turns, args.board)
 
 
 @command

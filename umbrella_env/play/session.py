@@ -49,6 +49,8 @@ COMMANDS: dict[str, str] = {
     "l": "legal",
     "board": "board",
     "b": "board",
+    "board all": "board all",
+    "b all": "board all",
     "hint": "hint",
     "quit": "quit",
     "exit": "quit",
@@ -79,8 +81,9 @@ Type a move by its name or by its id (the number 'legal' shows in brackets):
   cover slot<k>                          the slot a tile you receive covers
 Colours B G R Y (or blue, green, red, yellow).  Sides are those of your own stage.
 Case and extra spaces do not matter; 'from', 'of' and 'with' may be left out.
-Commands: legal (or moves) lists the legal moves; board draws the table again;
-hint asks the heuristic agent; help shows this; quit ends the game.
+Commands: legal (or moves) lists the legal moves; board draws the table again
+(board all: every seat's, with --board mine); hint asks the heuristic agent; help
+shows this; quit ends the game.
 With one legal move, Enter plays it."""
 
 
@@ -152,6 +155,9 @@ class Settings:
     seat: int
     seed: int
     max_turns: int
+    #: "all" draws every seat's block before each of your decisions, "mine" only yours
+    #: (and the table); the command "board all" draws every seat's
+    board: str = "all"
 
 
 class OutputError(StopMatch):
@@ -408,8 +414,11 @@ class Session:
             notes.append(f"{who[:1].upper()}{who[1:]} earned an extra turn, taken after this one.")
         return "".join(f"\n    {note}" for note in notes)
 
-    def board(self) -> str:
-        return render_text(self.game.to_dict(), seat=self.s.seat).rstrip("\n")
+    def board(self, everyone: bool = False) -> str:
+        """The table as :func:`render_text` draws it: every seat's block, or with ``--board
+        mine`` only yours (unless ``everyone``)."""
+        seats = None if everyone or self.s.board == "all" else [self.s.seat]
+        return render_text(self.game.to_dict(), seat=self.s.seat, seats=seats).rstrip("\n")
 
     def human_decision(self) -> int | None:
         """Read lines until a legal move is typed (its id) or the player leaves (None)."""
@@ -430,7 +439,7 @@ class Session:
                 if len(legal) == 1:  # the only move, as the status line offers
                     return legal[0]
                 continue
-            command = COMMANDS.get(text.lower())
+            command = COMMANDS.get(" ".join(text.lower().split()))
             if command == "quit":
                 self.io.say(f"You quit at turn {g.turn + 1}. {self.scores_line()}")
                 return None
@@ -438,8 +447,8 @@ class Session:
                 self.io.say(HELP_TEXT)
             elif command == "legal":
                 self.io.say(format_legal(g))
-            elif command == "board":
-                self.io.say(self.board())
+            elif command in ("board", "board all"):
+                self.io.say(self.board(everyone=command == "board all"))
                 self.io.say(self.status())
             elif command == "hint":
                 self.io.say(self.hint())
