@@ -275,3 +275,18 @@ def test_every_stage_cell_carries_its_letter_in_a_contrasting_ink(num_players: i
             drawn = np.all(cell == ink, axis=-1)
             assert 10 <= drawn.sum() <= 80, (r, c, letter)  # a glyph's pixels, not a fill
             assert has_colour(cell, UMBRELLA_RGB["BGRY".index(letter)])
+
+
+def test_plate_spaces_carry_the_letters_of_their_colours() -> None:
+    from umbrella_env.core.image import _PALETTE, _SPACE, _TEXT, _plate_origin, _space_xy
+
+    d = start_dict(2, plate_level=2)  # 'G/Y' and 'B/R': two letters in a space
+    img = render_rgb(d)
+    y0, _, x0, _ = image_regions(2)["seat0"]
+    qx, qy = _plate_origin((x0, y0))
+    dark = _PALETTE[_TEXT]
+    for k, text in enumerate(("R", "B", "G/Y", "Y", "G", "Y", "G", "R", "B/R", "B")):
+        x, y = _space_xy(qx, qy, k)
+        space = img[y : y + _SPACE, x : x + _SPACE]
+        drawn = int(np.all(space == dark, axis=-1).sum())
+        assert 10 * len(text.split("/")) <= drawn <= 50 * len(text.split("/")), (k, text, drawn)

@@ -268,3 +268,22 @@ def test_every_stage_cell_names_its_colour_by_letter_too() -> None:
         stage = by_id(root, f"seat{i}-stage")
         texts = [e.text for e in stage.iter(f"{NS}text")]
         assert texts == letters(of_class(stage, "cell")) == list("".join(d["stages"][i]))
+
+
+def test_plate_spaces_and_tokens_name_their_colours_by_letter_too() -> None:
+    from umbrella_env.core.components import default_components, parse_space
+
+    d = played(2, 2, 6, 60)
+    root = parse(state_to_svg(d))
+    spaces = default_components().plates[2].spaces
+    for i in range(2):
+        texts = [e.text for e in by_id(root, f"seat{i}-plate").iter(f"{NS}text")]
+        wanted = [
+            c
+            for k, text in enumerate(spaces)
+            for c in [
+                *(COLOURS[j] for j in sorted(parse_space(text)[0])),
+                *([d["plates"][i][k]] if d["plates"][i][k] else []),
+            ]
+        ]
+        assert [t for t in texts if t in COLOURS] == wanted

@@ -476,6 +476,15 @@ def _bridge(img: Canvas, qx: int, qy: int, a: int, b: int, across: int, ink: int
         _fill(img, ax + (_SPACE - across) // 2, ay + _SPACE - 2, across, _SPACE_GAP + 4, ink)
 
 
+def _space_letters(x: int, colours: list[int]) -> list[tuple[int, int]]:
+    """(centre x, colour) of the letters of a plate space at ``x`` that accepts ``colours``
+    (one: the middle; two: the middle of each half, as the halves are drawn)."""
+    if len(colours) == 1:
+        return [(x + _SPACE // 2, colours[0])]
+    half = _SPACE // 2
+    return [(x + half // 2, colours[0]), (x + half + (_SPACE - half) // 2, colours[1])]
+
+
 def _plate(img: Canvas, panel: tuple[int, int], s: Mapping[str, Any], i: int, cs: ComponentSet) -> None:
     plate = cs.plates[s["plate_level"]]
     qx, qy = _plate_origin(panel)
@@ -502,10 +511,16 @@ def _plate(img: Canvas, panel: tuple[int, int], s: Mapping[str, Any], i: int, cs
                 half = _SPACE // 2
                 _box(img, x + half, y, _SPACE - half, _SPACE, _TINTS[rest[0]], _UMBRELLA[rest[0]], 2)
                 _fill(img, x + half, y + 2, 2, _SPACE - 4, _TINTS[rest[0]])
+            for centre, colour in _space_letters(x, sorted(accepted)):  # the colours by letter too
+                letter = COLOURS[colour]
+                _text(img, centre - _text_width(letter) // 2, y + (_SPACE - _GLYPH_H) // 2, letter, _TEXT)
         token = tokens[space]
         if token is not None:
+            colour = COLOURS.index(token)
             _stamp(img, x + 3, y + 3, rim, _TEXT)
-            _stamp(img, x + 4, y + 4, token_disc, _UMBRELLA[COLOURS.index(token)])
+            _stamp(img, x + 4, y + 4, token_disc, _UMBRELLA[colour])
+            tx = x + (_SPACE - _text_width(token)) // 2
+            _text(img, tx, y + (_SPACE - _GLYPH_H) // 2, token, _CELL_LETTER[colour])
     for a, b in plate.powers.values():
         _bridge(img, qx, qy, a, b, 10, _TEXT)
     occupied = [t is not None for t in tokens]

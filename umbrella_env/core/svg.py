@@ -109,6 +109,7 @@ from umbrella_env.core.image import (
     _layout,
     _plate_origin,
     _seat_zones,
+    _space_letters,
     _space_xy,
     _stage_origin,
     _text_width,
@@ -444,6 +445,8 @@ def _plate(svg: _Svg, panel: tuple[int, int], s: Mapping[str, Any], i: int, cs: 
                 half = _SPACE // 2
                 svg.box(x + half, y, _SPACE - half, _SPACE, _TINTS[rest[0]], _UMBRELLA[rest[0]], 2)
                 svg.fill(x + half, y + 2, 2, _SPACE - 4, _TINTS[rest[0]])
+            for middle, colour in _space_letters(x, sorted(accepted)):  # the colours by letter too
+                svg.text(middle, y + (_SPACE - _GLYPH_H) // 2, COLOURS[colour], _TEXT, anchor="middle")
         token = tokens[space]
         if token is not None:
             centre = _SPACE / 2
@@ -456,6 +459,7 @@ def _plate(svg: _Svg, panel: tuple[int, int], s: Mapping[str, Any], i: int, cs: 
                 id=f"seat{i}-token{space}",
                 cls="token",
             )
+            svg.text(x + centre, y + (_SPACE - _GLYPH_H) // 2, token, _CELL_LETTER[COLOURS.index(token)], "middle")
     for name, (a, b) in plate.powers.items():
         _bridge(svg, qx, qy, a, b, 10, _TEXT, cls=f"power {name.replace('_', '-')}")
     occupied = [t is not None for t in tokens]
