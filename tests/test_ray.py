@@ -638,6 +638,67 @@ def test_a_run_resumes_from_its_checkpoint_in_another_folder_or_its_own(
     assert [r["iteration"] for r in _lines(own / "progress.jsonl") if not r.get("eval")] == [1, 2, 3]
 
 
+def _recorded_saves(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The (folder name, iteration) of every checkpoint rllib_train saves from now on."""
+    from umbrella_env import rllib_train
+
+    saved: list[tuple[str, int]] = []
+    real = rllib_train.save_checkpoint
+
+    def save(algo: Any, path: Path, meta: dict[str, Any]) -> None:
+        saved.append((path.name, meta["iteration"]))
+        real(algo, path, meta)
+
+    monkeypatch.setattr(rllib_train, "save_checkpoint", save)
+    return saved
+
+
+def test_a_resume_keeps_the_best_measured_the_same_way_and_only_that(run_2p: Path, tmp_path: Path, capsys) -> None:
+    """Review of the resume: best/ and the best metric carried over must hold against the new
+    evaluations, and only when measured alike (an evaluation against another opponent could
+    never replace a best against random)."""
+    src = tmp_path / "src"
+    shutil.copytree(run_2p, src)
+    rows = _lines(src / "progress.jsonl")
+    for row in rows:
+        if row.get("eval"):
+            row["metric"] = 1e9  # no new evaluation can beat it
+    cut = '{"iteration": 3, "env_s'  # a line cut short by a kill
+    (src / "progress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + cut, encoding="utf-8")
+    resume = [*_without(SMOKE, "--iterations", "--net"), *VS_RANDOM, "--iterations", "3", "--num-env-runners", "0"]
+    assert train([*resume, "--resume", str(src / "last"), "--out", str(tmp_path / "same")]) == 0
+    summary = json.loads((tmp_path / "same" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["best_eval"]["metric"] == 1e9 and summary["best_eval"]["iteration"] == 2
+    assert json.loads((tmp_path / "same" / "best" / "umbrella.json").read_text(encoding="utf-8"))["iteration"] == 2
+    capsys.readouterr()
+    other = [*_without(resume, "--eval-games"), "--eval-games", "3"]
+    assert train([*other, "--resume", str(src / "last"), "--out", str(tmp_path / "other")]) == 0
+    assert "were measured another way" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "other" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["best_eval"]["iteration"] == 3 and summary["best_eval"]["metric"] < 1e9
+
+
+def test_a_resume_from_best_in_its_own_folder_first_writes_last_anew(
+    run_2p: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """last/ of the abandoned run stayed beside the cut progress.jsonl until the first save:
+    a kill then left a resume of last/ mixing two runs."""
+    own = tmp_path / "own"
+    shutil.copytree(run_2p, own)
+    first = json.loads((own / "best" / "umbrella.json").read_text(encoding="utf-8"))["iteration"]
+    saved = _recorded_saves(monkeypatch)
+    argv = [
+        *_without(SMOKE, "--iterations", "--net"),
+        *VS_RANDOM,
+        "--num-env-runners",
+        "0",
+        "--checkpoint-every",
+        "100",
+    ]
+    assert train([*argv, "--iterations", str(first + 2), "--resume", str(own / "best"), "--out", str(own)]) == 0
+    assert saved == [("last", first), ("last", first + 1), ("last", first + 2)]  # anew, --checkpoint-every, final
+
+
 def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
     run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -649,14 +710,30 @@ def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
     (other / "umbrella.json").write_text(json.dumps({**meta, "trainer": "something else"}), encoding="utf-8")
     broken = tmp_path / "broken"
     shutil.copytree(run_2p, broken)
-    (broken / "progress.jsonl").write_text('{"iteration": "x"}\n', encoding="utf-8")
+    (broken / "progress.jsonl").write_text('{"iteration": "x"}\n{"iteration": 1}\n', encoding="utf-8")
+    damaged = {}
+    for name, change in (("net", {"net": 64}), ("netsize", {"net": [10**6]}), ("features", {"features": "nope"})):
+        damaged[name] = tmp_path / name
+        shutil.copytree(run_2p / "last", damaged[name])
+        (damaged[name] / "umbrella.json").write_text(json.dumps({**meta, **change}), encoding="utf-8")
+    inside = [*base, "--iterations", "3", "--resume", last, "--out", str(run_2p / "last" / "run")]
+    assert train(inside) == 2 and "is inside the checkpoint --resume reads" in capsys.readouterr().err
     for argv, words in (
         ([*base, "--iterations", "2", "--resume", last], "has trained"),
         ([*base, "--iterations", "3", "--net", "32", "--resume", last], "--net 32 differs from the checkpoint's (64)"),
         ([*base, "--iterations", "3", "--players", "3", "--resume", last], "was trained for num_players=2"),
         ([*base, "--iterations", "3", "--pretrain", "heuristic", "--resume", last], "--pretrain: a resumed run"),
         ([*base, "--iterations", "3", "--resume", str(other)], "was not written by python -m umbrella_env.rllib_train"),
-        ([*base, "--iterations", "3", "--resume", str(broken / "last")], "is not one this command wrote"),
+        ([*base, "--iterations", "3", "--resume", str(broken / "last")], "line 1 of the run's progress"),
+        (
+            [*base, "--iterations", "3", "--resume", str(damaged["net"])],
+            "its net must be a list of layer sizes, got 64",
+        ),
+        ([*base, "--iterations", "3", "--resume", str(damaged["netsize"])], "its net layer sizes must be from 1 to"),
+        (
+            [*base, "--iterations", "3", "--resume", str(damaged["features"])],
+            "its features must be one of figure, none",
+        ),
         ([*base, "--iterations", "3", "--resume", str(tmp_path / "none")], "--resume: RLlib checkpoint"),
     ):
         out = tmp_path / "out"
@@ -667,10 +744,12 @@ def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
 
 
 def test_checkpoint_every_writes_last_between_the_evaluations(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    saved = _recorded_saves(monkeypatch)
     out = tmp_path / "c"
     assert train([*SMOKE, *VS_RANDOM, "--num-env-runners", "0", "--checkpoint-every", "100", "--out", str(out)]) == 0
+    assert saved == [("last", 1), ("last", 2)]  # the checkpoint after iteration 1, then the final evaluation's
     said = capsys.readouterr().out
     lines = [line for line in said.splitlines() if line.startswith(("iter", "[checkpoint", "[eval"))]
     assert [line.split()[0] for line in lines] == ["iter", "[checkpoint", "iter", "[eval"]  # none before the final eval

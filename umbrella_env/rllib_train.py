@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import shutil
 import sys
 import time
@@ -216,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus (default 0.01)")
     p.add_argument(
         "--features",
-        choices=("figure", "none"),
+        choices=FEATURES,
         default="figure",
         help="network input: 'figure' adds the figure-progress features of agents.features (default)",
     )
@@ -265,6 +266,8 @@ _POSITIVE_REAL = (
 _STEPS = (("--timesteps", "timesteps"), ("--eval-every", "eval_every"))
 #: ``umbrella.json``'s ``trainer`` of the checkpoints this command writes.
 TRAINER = "rllib PPO (python -m umbrella_env.rllib_train)"
+#: The network inputs of ``--features``.
+FEATURES = ("figure", "none")
 #: The options that shape the RLModule: a resume takes the checkpoint's (``umbrella.json``).
 NETWORK_OPTIONS = (("--net", "net"), ("--features", "features"))
 
@@ -548,7 +551,7 @@ class Resume:
     rows: list[dict[str, Any]]
 
 
-def read_resume(args: argparse.Namespace, given: set[str]) -> Resume:
+def read_resume(args: argparse.Namespace, given: set[str], out: Path) -> Resume:
     """The checkpoint ``--resume`` names, checked against the run (``ValueError`` naming
     what differs); ``args`` take its network options (:data:`NETWORK_OPTIONS`) when the
     command line leaves them out."""
@@ -562,14 +565,30 @@ def read_resume(args: argparse.Namespace, given: set[str]) -> Resume:
             f"--resume {str(path)!r} was not written by {PROG} (its {METADATA} names the trainer "
             f"{meta.get('trainer')!r}): a run of this command continues only from its own last/ or best/"
         )
+    if Path(out).resolve().is_relative_to(path.resolve()):
+        raise ValueError(
+            f"--out {str(out)!r} is inside the checkpoint --resume reads: give the run's folder or another"
+        )
     check_configuration(
         meta, path, num_players=args.players, plate_level=args.level, named="--resume", target="this run"
     )
+    damaged = f"--resume: {str(path / METADATA)!r} is damaged"
     problem = int_problem("its timesteps", meta.get("timesteps"), minimum=0) or int_problem(
         "its iteration", meta.get("iteration"), minimum=0
     )
+    net, features = meta.get("net"), meta.get("features")
+    if not problem and net is not None:
+        if not (isinstance(net, list) and net and all(type(n) is int for n in net)):
+            problem = f"its net must be a list of layer sizes, got {net!r}"
+        else:
+            try:
+                check_layers("its net", net)
+            except ValueError as exc:
+                problem = str(exc)
+    if not problem and features is not None and features not in FEATURES:
+        problem = f"its features must be one of {', '.join(FEATURES)}, got {features!r}"
     if problem:
-        raise ValueError(f"--resume: {str(path / METADATA)!r} is damaged: {problem}")
+        raise ValueError(f"{damaged}: {problem}")
     if args.pretrain is not None:
         raise ValueError("--pretrain: a resumed run continues its trained policy; clone a teacher in a new run")
     for flag, dest in NETWORK_OPTIONS:
@@ -585,24 +604,62 @@ def read_resume(args: argparse.Namespace, given: set[str]) -> Resume:
             )
     done, at = int(meta["timesteps"]), int(meta["iteration"])
     if done >= args.timesteps or (args.iterations is not None and at >= args.iterations):
-        raise ValueError(
-            f"--resume: the checkpoint has trained {done:,} env steps in {at} iterations; --timesteps "
-            f"({int(args.timesteps):,}) and --iterations ({args.iterations}) are the run's totals: give more"
+        totals = f"--timesteps ({int(args.timesteps):,})" + (
+            f" and --iterations ({args.iterations})" if args.iterations is not None else ""
         )
-    rows: list[dict[str, Any]] = []
-    progress = path.parent / "progress.jsonl"
-    if progress.is_file():
+        raise ValueError(
+            f"--resume: the checkpoint has trained {done:,} env steps in {at} iterations; {totals} "
+            f"{'are' if args.iterations is not None else 'is'} the run's total: give more"
+        )
+    return Resume(path, meta, _progress_rows(path.parent / "progress.jsonl", at))
+
+
+def _progress_rows(progress: Path, through: int) -> list[dict[str, Any]]:
+    """The lines of a run's ``progress.jsonl`` up to iteration ``through`` (none without the
+    file); a last line cut short (a run killed as it wrote it) is left out, any other line
+    that is not this command's is refused naming it."""
+    if not progress.is_file():
+        return []
+    try:
+        lines = progress.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--resume: the run's progress {str(progress)!r} is unreadable ({exc!r})") from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
         try:
-            lines = [json.loads(line) for line in progress.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"--resume: the run's progress {str(progress)!r} is unreadable ({exc!r})") from None
-        if not all(isinstance(r, dict) and not int_problem("", r.get("iteration"), minimum=0) for r in lines):
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # cut short by a kill: the line of an iteration after the checkpoint
+                break
+            row = None
+        if not (isinstance(row, dict) and not int_problem("", row.get("iteration"), minimum=0)):
             raise ValueError(
-                f"--resume: the run's progress {str(progress)!r} is not one this command wrote "
-                "(expected a JSON object per line, each with its 'iteration' count)"
+                f"--resume: line {number} of the run's progress {str(progress)!r} is not one this command wrote "
+                "(expected a JSON object with its 'iteration' count)"
             )
-        rows = [r for r in lines if r["iteration"] <= at]
-    return Resume(path, meta, rows)
+        if row["iteration"] <= through:
+            rows.append(row)
+    return rows
+
+
+def carried_best(rows: list[dict[str, Any]], args: argparse.Namespace, solo: bool) -> dict[str, Any] | None:
+    """The best evaluation among the carried ``rows`` measured as this run measures (against
+    the same first ``--eval-opponent``, on as many ``--eval-games``; a finite metric), or None."""
+    first = "" if solo else args.eval_opponent[0]
+    same = [
+        r
+        for r in rows
+        if r.get("eval")
+        and type(r.get("metric")) in (int, float)
+        and math.isfinite(r["metric"])
+        and isinstance(r.get("results"), list)
+        and r["results"]
+        and isinstance(r["results"][0], dict)
+        and (r["results"][0].get("opponent"), r["results"][0].get("games")) == (first, args.eval_games)
+    ]
+    return max(same, key=lambda r: r["metric"], default=None)
 
 
 def _shown(value: Any) -> str:
@@ -635,7 +692,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             ignored = given_among(build_parser, argv, MULTIPLAYER_ONLY)
             if ignored:
                 raise ValueError(f"{', '.join(ignored)}: for 2-4 players; a solo run has no opponent and no score edge")
-        resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv))
         if args.pretrain is None:
             ignored = given_among(build_parser, argv, PRETRAIN_ONLY)
             if ignored:
@@ -646,6 +702,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, RayUnavailable) as exc:
         return _fail(str(exc))
     out = args.out or default_run_dir(f"rllib-{args.players}p-l{args.level}")
+    try:
+        resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv), out)
+    except ValueError as exc:
+        return _fail(str(exc))
     problem = output_dir_problem(out)
     if problem is not None:
         return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")
@@ -727,25 +787,42 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             algo.restore_from_path(str(resume.path.resolve()))
         except Exception as exc:  # a checkpoint of another network, or damaged
             stop_algorithm(algo)
+            hint = (
+                "; a checkpoint of before 0.2 records no --net and --features: give those it was trained with"
+                if resume.meta.get("net") is None
+                else " (a damaged checkpoint?)"
+            )
             raise TrainingFailed(
                 f"--resume {str(resume.path)!r}: RLlib cannot restore it into this run's algorithm "
-                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); a checkpoint of before "
-                "0.2 records no --net and --features: give those it was trained with"
+                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}){hint}"
             ) from None
         steps, iteration = int(resume.meta["timesteps"]), int(resume.meta["iteration"])
         print(f"resumed {resume.path} at iteration {iteration}, {steps:,} env steps", flush=True)
     print(f"built in {time.perf_counter() - t_build:.1f} s", flush=True)
+
+    def checkpoint_meta() -> dict[str, Any]:
+        return metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
+                        opponents=args.opponents or [], net=list(args.net), features=args.features,
+                        resumed_from=None if resume is None else str(resume.path.resolve()))  # fmt: skip
+
     log = (out / "progress.jsonl").open("w", encoding="utf-8")
     carried = [] if resume is None else resume.rows
     for row in carried:  # the resumed run's lines up to its checkpoint; those after it are another lineage
         log.write(json.dumps(row) + "\n")
     log.flush()
     history: list[dict[str, Any]] = [r for r in carried if not r.get("eval")]
-    evals = [r for r in carried if r.get("eval") and isinstance(r.get("metric"), (int, float))]
-    best_row = max(evals, key=lambda r: r["metric"], default=None)
-    best, last_eval = (-np.inf if best_row is None else best_row["metric"]), None
+    best_row = carried_best(carried, args, config.solo)
+    best = -np.inf if best_row is None else best_row["metric"]
+    if any(r.get("eval") for r in carried) and best_row is None:
+        print("note: the resumed run's evaluations were measured another way (another first --eval-opponent or "
+              "--eval-games): this run's first evaluation makes a new best/", flush=True)  # fmt: skip
+    # the checkpoint's own evaluation, if its run made one: an interrupted resume need not repeat it
+    last_eval = carried_best([r for r in carried if r.get("env_steps") == steps], args, config.solo)
     if resume is not None and resume.path.resolve().parent != out.resolve():
         _copy_best(resume.path.parent / "best", out / "best", iteration)
+    elif resume is not None and resume.path.resolve() != (out / "last").resolve():
+        # resumed from an older checkpoint of this folder (best/): last/ is the abandoned run's
+        save_checkpoint(algo, out / "last", checkpoint_meta())
     start_steps = steps
     #: the seconds of the run before this session (a resume's rows go on counting from them)
     since = max((float(r["seconds"]) for r in carried if type(r.get("seconds")) in (int, float)), default=0.0)
@@ -753,11 +830,6 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     every = args.checkpoint_every
     next_checkpoint = None if every is None else (steps // every + 1) * every
     t0 = time.perf_counter()
-
-    def checkpoint_meta() -> dict[str, Any]:
-        return metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
-                        opponents=args.opponents or [], net=list(args.net), features=args.features,
-                        resumed_from=None if resume is None else str(resume.path))  # fmt: skip
 
     def run_eval() -> dict[str, Any]:
         nonlocal best, best_row, last_eval
@@ -851,7 +923,11 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                     next_checkpoint += every
                 last = steps >= args.timesteps or (args.iterations is not None and iteration >= args.iterations)
                 if steps < next_eval and not last:  # an evaluation now (or the final one) writes last/ itself
-                    save_checkpoint(algo, out / "last", checkpoint_meta())
+                    try:
+                        save_checkpoint(algo, out / "last", checkpoint_meta())
+                    except KeyboardInterrupt:  # as in an evaluation: the final one and the summary follow
+                        interrupted = True
+                        break
                     print(f"[checkpoint @ {steps:,} steps] {out / 'last'}", flush=True)
             if steps >= next_eval:
                 while next_eval <= steps:
