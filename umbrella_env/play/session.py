@@ -217,23 +217,10 @@ class Console:
     def ask(self, prompt: str) -> str | None:
         """One line of input (without its newline), or None at end of input."""
         while True:
-            if self.editing:
-                try:
-                    line = self._edited_line(prompt)
-                except _Unreadable as exc:
-                    self.say(f"  could not read that line (not {exc.encoding}); type it again")
-                    continue
-                except (OSError, ValueError) as exc:
-                    self.say()
-                    self.say(f"  could not read the input ({exc}): taking it as ended")
-                    return None
-                if not line:
-                    self._write("\n")
-                    return None
-                return line.rstrip("\r\n")
-            self._write(prompt, flush=True)
+            if not self.editing:  # input() writes the prompt itself
+                self._write(prompt, flush=True)
             try:
-                line = self._readline()
+                line = self._edited_line(prompt) if self.editing else self._readline()
             except _Unreadable as exc:
                 if not self.tty:
                     self.say(exc.shown)
