@@ -550,6 +550,10 @@ class Resume:
     #: the lines of the run's progress.jsonl up to the checkpoint's iteration
     rows: list[dict[str, Any]]
 
+    def continues_in(self, out: Path) -> bool:
+        """Whether ``out`` is the checkpoint's own run folder: the run goes on there."""
+        return self.path.resolve().parent == Path(out).resolve()
+
 
 def read_resume(args: argparse.Namespace, given: set[str], out: Path) -> Resume:
     """The checkpoint ``--resume`` names, checked against the run (``ValueError`` naming
@@ -710,8 +714,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")
     previous = [n for n in RUN_FILES if (out / n).exists() and not (n == "progress.jsonl" and _empty(out / n))]
-    continued = resume is not None and resume.path.resolve().parent == Path(out).resolve()  # the run goes on there
-    if previous and not continued:
+    if previous and not (resume is not None and resume.continues_in(out)):
         return _fail(
             f"--out {str(out)!r} holds a previous run ({', '.join(previous)}): give another folder, or "
             "--resume with its last/ to continue it there"
@@ -818,7 +821,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
               "--eval-games): this run's first evaluation makes a new best/", flush=True)  # fmt: skip
     # the checkpoint's own evaluation, if its run made one: an interrupted resume need not repeat it
     last_eval = carried_best([r for r in carried if r.get("env_steps") == steps], args, config.solo)
-    if resume is not None and resume.path.resolve().parent != out.resolve():
+    if resume is not None and not resume.continues_in(out):
         _copy_best(resume.path.parent / "best", out / "best", iteration)
     elif resume is not None and resume.path.resolve() != (out / "last").resolve():
         # resumed from an older checkpoint of this folder (best/): last/ is the abandoned run's

@@ -5,9 +5,9 @@ A row holds the step columns first (the alphazero trainer's ``iteration`` and ``
 MaskablePPO's ``timesteps``), then each scalar under its TensorBoard tag (``loss/policy``,
 ``eval/vs_heuristic``, ``train/approx_kl``) in the order the run first logged it; a
 scalar a row does not have is left empty.  Each row is written when its iteration ends, so
-a killed run leaves the rows it finished.  A resumed run carries the rows of its checkpoint's run up to the checkpoint
-(:func:`read_rows`) and replaces what the stopped run logged after it, as TensorBoard's
-``purge_step`` does."""
+a killed run leaves the rows it finished.  A resumed run carries the rows of its
+checkpoint's run up to the checkpoint (:func:`read_rows`) and replaces what the stopped run
+logged after it, as TensorBoard's ``purge_step`` does."""
 
 from __future__ import annotations
 
