@@ -290,3 +290,21 @@ def test_plate_spaces_carry_the_letters_of_their_colours() -> None:
         space = img[y : y + _SPACE, x : x + _SPACE]
         drawn = int(np.all(space == dark, axis=-1).sum())
         assert 10 * len(text.split("/")) <= drawn <= 50 * len(text.split("/")), (k, text, drawn)
+
+
+@pytest.mark.parametrize("num_players", [1, 3])
+def test_zone_dots_carry_their_letters(num_players: int) -> None:
+    """The zone dots were told apart by hue alone (WCAG 1.4.1): each dot shows its letter in
+    the stage cells' ink, so each tray holds exactly the glyph pixels of its umbrellas."""
+    from umbrella_env.core.image import _CELL_LETTER, _DOT_GLYPHS, _PALETTE, _TRAY_GAP, _TRAY_T
+    from umbrella_env.core.serialize import zone_counts
+
+    d = start_dict(num_players)
+    zone = d["zones"]["top" if num_players == 1 else "central"]
+    img = render_rgb(d)
+    y0, _, x0, x1 = image_regions(num_players)["seat0.stage"]
+    tray = img[y0 - _TRAY_GAP - _TRAY_T : y0 - _TRAY_GAP, x0:x1]
+    counts = zone_counts(zone)
+    for ink in set(_CELL_LETTER):
+        wanted = sum(n * int(_DOT_GLYPHS[c].sum()) for c, n in enumerate(counts) if _CELL_LETTER[c] == ink)
+        assert int(np.all(tray == _PALETTE[ink], axis=-1).sum()) == wanted

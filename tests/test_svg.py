@@ -270,6 +270,19 @@ def test_every_stage_cell_names_its_colour_by_letter_too() -> None:
         assert texts == letters(of_class(stage, "cell")) == list("".join(d["stages"][i]))
 
 
+@pytest.mark.parametrize(("num_players", "plate_level", "seed", "decisions"), [(1, 1, 3, 25), (4, 1, 6, 60)])
+def test_every_zone_dot_names_its_colour_by_letter_too(
+    num_players: int, plate_level: int, seed: int, decisions: int
+) -> None:
+    d = played(num_players, plate_level, seed, decisions)
+    root = parse(state_to_svg(d))
+    for i in range(num_players):
+        for name in seat_zones(d, i):
+            zone = by_id(root, f"seat{i}-zone-{name}")
+            texts = [e.text for e in zone.iter(f"{NS}text")]
+            assert texts == letters(of_class(zone, "umbrella")), (i, name)
+
+
 def test_plate_spaces_and_tokens_name_their_colours_by_letter_too() -> None:
     from umbrella_env.core.components import default_components, parse_space
 

@@ -14,9 +14,11 @@ shapes: one panel per seat (two columns) and a table panel.  A seat panel::
     |            [ discard (solo)     ]        TOKENS 0  BONUS +0         |
     +---------------------------------------------------------------------+
 
-* zones are trays of dots, one dot per umbrella, colours in ``B G R Y`` order; top is the
-  central zone, bottom the seat's personal zone, left side zone ``i``, right side zone
-  ``i-1`` (solo: top, personal, left, right and the discard under them);
+* zones are trays of dots, one dot per umbrella, colours in ``B G R Y`` order, each dot
+  with its colour's letter while the dots are large enough (up to 33 umbrellas in a tray;
+  past that the dots shrink and show colour only); top is the central zone, bottom the
+  seat's personal zone, left side zone ``i``, right side zone ``i-1`` (solo: top,
+  personal, left, right and the discard under them);
 * a slot shows its visible tile in the slot's rotation (dark cells for a black face,
   white cells for a white face, on a neutral ground), framed in a colour when that figure
   is complete on the owner's stage; one tick per tile in the stack.  Tiles under the top
@@ -202,6 +204,9 @@ _GLYPHS: dict[str, NDArray[np.bool_]] = {
     ch: np.kron([[c == "#" for c in row] for row in rows.split("|")], np.ones((_SCALE, _SCALE))).astype(bool)
     for ch, rows in _GLYPH_ROWS.items()
 }
+#: The colour letters at 1x (3 x 5 pixels), drawn inside a zone's dots.
+_DOT_GLYPHS = tuple(_GLYPHS[letter][::_SCALE, ::_SCALE] for letter in COLOURS)
+_DOT_LETTER_MIN = 7  # the smallest dot that holds its letter (pitches 11 and 9)
 
 
 def _text_width(text: str) -> int:
@@ -421,7 +426,8 @@ def _zone(img: Canvas, x: int, y: int, w: int, h: int, letters: str, *, vertical
         if cols * rows >= len(colours):
             break
     colours = colours[: cols * rows]  # only if even the smallest dots overflow
-    dot = _disc(max(pitch - 2, 2))
+    size = max(pitch - 2, 2)
+    dot = _disc(size)
     ox = x + 2 + (inner_w - cols * pitch) // 2 + 1
     oy = y + 2 + (inner_h - rows * pitch) // 2 + 1
     for n, colour in enumerate(colours):
@@ -429,7 +435,10 @@ def _zone(img: Canvas, x: int, y: int, w: int, h: int, letters: str, *, vertical
             c, r = divmod(n, rows)
         else:
             r, c = divmod(n, cols)
-        _stamp(img, ox + c * pitch, oy + r * pitch, dot, _UMBRELLA[colour])
+        dx, dy = ox + c * pitch, oy + r * pitch
+        _stamp(img, dx, dy, dot, _UMBRELLA[colour])
+        if size >= _DOT_LETTER_MIN:  # its letter too, as on the stage (not told by hue alone)
+            _stamp(img, dx + (size - 3) // 2, dy + (size - 5) // 2, _DOT_GLYPHS[colour], _CELL_LETTER[colour])
 
 
 def _figure(img: Canvas, x: int, y: int, cells: tuple[int, ...], face: int, edge: int) -> None:

@@ -9,9 +9,10 @@ seat and a table panel.  A seat panel shows
   receiver in ``cover``; its panel also has a thick purple frame), ``Gives`` for the
   passer in ``cover``, ``Ended`` for the seat that triggered the end, and the score;
 * the 4 x 4 stage, one square per umbrella in its colour, with its four waiting zones
-  around it as trays of dots, one dot per umbrella in ``B G R Y`` order: top the central
-  zone, bottom the seat's personal zone, left side zone ``i``, right side zone ``i-1``
-  (solo: top, personal, left, right, and the discard tray under them);
+  around it as trays of dots, one dot per umbrella in ``B G R Y`` order, with its colour's
+  letter while the dots are large enough (as image.py): top the central zone, bottom the
+  seat's personal zone, left side zone ``i``, right side zone ``i-1`` (solo: top,
+  personal, left, right, and the discard tray under them);
 * the four figure slots: the visible tile face in the slot's rotation (white or black
   cells), framed in the colour of the figure when it is complete on the stage; one tick
   per tile in the stack (tiles under the top are never drawn, only counted);
@@ -60,6 +61,7 @@ from umbrella_env.core.image import (
     _CELL,
     _CELL_GAP,
     _CELL_LETTER,
+    _DOT_LETTER_MIN,
     _DOT_PITCHES,
     _FACE_INDEX,
     _GLYPH_H,
@@ -124,6 +126,7 @@ __all__ = ["state_to_svg"]
 #: advance is about 8 px and their capitals about 10 px, the size of image.py's glyphs.
 FONT_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 FONT_SIZE = 13
+_DOT_FONT_SIZE = 6.5  # capitals about 5 px high, in a zone's dots
 _ZONE_NAMES = ("top", "bottom", "left", "right")
 
 
@@ -374,7 +377,18 @@ def _zone(svg: _Svg, gid: str, x: int, y: int, w: int, h: int, letters: str, *, 
             c, r = divmod(n, rows)
         else:
             r, c = divmod(n, cols)
-        svg.disc(ox + c * pitch + d / 2, oy + r * pitch + d / 2, d / 2, _UMBRELLA[colour], cls="umbrella")
+        cx, cy = ox + c * pitch + d / 2, oy + r * pitch + d / 2
+        svg.disc(cx, cy, d / 2, _UMBRELLA[colour], cls="umbrella")
+        if d >= _DOT_LETTER_MIN:  # its letter, capitals 5 px high (image.py's 1x glyphs)
+            svg.el(
+                "text",
+                COLOURS[colour],
+                x=cx,
+                y=cy + 2.5,
+                fill=_colour(_CELL_LETTER[colour]),
+                text_anchor="middle",
+                font_size=_DOT_FONT_SIZE,
+            )
     svg.close("g")
 
 
