@@ -638,6 +638,33 @@ def test_a_run_resumes_from_its_checkpoint_in_another_folder_or_its_own(
     assert [r["iteration"] for r in _lines(own / "progress.jsonl") if not r.get("eval")] == [1, 2, 3]
 
 
+def test_a_resume_trains_against_the_checkpoints_opponents_unless_told_otherwise(
+    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resume of a run against frozen opponents, without --opponents, went on in self-play
+    and said nothing (review of the RLlib resume)."""
+    resume = [*_without(SMOKE, "--iterations", "--net"), *VS_RANDOM, "--num-env-runners", "0"]
+    frozen = tmp_path / "frozen"  # self-play, then against greedy
+    assert train([*resume, "--iterations", "3", "--opponents", "greedy", "--resume", str(run_2p / "last"),
+                  "--out", str(frozen)]) == 0  # fmt: skip
+    said = capsys.readouterr().out
+    assert "(vs frozen greedy)" in said
+    assert "note: the checkpoint's run trained shared-policy self-play; this run trains vs frozen greedy" in said
+    meta = json.loads((frozen / "last" / "umbrella.json").read_text(encoding="utf-8"))
+    assert meta["opponents"] == ["greedy"]
+    on = tmp_path / "on"  # the checkpoint's opponents, unsaid
+    assert train([*resume, "--iterations", "4", "--resume", str(frozen / "last"), "--out", str(on)]) == 0
+    said = capsys.readouterr().out
+    assert "(vs frozen greedy)" in said and "note: the checkpoint's run" not in said
+    assert json.loads((on / "last" / "umbrella.json").read_text(encoding="utf-8"))["opponents"] == ["greedy"]
+    back = tmp_path / "back"  # and back to self-play, said so
+    assert train([*resume, "--iterations", "4", "--opponents", "self", "--resume", str(frozen / "last"),
+                  "--out", str(back)]) == 0  # fmt: skip
+    said = capsys.readouterr().out
+    assert "(shared-policy self-play)" in said and "this run trains shared-policy self-play" in said
+    assert json.loads((back / "last" / "umbrella.json").read_text(encoding="utf-8"))["opponents"] == []
+
+
 def _recorded_saves(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """The (folder name, iteration) of every checkpoint rllib_train saves from now on."""
     from umbrella_env import rllib_train
@@ -712,7 +739,13 @@ def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
     shutil.copytree(run_2p, broken)
     (broken / "progress.jsonl").write_text('{"iteration": "x"}\n{"iteration": 1}\n', encoding="utf-8")
     damaged = {}
-    for name, change in (("net", {"net": 64}), ("netsize", {"net": [10**6]}), ("features", {"features": "nope"})):
+    for name, change in (
+        ("net", {"net": 64}),
+        ("netsize", {"net": [10**6]}),
+        ("features", {"features": "nope"}),
+        ("opponents", {"opponents": "greedy"}),
+        ("nobody", {"opponents": ["nobody"]}),
+    ):
         damaged[name] = tmp_path / name
         shutil.copytree(run_2p / "last", damaged[name])
         (damaged[name] / "umbrella.json").write_text(json.dumps({**meta, **change}), encoding="utf-8")
@@ -735,6 +768,15 @@ def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
             "its features must be one of figure, none",
         ),
         ([*base, "--iterations", "3", "--resume", str(tmp_path / "none")], "--resume: RLlib checkpoint"),
+        (
+            [*base, "--iterations", "3", "--resume", str(damaged["opponents"])],
+            "its opponents must be a list of agent specs, got 'greedy'",
+        ),
+        (
+            [*base, "--iterations", "3", "--resume", str(damaged["nobody"])],
+            "the checkpoint's run trained against 'nobody', which cannot be built here",
+        ),
+        ([*base, "--iterations", "3", "--opponents", "self", "greedy", "--resume", last], "stands alone"),
     ):
         out = tmp_path / "out"
         assert train([*argv, "--out", str(out)]) == 2, argv

@@ -170,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="AGENT",
         help="train one learner against these frozen agents (random, greedy, heuristic, a checkpoint); "
-        "default: every seat is the shared policy (self-play)",
+        "default: every seat is the shared policy (self-play), which 'self' names (a resume's default: the "
+        "checkpoint's)",
     )
     p.add_argument("--eval-every", type=float, default=50_000, help="env steps between evaluations (default 50,000)")
     p.add_argument(
@@ -270,6 +271,8 @@ TRAINER = "rllib PPO (python -m umbrella_env.rllib_train)"
 FEATURES = ("figure", "none")
 #: The options that shape the RLModule: a resume takes the checkpoint's (``umbrella.json``).
 NETWORK_OPTIONS = (("--net", "net"), ("--features", "features"))
+#: ``--opponents self``: every seat is the shared policy (the default of a new run)
+SELF_PLAY = "self"
 
 
 def check_options(args: argparse.Namespace) -> GameConfig:
@@ -300,6 +303,10 @@ def check_options(args: argparse.Namespace) -> GameConfig:
     config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
     if args.players == 1 and args.opponents:
         raise ValueError("--opponents is for 2-4 players: solo has no opponents")
+    if args.opponents and SELF_PLAY in args.opponents:
+        if args.opponents != [SELF_PLAY]:
+            raise ValueError(f"--opponents {SELF_PLAY} (self-play) stands alone: give it or frozen agents, not both")
+        args.opponents = None
     teacher = [args.pretrain] if args.pretrain is not None else []
     for spec in [*(args.opponents or []), *(args.eval_opponent if args.players > 1 else []), *teacher]:
         try:
@@ -310,11 +317,20 @@ def check_options(args: argparse.Namespace) -> GameConfig:
 
 
 # --------------------------------------------------------------------------- RLlib
+def _mode(opponents: Sequence[str] | None) -> str:
+    return f"vs frozen {', '.join(opponents)}" if opponents else "shared-policy self-play"
+
+
+def _opponent_specs(args: argparse.Namespace) -> list[str]:
+    """``--opponents`` as the env runners and a checkpoint take them: checkpoint paths absolute, so that a
+    resume from another folder and an env runner on another node find them."""
+    return [absolute_spec(s) for s in args.opponents or []]
+
+
 def env_config(args: argparse.Namespace) -> dict[str, Any]:
     cfg: dict[str, Any] = {"num_players": args.players, "plate_level": args.level, "max_turns": args.max_turns}
     if args.players > 1:
-        # absolute paths: an env runner on another node does not share this command's folder
-        cfg.update(shaping=args.shaping, opponents=[absolute_spec(s) for s in args.opponents or []])
+        cfg.update(shaping=args.shaping, opponents=_opponent_specs(args))
     return cfg
 
 
@@ -457,7 +473,7 @@ def clone_teacher(algo: Any, args: argparse.Namespace, config: GameConfig, modul
     learner's RLModule, then the weights to every env runner."""
     from umbrella_env.training.imitation import collect
 
-    opponents = ["self"] if config.solo else list(args.opponents or ["self"])
+    opponents = [SELF_PLAY] if config.solo else list(args.opponents or [SELF_PLAY])
     demos = collect(config, args.pretrain, opponents, args.pretrain_games, args.seed, args.shaping, GAMMA,
                     workers=args.workers, progress=False)  # fmt: skip
     results = algo.learner_group.foreach_learner(
@@ -555,10 +571,10 @@ class Resume:
         return self.path.resolve().parent == Path(out).resolve()
 
 
-def read_resume(args: argparse.Namespace, given: set[str], out: Path) -> Resume:
+def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: GameConfig) -> Resume:
     """The checkpoint ``--resume`` names, checked against the run (``ValueError`` naming
-    what differs); ``args`` take its network options (:data:`NETWORK_OPTIONS`) when the
-    command line leaves them out."""
+    what differs); ``args`` take its network options (:data:`NETWORK_OPTIONS`) and, at 2-4
+    players, its ``--opponents`` when the command line leaves them out."""
     path = Path(args.resume)
     try:
         meta = read_metadata(path)
@@ -591,6 +607,13 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path) -> Resume:
                 problem = str(exc)
     if not problem and features is not None and features not in FEATURES:
         problem = f"its features must be one of {', '.join(FEATURES)}, got {features!r}"
+    opponents = meta.get("opponents")
+    if (
+        not problem
+        and opponents is not None
+        and not (isinstance(opponents, list) and all(isinstance(o, str) and o for o in opponents))
+    ):
+        problem = f"its opponents must be a list of agent specs, got {opponents!r}"
     if problem:
         raise ValueError(f"{damaged}: {problem}")
     if args.pretrain is not None:
@@ -606,6 +629,16 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path) -> Resume:
                 f"{flag} {_shown(getattr(args, dest))} differs from the checkpoint's ({_shown(saved)}): leave {flag} "
                 "out (a resume takes the checkpoint's)"
             )
+    if not config.solo and opponents is not None and "opponents" not in given:
+        args.opponents = list(opponents) or None  # the run goes on against whom it trained with
+        for spec in opponents:
+            try:
+                build_agent(spec, config)
+            except AgentSpecError as exc:
+                raise ValueError(
+                    f"--resume: the checkpoint's run trained against {spec!r}, which cannot be built here ({exc}); "
+                    "give --opponents"
+                ) from None
     done, at = int(meta["timesteps"]), int(meta["iteration"])
     if done >= args.timesteps or (args.iterations is not None and at >= args.iterations):
         totals = f"--timesteps ({int(args.timesteps):,})" + (
@@ -707,7 +740,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     out = args.out or default_run_dir(f"rllib-{args.players}p-l{args.level}")
     try:
-        resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv), out)
+        resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv), out, config)
     except ValueError as exc:
         return _fail(str(exc))
     problem = output_dir_problem(out)
@@ -770,11 +803,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     module_id = SOLO_MODULE if config.solo else SHARED
     probe = probe_positions(config)
     opponents = [None] if config.solo else list(args.eval_opponent)
-    mode = (
-        "solo"
-        if config.solo
-        else (f"vs frozen {', '.join(args.opponents)}" if args.opponents else "shared-policy self-play")
-    )
+    mode = "solo" if config.solo else _mode(args.opponents)
     budget = f"{int(args.timesteps):,} env steps" + (f" or {args.iterations} iterations" if args.iterations else "")
     print(
         f"RLlib PPO, {config.num_players}-player level {config.plate_level} ({mode}), "
@@ -801,11 +830,15 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             ) from None
         steps, iteration = int(resume.meta["timesteps"]), int(resume.meta["iteration"])
         print(f"resumed {resume.path} at iteration {iteration}, {steps:,} env steps", flush=True)
+        trained = resume.meta.get("opponents")
+        if not config.solo and trained is not None and [absolute_spec(t) for t in trained] != _opponent_specs(args):
+            print(f"note: the checkpoint's run trained {_mode(trained)}; this run trains {_mode(args.opponents)}",
+                  flush=True)  # fmt: skip
     print(f"built in {time.perf_counter() - t_build:.1f} s", flush=True)
 
     def checkpoint_meta() -> dict[str, Any]:
         return metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
-                        opponents=args.opponents or [], net=list(args.net), features=args.features,
+                        opponents=_opponent_specs(args), net=list(args.net), features=args.features,
                         resumed_from=None if resume is None else str(resume.path.resolve()))  # fmt: skip
 
     log = (out / "progress.jsonl").open("w", encoding="utf-8")
