@@ -18,6 +18,7 @@ import hashlib
 import json
 import shutil
 import threading
+import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from umbrella_env import __version__
 from umbrella_env.cli_args import int_problem
 from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.paths import write_together
 
@@ -201,10 +203,22 @@ def read_metadata_file(meta_file: str | Path, path: str | Path) -> dict[str, Any
     """The checked metadata (:func:`check_metadata`) of the model ``path`` from the JSON file
     ``meta_file``, or a ``ValueError`` naming the file when it is not UTF-8 JSON."""
     try:
-        meta = json.loads(Path(meta_file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        meta = parse_json(Path(meta_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise ValueError(f"metadata {str(meta_file)!r} is unreadable (expected UTF-8 JSON): {exc}") from None
     return check_metadata(meta, path, f"metadata {str(meta_file)!r}")
+
+
+def compressed_record(path: str | Path) -> str | None:
+    """The name of a compressed record in the zip archive ``path`` (a torch file), or None:
+    ``torch.save`` stores every record as it is, and ``torch.load`` inflates a compressed one
+    whole before any check, so a small crafted file could take gigabytes of memory.  A file
+    that is not a zip archive gives None (its reader refuses it)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return next((i.filename for i in archive.infolist() if i.compress_type != zipfile.ZIP_STORED), None)
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return None
 
 
 def file_sha256(path: str | Path) -> str:

@@ -36,6 +36,10 @@ MAX_SECONDS = 3600.0
 #: sidecar may describe: far above any useful network for this game, and below sizes whose
 #: weights would not fit in memory (a torch allocation error from inside the library otherwise).
 MAX_LAYER_SIZE = 8192
+#: The most hidden layers either trainer builds and a sidecar may describe: with the width
+#: capped alone, a crafted sidecar of a hundred 8,192-wide layers asked for 27 GB before the
+#: weights were compared with the file.
+MAX_LAYERS = 16
 #: The largest ``c_scale`` of the Gumbel search (a thousand times its default 0.1, where the
 #: Q values already decide alone; far larger ones overflow into NaN policies).
 MAX_C_SCALE = 100

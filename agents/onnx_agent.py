@@ -39,6 +39,7 @@ from agents.checks import (
 )
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
 
 #: ``metadata_props["format"]`` of the models written by :mod:`umbrella_env.export`.
@@ -60,7 +61,7 @@ def decode_metadata(props: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, text in props.items():
         try:
-            out[key] = json.loads(text)
+            out[key] = parse_json(text)
         except ValueError:
             out[key] = text
     return out

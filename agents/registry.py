@@ -104,6 +104,9 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     constructor (e.g. ``simulations=`` / ``seconds=`` for ``"search"``).  Raises
     :class:`ValueError` for an unknown name and :class:`TypeError` for an argument the
     agent does not take.
+
+    Load only checkpoints you trust: a ``.zip`` (and an ``rllib:`` folder) is unpickled as
+    it loads, so a crafted one runs code (docs/agents.md, "Checkpoints from others").
     """
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)

@@ -18,11 +18,12 @@ collect_ignore = [] if RAY_INSTALLED else ["test_ray.py"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``posix`` are skipped on Windows, which has no SIGKILL or process groups
-    and whose ``os.kill`` ends a process rather than delivering SIGTERM or SIGINT to it."""
+    """Tests marked ``posix`` are skipped on Windows, which has no SIGKILL or process groups,
+    whose ``os.kill`` ends a process rather than delivering SIGTERM or SIGINT to it, and
+    where making a symbolic link takes a privilege."""
     if sys.platform != "win32":
         return
-    skip = pytest.mark.skip(reason="sends POSIX signals, which Windows does not deliver")
+    skip = pytest.mark.skip(reason="POSIX only: signals Windows does not deliver, or symbolic links")
     for item in items:
         if "posix" in item.keywords:
             item.add_marker(skip)

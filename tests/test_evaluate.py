@@ -556,6 +556,22 @@ def test_report_and_plots_are_written(small_2p, tmp_path):
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["seed"] == 3
 
 
+@pytest.mark.posix
+def test_a_staging_folder_left_as_a_link_is_replaced_not_followed(small_2p, tmp_path):
+    """A ``.report-partial`` that was a symbolic link survived ``rmtree(ignore_errors=True)``,
+    and the report failed after its games were played (review of security)."""
+    from umbrella_env.evaluation.report import STAGING
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("kept")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / STAGING).symlink_to(elsewhere, target_is_directory=True)
+    assert ev.write_report(small_2p, out).is_file()
+    assert not (out / STAGING).exists() and sorted(p.name for p in elsewhere.iterdir()) == ["keep.txt"]
+
+
 def test_plots_leave_the_callers_matplotlib_alone(small_2p, tmp_path):
     """write_plots switched the caller's backend to Agg (a notebook's inline one was lost)
     and a failed write left its figure open in pyplot."""

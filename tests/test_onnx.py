@@ -597,7 +597,10 @@ def _mismatched_checkpoints(folder: Path) -> list[tuple[Path, str]]:
         (net, "missing from the file (first: heuristic_gain)"),
         (pair("nostate", {"weights": torch.zeros(1)}, sidecar), "holds no network weights ('state_dict')"),
         # a network of the sidecar's shape was built first: torch tried to allocate 3.76e15 bytes
-        (pair("huge", MODELS / "az-2p.pt", {**sidecar, "hidden": [10**12, 192]}), "'hidden' must be a list of layer"),
+        (
+            pair("huge", MODELS / "az-2p.pt", {**sidecar, "hidden": [10**12, 192]}),
+            "'hidden' must be a list of 1 to 16 layer sizes",
+        ),
         (
             pair("word", MODELS / "az-2p.pt", {**sidecar, "slide_hidden": "x"}),
             "'slide_hidden' must be an integer from 1 to 8,192",

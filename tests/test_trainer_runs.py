@@ -979,3 +979,48 @@ def test_az_progress_csv_keeps_every_iteration_and_a_resume_replaces_what_follow
     after = read_rows(run / "progress.csv", "iteration", float("inf"))
     assert [r["iteration"] for r in after] == ["0", "1", "2", "3"] and after[:2] == rows
     assert after[2]["games"] == "4" and after[2]["loss/policy"] != "123"  # this run's iteration 2
+
+
+def test_overwrite_removes_only_what_a_trainer_wrote(tmp_path, capsys) -> None:
+    """Review of security: ``tb`` and ``progress.csv`` are generic names, and --overwrite
+    deleted a user's own ``tb/`` folder and ``progress.csv`` recursively."""
+    from umbrella_env.training import ppo
+    from umbrella_env.training.options import RUN_FILES, overwrite_problem
+
+    user = tmp_path / "user"
+    (user / "tb" / "other-project").mkdir(parents=True)
+    (user / "tb" / "other-project" / "notes.log").write_text("the user's")
+    (user / "progress.csv").write_text("epoch,loss\n1,0.5\n")
+    err = _refused(ppo.main, [*PPO, "--overwrite", "--out", str(user)], capsys)
+    assert f"--overwrite would remove {str(user / 'progress.csv')!r}, which holds what no trainer writes" in err
+    assert (user / "tb" / "other-project" / "notes.log").is_file() and (user / "progress.csv").is_file()
+    (user / "progress.csv").unlink()
+    assert "tb/other-project/notes.log" in (overwrite_problem(user, RUN_FILES, True, {}) or "")
+    run = tmp_path / "run"  # what the trainers write goes
+    (run / "tb" / "PPO_1").mkdir(parents=True)
+    (run / "tb" / "PPO_1" / "events.out.tfevents.1.host.2.0").write_bytes(b"")
+    (run / "progress.csv").write_text("timesteps,train/loss\n128,0.5\n")
+    assert overwrite_problem(run, RUN_FILES, True, {}) is None
+    (run / "progress.csv").write_text("")  # a run killed before its first row
+    assert overwrite_problem(run, RUN_FILES, True, {}) is None
+    (run / "progress.csv").write_text("iteration,games\n1,64\n")
+    assert overwrite_problem(run, RUN_FILES, True, {}) is None
+
+
+@pytest.mark.posix
+def test_overwrite_removes_a_symbolic_link_not_what_it_points_to(tmp_path) -> None:
+    """--overwrite of a run whose entry was a link to a folder gave ``OSError: Cannot call
+    rmtree on a symbolic link`` half-way (review of security)."""
+    from umbrella_env.paths import remove_run
+    from umbrella_env.training.options import RUN_FILES
+
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("kept")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "tb").symlink_to(target, target_is_directory=True)
+    (run / "best.zip").symlink_to(target / "keep.txt")
+    (run / "progress.csv").write_text("timesteps\n")
+    remove_run(run, RUN_FILES)
+    assert list(run.iterdir()) == [] and (target / "keep.txt").read_text() == "kept"

@@ -106,7 +106,8 @@ def absolute_spec(spec: str) -> str:
 #: The agent specs :func:`build_agent` takes, in a command's ``--help`` (evaluate, play).
 SPECS_HELP = (
     f"{', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)}, a .zip, .pt or .onnx "
-    f"checkpoint, {NET_PREFIX}PATH.pt (an alphazero network alone), {RLLIB_PREFIX}FOLDER, package.module:factory"
+    f"checkpoint, {NET_PREFIX}PATH.pt (an alphazero network alone), {RLLIB_PREFIX}FOLDER, package.module:factory "
+    "(load only checkpoints and modules you trust: a .zip or RLlib checkpoint is unpickled and a module is run)"
 )
 
 

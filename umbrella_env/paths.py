@@ -83,11 +83,17 @@ def remove_run(path: Path, names: Iterable[str]) -> None:
     names = list(names)
     stale = [entry.name for name in names for entry in Path(path).glob(f"{glob.escape(name)}.*.tmp")]
     for name in [*previous_run(path, names), *stale]:
-        entry = Path(path) / name
-        if entry.is_dir():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
+        remove_entry(Path(path) / name)
+
+
+def remove_entry(entry: Path) -> None:
+    """Remove the file or folder ``entry`` (nothing if there is none); a symbolic link is
+    removed, never what it points to (``shutil.rmtree`` refuses a link to a folder)."""
+    entry = Path(entry)
+    if entry.is_symlink() or (entry.exists() and not entry.is_dir()):
+        entry.unlink()
+    elif entry.is_dir():
+        shutil.rmtree(entry)
 
 
 def sibling_tmp(path: Path) -> Path:

@@ -80,9 +80,10 @@ from umbrella_env.cli_args import (
 )
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import observe
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
-from umbrella_env.paths import default_run_dir, output_dir_problem, sibling_tmp, write_atomically
+from umbrella_env.paths import default_run_dir, output_dir_problem, remove_entry, sibling_tmp, write_atomically
 from umbrella_env.ray_cluster import (
     RayUnavailable,
     cluster_cpus,
@@ -405,8 +406,7 @@ def save_checkpoint(algo: Any, path: Path, meta: dict[str, Any]) -> None:
     try:
         algo.save_to_path(str(tmp.resolve()))
         (tmp / METADATA).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        if path.exists():
-            shutil.rmtree(path)
+        remove_entry(path)
         tmp.rename(path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # a save that failed half-way leaves nothing
@@ -666,8 +666,8 @@ def _progress_rows(progress: Path, through: int) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
+            row = parse_json(line)
+        except ValueError:
             if number == len(lines):  # cut short by a kill: the line of an iteration after the checkpoint
                 break
             row = None
@@ -880,8 +880,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         improved = metric > best
         if improved:
             best = metric
-            if (out / "best").exists():
-                shutil.rmtree(out / "best")
+            remove_entry(out / "best")
             shutil.copytree(out / "last", out / "best")
         seconds = round(since + time.perf_counter() - t0, 1)
         row = {"eval": True, "env_steps": steps, "iteration": iteration, "seconds": seconds,

@@ -60,6 +60,7 @@ from agents.checkpoint import (
     base_metadata,
     check_configuration,
     check_finite_weights,
+    compressed_record,
     nonfinite_weights,
     one_line,
     read_sidecar,
@@ -67,7 +68,7 @@ from agents.checkpoint import (
     sidecar_path,
     weights_beyond,
 )
-from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE
+from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE, MAX_LAYERS
 from agents.features import FigureFeatures
 from agents.heuristic import HeuristicAgent
 from umbrella_env.cli_args import command_name, int_problem, real_problem
@@ -284,8 +285,14 @@ def _architecture_problem(meta: dict[str, Any]) -> str:
     """What is wrong with the network a sidecar describes, or the search settings it records
     ('' when nothing): checked before a network of that shape is allocated."""
     hidden, heuristic = meta["hidden"], meta.get("heuristic_inputs", False)
-    if not (isinstance(hidden, list) and hidden) or any(int_problem("", h, 1, MAX_LAYER_SIZE) for h in hidden):
-        return f"'hidden' must be a list of layer sizes, integers from 1 to {MAX_LAYER_SIZE:,}, got {hidden!r}"
+    if not (isinstance(hidden, list) and 1 <= len(hidden) <= MAX_LAYERS) or any(
+        int_problem("", h, 1, MAX_LAYER_SIZE) for h in hidden
+    ):
+        shown = hidden if not isinstance(hidden, list) or len(hidden) <= 4 else f"a list of {len(hidden)}"
+        return (
+            f"'hidden' must be a list of 1 to {MAX_LAYERS} layer sizes, integers from 1 to {MAX_LAYER_SIZE:,}, "
+            f"got {shown!r}"
+        )
     if not isinstance(heuristic, bool):
         return f"'heuristic_inputs' must be true or false, got {heuristic!r}"
     checks = (  # the slide scorer's width, then the search settings an agent takes from the sidecar
@@ -313,6 +320,12 @@ def load_network(
         head = fh.read(4)
     if head[:2] != b"PK" and head[:1] != b"\x80":  # torch.save's zip archive, or its older pickle
         raise ValueError(f"checkpoint {str(path)!r} is not a torch file; {expected}")
+    packed = compressed_record(path)
+    if packed is not None:
+        raise ValueError(
+            f"checkpoint {str(path)!r} holds a compressed record ({packed}), which torch.save never writes and "
+            f"which could inflate far past the file's size; {expected}"
+        )
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a truncated or foreign file
@@ -320,18 +333,21 @@ def load_network(
     state = blob.get("state_dict") if isinstance(blob, dict) else None
     if not (isinstance(state, dict) and all(isinstance(v, torch.Tensor) for v in state.values())):
         raise ValueError(f"checkpoint {str(path)!r} holds no network weights ('state_dict'); {expected}")
-    with TORCH_RNG_LOCK, torch.random.fork_rng(devices=[]):  # the initial weights, overwritten below, draw from it
-        net = AZNet(
-            int(meta["num_players"]),
-            meta["hidden"],
-            meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
-            meta.get("heuristic_inputs", False),
-        )
-    mismatch = _weights_mismatch(net.state_dict(), state) or _meta_mismatch(blob.get("meta"), meta)
+    shape = (
+        int(meta["num_players"]),
+        meta["hidden"],
+        meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN),
+        meta.get("heuristic_inputs", False),
+    )
+    with torch.device("meta"):  # the shapes the sidecar describes, no memory allocated for them yet
+        wanted = AZNet(*shape).state_dict()
+    mismatch = _weights_mismatch(wanted, state) or _meta_mismatch(blob.get("meta"), meta)
     if mismatch:
         sidecar = str(sidecar_path(path))
         raise ValueError(f"checkpoint {str(path)!r} does not match its sidecar {sidecar!r}: {mismatch}")
     check_finite_weights(path, state)
+    with TORCH_RNG_LOCK, torch.random.fork_rng(devices=[]):  # the initial weights, overwritten below, draw from it
+        net = AZNet(*shape)
     net.load_state_dict({k: v.float() for k, v in state.items()})
     net.eval()
     return net, meta

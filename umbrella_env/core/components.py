@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from umbrella_env.core.errors import ComponentError
+from umbrella_env.core.jsonio import parse_json
 
 #: Colour letters, index 0..3 (blue, green, red, yellow).
 COLOURS: tuple[str, ...] = ("B", "G", "R", "Y")
@@ -506,7 +507,7 @@ def load_components(path: str | Path) -> ComponentSet:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors write one) is not content
         if suffix == ".json":
-            data = json.loads(text)
+            data = parse_json(text)
         elif suffix == ".toml":
             try:
                 import tomllib  # type: ignore[import-not-found]
@@ -517,7 +518,7 @@ def load_components(path: str | Path) -> ComponentSet:
             raise ComponentError(f"component file {str(path)!r}: expected a .json or .toml file")
     except UnicodeDecodeError:
         raise ComponentError(f"component file {str(path)!r} is not valid UTF-8 text") from None
-    except (json.JSONDecodeError, ValueError) as exc:
+    except ValueError as exc:
         if isinstance(exc, ComponentError):
             raise
         raise ComponentError(f"component file {str(path)!r} is not valid {suffix[1:].upper()}: {exc}") from None

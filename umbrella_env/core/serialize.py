@@ -42,6 +42,7 @@ from umbrella_env.core.components import (
 )
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT
 from umbrella_env.core.errors import StateError
+from umbrella_env.core.jsonio import parse_json
 
 __all__ = [
     "MULTI_ZONE_KEYS",
@@ -227,11 +228,9 @@ def state_to_json(d: Mapping[str, Any], *, indent: int | None = None, components
 def state_from_json(s: str | bytes, *, components: ComponentSet | None = None) -> dict[str, Any]:
     """Parse JSON text and return the validated canonical state dict."""
     try:
-        data = json.loads(s)
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+        data = parse_json(s)
+    except (ValueError, TypeError) as exc:
         raise StateError(f"state: not valid JSON text ({exc})") from None
-    except RecursionError:
-        raise StateError("state: not a state (JSON nested too deeply)") from None
     return validate_state_dict(data, components=components)
 
 

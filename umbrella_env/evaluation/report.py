@@ -23,7 +23,7 @@ from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import PROG, SCRIPTS, TournamentResult
 from umbrella_env.match import band_label
-from umbrella_env.paths import output_folder, remove_run, signals_held
+from umbrella_env.paths import output_folder, remove_entry, remove_run, signals_held
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -262,7 +262,7 @@ def write_report(
     out = Path(out)
     summary = summary if summary is not None else summarise(result)
     staging = out / STAGING
-    shutil.rmtree(staging, ignore_errors=True)  # left by a process killed while writing
+    remove_entry(staging)  # left by a process killed while writing
     with output_folder(out), _removed(staging):
         staging.mkdir()
         try:

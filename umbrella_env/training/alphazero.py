@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from umbrella_env.cli_args import HelpFormatter, command, missing_extra
+from umbrella_env.core.jsonio import parse_json
 
 try:
     import torch
@@ -93,7 +94,14 @@ from agents.az.net import (
     value_size,
 )
 from agents.az.search import DEFAULT_C_SCALE, GumbelSearch, outcome_values, to_relative
-from agents.checkpoint import check_configuration, copy_checkpoint, file_sha256, nonfinite_weights, sidecar_path
+from agents.checkpoint import (
+    check_configuration,
+    compressed_record,
+    copy_checkpoint,
+    file_sha256,
+    nonfinite_weights,
+    sidecar_path,
+)
 from agents.checks import MAX_C_SCALE, MAX_LAYER_SIZE, check_finite_outputs
 from agents.search import PLAYOUT_TURNS
 from umbrella_env.cli_args import first_problem, int_problem, is_terminal, path_option, real_problem
@@ -1239,8 +1247,8 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
     hist = Path(path).parent / "history.json"
     if hist.is_file():
         try:
-            saved = json.loads(hist.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            saved = parse_json(hist.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
             raise ValueError(f"--resume: the run's history {str(hist)!r} is unreadable ({exc!r})") from None
         entries = saved.get("history", []) if isinstance(saved, dict) else None
         if not (isinstance(entries, list) and all(_is_evaluation(h) for h in entries)):
@@ -1255,6 +1263,12 @@ def read_resume(path: Path, config: GameConfig) -> Resume:
     optimizer = None
     opt_file = Path(path).with_name("optimizer.pt")
     if opt_file.is_file():
+        packed = compressed_record(opt_file)
+        if packed is not None:
+            raise ValueError(
+                f"--resume: the optimizer state {str(opt_file)!r} holds a compressed record ({packed}), which "
+                "torch.save never writes: a file of another origin; remove it to start a fresh optimizer"
+            )
         try:
             saved_opt = torch.load(opt_file, weights_only=True)
         except Exception as exc:  # a truncated or foreign file

@@ -23,6 +23,7 @@ import numpy as np
 from agents import make_agent
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
@@ -97,7 +98,7 @@ class Demonstrations:
                 raise ValueError("an action is not one of the legal actions of its mask")
             if not (np.isfinite(obs).all() and np.isfinite(returns).all()):
                 raise ValueError("observations or returns that are not finite (NaN or inf)")
-            source = json.loads(str(f["source"])) if "source" in f.files else {}
+            source = parse_json(str(f["source"])) if "source" in f.files else {}
             if not isinstance(source, dict):
                 raise ValueError(f"its 'source' is not a JSON object but {type(source).__name__}")
             return cls(

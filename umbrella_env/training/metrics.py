@@ -23,6 +23,19 @@ from umbrella_env.paths import write_atomically
 
 #: The name of the file in a run's ``--out`` folder.
 METRICS_FILE = "progress.csv"
+#: The first column of each trainer's file: alphazero's, MaskablePPO's.
+STEP_COLUMNS = ("iteration", "timesteps")
+
+
+def written_by_a_trainer(path: Path) -> bool:
+    """Whether the file at ``path`` is a trainer's metrics (empty, or a header that starts
+    with a step column): ``--overwrite`` removes it, and nothing else of that name."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            first = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return not first or first.split(",", 1)[0].strip() in STEP_COLUMNS
 
 
 def _cell(value: Any) -> str:

@@ -8,10 +8,14 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.checks import MAX_LAYER_SIZE
+from agents.checks import MAX_LAYER_SIZE, MAX_LAYERS
 from umbrella_env.cli_args import command_name, game_options_problem, seed_option
 from umbrella_env.evaluation.stats import wilson_interval
 from umbrella_env.paths import previous_run
+from umbrella_env.training.metrics import METRICS_FILE, STEP_COLUMNS, written_by_a_trainer
+
+#: TensorBoard's event files begin so (``events.out.tfevents.<time>.<host>...``).
+TB_EVENTS = "events.out.tfevents."
 
 #: The discount of the learners (MaskablePPO, RLlib's PPO) and of the teacher games' returns.
 GAMMA = 0.99
@@ -112,9 +116,29 @@ RUN_FILES = tuple(dict.fromkeys(ALPHAZERO_RUN_FILES + PPO_RUN_FILES))
 
 
 def check_layers(flag: str, sizes: Sequence[int]) -> None:
-    """Refuse (ValueError, naming ``flag``) hidden layer sizes outside 1..MAX_LAYER_SIZE."""
+    """Refuse (ValueError, naming ``flag``) more than MAX_LAYERS hidden layers, or layer sizes
+    outside 1..MAX_LAYER_SIZE."""
+    if len(sizes) > MAX_LAYERS:
+        raise ValueError(f"{flag}: at most {MAX_LAYERS} hidden layers, got {len(sizes)}")
     if any(not 1 <= n <= MAX_LAYER_SIZE for n in sizes):
         raise ValueError(f"{flag} layer sizes must be from 1 to {MAX_LAYER_SIZE:,}, got {list(sizes)}")
+
+
+def not_a_trainers(entry: Path) -> str | None:
+    """What in the run entry ``entry`` no trainer wrote (a file of a ``tb`` folder other than
+    TensorBoard's event files; a ``progress.csv`` that is not a trainer's metrics), or None:
+    the generic names of :data:`RUN_FILES` may be a user's own.  A symbolic link is the
+    trainer's to replace (the link goes, not what it points to)."""
+    entry = Path(entry)
+    if entry.is_symlink():
+        return None
+    if entry.name == "tb" and entry.is_dir():
+        for f in sorted(entry.rglob("*")):
+            if not f.is_dir() and not f.name.startswith(TB_EVENTS):
+                return str(f.relative_to(entry.parent))
+    if entry.name == METRICS_FILE and entry.is_file() and not written_by_a_trainer(entry):
+        return "not a trainer's metrics: its header starts with none of " + ", ".join(STEP_COLUMNS)
+    return None
 
 
 def overwrite_problem(
@@ -133,6 +157,13 @@ def overwrite_problem(
         if inside:
             flag, p = next(iter(inside.items()))
             return f"--overwrite would remove {str(p)!r}, which {flag} reads: give another --out"
+        for name in found:
+            foreign = not_a_trainers(Path(out) / name)
+            if foreign is not None:
+                return (
+                    f"--overwrite would remove {str(Path(out) / name)!r}, which holds what no trainer writes "
+                    f"({foreign}): move it or give another --out"
+                )
         return None
     if "--resume" in inside:
         return None

@@ -50,6 +50,7 @@ from umbrella_env.cli_args import command, missing_extra, say
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
+from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE, observation_bounds, observe
 
 try:
@@ -413,8 +414,8 @@ def previous_summary(resume: Path | None, timesteps: int | None = None) -> dict[
     if not path.is_file():
         return {}
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        summary = parse_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise ValueError(f"--resume: the run's summary {str(path)!r} is unreadable ({exc})") from None
     history = summary.get("history", []) if isinstance(summary, dict) else None
     counted = isinstance(history, list) and all(isinstance(h, dict) for h in history)
@@ -508,7 +509,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=["random", "self"],
         help="opponent pool for 2-4 players: random, self, or agent names (greedy, heuristic, ...)",
     )
-    p.add_argument("--resume", type=path_option, default=None, help="checkpoint .zip to continue training from")
+    p.add_argument(
+        "--resume",
+        type=path_option,
+        default=None,
+        help="checkpoint .zip to continue training from (unpickled as it loads: only one you trust)",
+    )
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
     )

@@ -1,0 +1,119 @@
+"""Files a user receives from others (a checkpoint, its sidecar, a component file, a state):
+a damaged or crafted one is refused with an error naming it, before it can take memory or
+time, never with a traceback from inside a library (review of security, helper agent)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from umbrella_env.core.components import load_components
+from umbrella_env.core.errors import ComponentError, StateError
+from umbrella_env.core.jsonio import parse_json
+from umbrella_env.core.serialize import state_from_json
+
+SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "models"
+DEEP = "[" * 100_000 + "]" * 100_000
+LONG_NUMBER = "1" * 5_000
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [(DEEP, "JSON nested too deeply"), (LONG_NUMBER, "not valid JSON (Exceeds the limit"), ("{", "Expecting")],
+)
+def test_every_refusal_of_json_text_is_a_short_value_error(text: str, words: str) -> None:
+    with pytest.raises(ValueError, match=r"^" + words.replace("(", r"\(")) as info:
+        parse_json(text)
+    assert "set_int_max_str_digits" not in str(info.value)  # not Python's advice to raise the limit
+
+
+def test_a_state_or_a_component_file_of_crafted_json_gets_the_projects_error(tmp_path: Path) -> None:
+    for text in (DEEP, LONG_NUMBER):
+        with pytest.raises(StateError, match="not valid JSON text"):
+            state_from_json(text)  # a number past the digit limit was a plain ValueError
+        f = tmp_path / "components.json"
+        f.write_text(text, encoding="utf-8")
+        with pytest.raises(ComponentError, match="is not valid JSON"):  # it was a RecursionError
+            load_components(f)
+
+
+def _copy_shipped(tmp_path: Path, name: str = "az-2p") -> tuple[Path, dict]:
+    model = tmp_path / f"{name}.pt"
+    shutil.copyfile(SHIPPED / f"{name}.pt", model)
+    meta = json.loads((SHIPPED / f"{name}.json").read_text(encoding="utf-8"))
+    del meta["sha256"]  # a crafted file comes with a sidecar that does not pin it
+    return model, meta
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("extra", [DEEP, LONG_NUMBER])
+def test_a_sidecar_of_crafted_json_is_refused_naming_it(tmp_path: Path, extra: str) -> None:
+    from agents import make_agent
+
+    model, meta = _copy_shipped(tmp_path)
+    text = json.dumps(meta)[:-1] + f', "x": {extra}}}'
+    model.with_suffix(".json").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"metadata '.*az-2p\.json' is unreadable"):  # a RecursionError before
+        make_agent(str(model))
+
+
+@pytest.mark.train
+def test_a_sidecar_of_too_many_layers_is_refused_before_allocating_them(tmp_path: Path) -> None:
+    from agents import make_agent
+    from agents.checks import MAX_LAYERS
+
+    model, meta = _copy_shipped(tmp_path)
+    model.with_suffix(".json").write_text(json.dumps({**meta, "hidden": [64] * (MAX_LAYERS + 1)}), encoding="utf-8")
+    with pytest.raises(ValueError, match=f"'hidden' must be a list of 1 to {MAX_LAYERS} layer sizes"):
+        make_agent(str(model))
+
+
+@pytest.mark.train
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in kilobytes (Linux)")
+def test_the_weights_a_sidecar_describes_are_compared_before_they_are_allocated(tmp_path: Path) -> None:
+    """16 layers of 8,192 (allowed sizes) are 4.3 GB of float32: the network was built, then
+    compared with the file's weights, which do not match."""
+    import resource
+
+    from agents import make_agent
+    from agents.checks import MAX_LAYER_SIZE, MAX_LAYERS
+
+    model, meta = _copy_shipped(tmp_path)
+    model.with_suffix(".json").write_text(
+        json.dumps({**meta, "hidden": [MAX_LAYER_SIZE] * MAX_LAYERS}), encoding="utf-8"
+    )
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ValueError, match="does not match its sidecar"):
+        make_agent(str(model))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_000_000  # KB: less than 1 GB more
+
+
+@pytest.mark.train
+def test_a_torch_file_with_compressed_records_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
+    from agents import make_agent
+
+    model, meta = _copy_shipped(tmp_path)
+    packed = tmp_path / "packed.pt"
+    with zipfile.ZipFile(model) as src, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info.filename))
+    packed.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"holds a compressed record \(az-2p/"):
+        make_agent(str(packed))
+    model.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
+    assert make_agent(str(model)) is not None  # the same records stored, as torch.save writes them
+
+
+@pytest.mark.train
+def test_too_many_hidden_layers_on_the_command_line_are_refused() -> None:
+    from agents.checks import MAX_LAYERS
+    from umbrella_env.training.options import check_layers
+
+    check_layers("--hidden", [64] * MAX_LAYERS)
+    with pytest.raises(ValueError, match=f"--hidden: at most {MAX_LAYERS} hidden layers, got {MAX_LAYERS + 1}"):
+        check_layers("--hidden", [64] * (MAX_LAYERS + 1))

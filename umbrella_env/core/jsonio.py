@@ -1,0 +1,25 @@
+"""JSON text as every file this project reads is parsed: one place for what a damaged or
+crafted file can do to ``json.loads``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["parse_json"]
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads`` whose every refusal is a ``ValueError`` with a short message: text
+    nested too deeply (``json`` raises ``RecursionError``) and a number of more digits than
+    Python converts (its message suggests raising the limit) included.  Every file this
+    project reads as JSON (sidecars, histories, progress lines, component files, states) is
+    parsed here, so that a damaged or crafted file gets an error naming it, not a traceback."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except ValueError as exc:  # UnicodeDecodeError of bytes, a number past the digit limit
+        raise ValueError(f"not valid JSON ({str(exc).split(';')[0]})") from None
