@@ -1043,3 +1043,24 @@ def test_networks_loaded_in_several_threads_leave_torchs_generator_alone() -> No
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(load, [barrier] * 8))
         assert torch.equal(torch.random.get_rng_state(), expected)
+
+
+def test_self_play_in_the_trainers_process_keeps_its_torch_threads() -> None:
+    """Review of resource use: each self-play chunk set torch to job.get("threads", 1)
+    threads, which no job set: with --workers 1 the chunks run in the trainer's process, and
+    --torch-threads 2 trained on one thread from the first iteration on (the workers are set
+    to one thread as they start, umbrella_env.parallel)."""
+    import torch
+
+    from umbrella_env.training import alphazero
+
+    net = AZNet(2, hidden=(16,))
+    job = {"config": GameConfig(num_players=2, max_turns=4), "hidden": (16,), "slide_hidden": net.slide_hidden,
+           "weights": net.state_dict(), "seeds": [1], "simulations": 2, "max_considered": 2, "margin_weight": 0.5}  # fmt: skip
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        alphazero.selfplay_chunk(job)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)

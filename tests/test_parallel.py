@@ -82,3 +82,69 @@ def test_a_resumed_progress_line_times_what_is_left_by_this_sessions_rate(monkey
     bar.close()
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "self-play games: 2,048/2,560 (80%), 30 s, about 120 s left"
+
+
+_KILLED_SCRIPT = """
+import os
+import time
+
+from umbrella_env.parallel import process_pool
+
+if __name__ == "__main__":
+    pool = process_pool(2)
+    jobs = [pool.submit(time.sleep, 600) for _ in range(2)]
+    while len(pool._processes) < 2:
+        time.sleep(0.05)
+    print(*pool._processes, flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.posix
+def test_workers_end_when_the_process_of_their_pool_is_killed(tmp_path) -> None:
+    """Review of resource use: after a SIGKILL of the command (the out-of-memory killer, a
+    killed notebook kernel) its pool's workers lived on forever, 270 MB each, blocked on the
+    pool's pipes, of which they hold both ends."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "killed.py"
+    script.write_text(_KILLED_SCRIPT, encoding="utf-8")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        assert parent.stdout is not None
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(workers) == 2
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [pid for pid in workers if _running(pid)]
+        assert alive == []
+    finally:
+        parent.kill()
+        for pid in workers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether the process ``pid`` runs (a zombie, ended but not yet reaped by init, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (macOS): ask the kernel
+        import os
+
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True

@@ -230,3 +230,22 @@ def test_observe_and_mask_return_fresh_arrays() -> None:
     assert not np.array_equal(g.observe(), obs) and not g.legal_mask().all()
     assert g.observe() is not g.observe() and g.observe(0) is not g.observe(0)
     assert not np.shares_memory(g.observe(), g.observe(1))
+
+
+def test_games_of_every_turn_limit_share_one_set_of_tables_and_keep_their_own_limit() -> None:
+    """Review of resource use: the tables were cached per ``max_turns``, 0.6 MB for each new
+    limit (a curriculum over limits grew without bound), and the agents' caches keyed on
+    them multiplied too."""
+    from umbrella_env.core import single
+
+    games = [SingleGame.new(GameConfig(num_players=2, max_turns=limit), 4) for limit in (6, 7, 8)]
+    before = len(single._CACHE)
+    games += [SingleGame.new(GameConfig(num_players=2, max_turns=limit), 4) for limit in range(9, 60)]
+    assert len(single._CACHE) == before and len({id(g.tables) for g in games}) == 1
+    fraction = next(start for start, _, name, _ in O.observation_layout() if name == "turn_fraction")
+    rng = np.random.default_rng(0)
+    for game in [*games[:3], *(g.clone() for g in games[:3])]:  # clones of the new games
+        while not (game.terminated or game.truncated):
+            game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
+            assert game.observe(0)[fraction] == pytest.approx(game.turn / game.config.max_turns)
+        assert game.truncated and game.turn == game.config.max_turns  # each game its own limit

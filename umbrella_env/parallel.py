@@ -4,6 +4,7 @@ long-running commands (evaluate, the teacher games of train --pretrain, the agen
 from __future__ import annotations
 
 import os
+import select
 import signal
 import sys
 import threading
@@ -49,7 +50,7 @@ def command_exits(main: Callable[..., int]) -> Callable[..., int]:
     return command(run, "interrupted: the work in flight is lost (what was printed above stands)")
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     # One thread per worker process: the workers already use every core.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
@@ -59,6 +60,35 @@ def _init_worker() -> None:
     # Ctrl-C reaches the whole process group: the parent stops the pool (stop_pool), the
     # workers do not each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.name == "posix":  # Windows ends a spawned worker whose parent is gone (its pipe breaks)
+        threading.Thread(target=_exit_with, args=(parent,), name="umbrella-parent-watch", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker when the process that made its pool is gone without stopping it
+    (SIGKILL, the out-of-memory killer, a killed notebook kernel): a worker holds both ends
+    of the pool's pipes, so it never reads an end of file, and it would wait forever,
+    holding its memory.  Waits on a pidfd where there is one (Linux), else checks every
+    second."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            fd = pidfd_open(parent)
+        except ProcessLookupError:
+            os._exit(1)
+        except OSError:  # a kernel without pidfds
+            pass
+        else:
+            select.select([fd], [], [])  # readable once the process has ended
+            os._exit(1)
+    while True:
+        try:
+            os.kill(parent, 0)  # POSIX: signal 0 only checks that the process exists
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:  # exists, as another user's: the pid was reused, the parent is gone
+            os._exit(1)
+        time.sleep(1.0)
 
 
 def _mp_context() -> Any:
@@ -123,7 +153,7 @@ class _Pool(ProcessPoolExecutor):
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` single-threaded processes that is safe to start after torch
     (its workers ignore Ctrl-C: the parent stops them, see :class:`_Pool`)."""
-    return _Pool(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker)
+    return _Pool(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker, initargs=(os.getpid(),))
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -138,6 +168,12 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
             process.kill()
             process.join(timeout=5)
     pool.shutdown(wait=False, cancel_futures=True)
+    # The pool's manager thread closes its wake-up pipe as it ends; Python's exit hook, run
+    # meanwhile, wrote to it ("OSError: [Errno 9] Bad file descriptor" under the command's
+    # interrupted line, about one SIGTERM in ten): the workers are gone, so it ends at once.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=5)
 
 
 def local_cpus() -> int:

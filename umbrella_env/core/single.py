@@ -142,10 +142,8 @@ class SingleTables:
     def __init__(self, config: GameConfig) -> None:
         t = tables_for(config)
         P = self.num_players = config.num_players
-        self.config = config
         self.solo = config.solo
         self.num_zones = config.num_zones
-        self.max_turns = config.max_turns
         self.solo_tokens = config.components.solo_tokens
         self.figure_cells: list[list[tuple[int, ...]]] = [
             [tuple(int(x) for x in t.fig_cells[code, k]) for k in range(4)] for code in range(48)
@@ -183,17 +181,19 @@ class SingleTables:
         self.observer = ObserverLayout(config, t.fig_grid, t.face_grid)
 
 
-_CACHE: dict[tuple[int, int, int, int], tuple[GameConfig, SingleTables]] = {}
+_CACHE: dict[tuple[int, int, int], tuple[ComponentSet, SingleTables]] = {}
 
 
 def single_tables(config: GameConfig) -> SingleTables:
-    """The (cached) tables of a configuration."""
-    key = (id(config.components), config.num_players, config.plate_level, config.max_turns)
+    """The (cached) tables of a configuration's components, players and plate level: shared
+    by every ``max_turns`` (each value used to build and keep its own, 0.6 MB apiece, and
+    the agents' caches keyed on the tables multiplied with them)."""
+    key = (id(config.components), config.num_players, config.plate_level)
     hit = _CACHE.get(key)
-    if hit is not None and hit[0].components is config.components:
+    if hit is not None and hit[0] is config.components:
         return hit[1]
     t = SingleTables(config)
-    _CACHE[key] = (config, t)
+    _CACHE[key] = (config.components, t)
     return t
 
 
@@ -951,7 +951,7 @@ class SingleGame:
             if self.extra_turn:
                 self.extra_turn = False
                 self._observer.extra_turn(False)
-        if over or turn >= T.max_turns:
+        if over or turn >= self.config.max_turns:
             self.terminated = over
             self.truncated = not over
             nxt = cur

@@ -98,7 +98,6 @@ class ObserverLayout:
     def __init__(self, config: GameConfig, fig_grid: np.ndarray, face_grid: np.ndarray) -> None:
         P = self.num_players = config.num_players
         self.solo = config.solo
-        self.max_turns = config.max_turns
         Z = config.num_zones
         self.side_zones = [F.seat_zones(P, p) for p in range(P)]
         self.egocentric_zones = [[F.egocentric_zone(P, p, k) for k in range(A.MAX_ZONES)] for p in range(P)]
@@ -148,6 +147,7 @@ class SingleObserver:
 
     __slots__ = (
         "layout",
+        "max_turns",
         "perm",
         "canon",
         "cv",
@@ -159,6 +159,8 @@ class SingleObserver:
     )
 
     layout: ObserverLayout
+    #: the game's turn limit (the layout serves every limit)
+    max_turns: int
     #: layout.perm: [seat] the gather of that observer's observation.
     perm: list[np.ndarray]
     canon: np.ndarray
@@ -181,6 +183,7 @@ class SingleObserver:
         game pays it, so it reads the game's internal lists rather than copies)."""
         self = cls.__new__(cls)
         self.layout = layout
+        self.max_turns = game.config.max_turns
         self.perm = layout.perm
         P = layout.num_players
         c = self.canon = layout.canon0.copy()
@@ -209,7 +212,7 @@ class SingleObserver:
         cv[CURRENT + game.current] = 1
         cv[SUPPLY] = game.supply
         cv[RESERVE_USED] = game.reserve_used
-        cv[TURN_FRACTION] = game.turn / layout.max_turns
+        cv[TURN_FRACTION] = game.turn / self.max_turns
         if game.end_triggered_by >= 0:
             self.end_triggered(game.end_triggered_by)
         cv[EXTRA_TURN] = int(game.extra_turn)
@@ -223,6 +226,7 @@ class SingleObserver:
     def clone(self) -> SingleObserver:
         other = SingleObserver.__new__(SingleObserver)
         other.layout = self.layout
+        other.max_turns = self.max_turns
         other.perm = self.perm
         other.canon = self.canon.copy()
         other.cv = _entries(other.canon)
@@ -378,7 +382,7 @@ class SingleObserver:
         """A turn ended: ``turn`` turns completed, ``current`` plays next (and takes the
         decision ``phase``), or the game is over (phase ``game_over``)."""
         cv = self.cv
-        cv[TURN_FRACTION] = turn / self.layout.max_turns
+        cv[TURN_FRACTION] = turn / self.max_turns
         cv[PHASE + self.shown_phase] = 0
         cv[PHASE + phase] = 1
         self.shown_phase = phase

@@ -271,7 +271,6 @@ SELFPLAY_STATS = (
 
 def selfplay_chunk(job: dict[str, Any]) -> dict[str, Any]:
     """Play the games of ``job["seeds"]`` all at once with one network (module doc, step 1)."""
-    torch.set_num_threads(job.get("threads", 1))
     config: GameConfig = job["config"]
     net = _build_net(job)
     timers = {"network": 0.0}
@@ -383,7 +382,6 @@ def pg_chunk(job: dict[str, Any]) -> dict[str, Any]:
     """Solo games of ``job["seeds"]`` played all at once by the network alone, each decision
     with a choice sampled from softmax(logits / ``temperature``) over the legal actions with
     the game's own generator (one forward pass per step for all the games in flight)."""
-    torch.set_num_threads(job.get("threads", 1))
     config: GameConfig = job["config"]
     net = _build_net(job)
     inputs = HeuristicInputs() if net.heuristic_inputs else None
