@@ -730,3 +730,46 @@ def test_render_text_draws_the_seats_asked_for() -> None:
     assert render_text(d, seats=None) == render_text(d)
     with pytest.raises(ValueError, match=r"seats: expected seats from 0 to 2, got \[3\]"):
         render_text(d, seats=[3])
+
+
+@pytest.mark.parametrize(("players", "level", "seed"), [(1, 4, 3), (2, 1, 5), (4, 2, 7)])
+def test_the_lines_layout_says_every_fact_of_the_grid_one_per_line(players: int, level: int, seed: int) -> None:
+    """The grid lays zones beside the stage, the slots in four columns and the plate in two
+    rows: a screen reader reads it across, mixing them (review of accessibility)."""
+    from umbrella_env.core.components import default_components
+    from umbrella_env.core.render import render_text
+
+    game = SingleGame.new(GameConfig(num_players=players, plate_level=level), seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(40):  # tokens, hidden tiles and a used discard on the way
+        if not (game.terminated or game.truncated):
+            game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
+    d = game.to_dict()
+    text = render_text(d, seat=0, layout="lines")
+    assert not any(mark in text for mark in ("|", "===", "+--")) and max(map(len, text.splitlines())) <= 100
+    plate = default_components().plates[level]
+    for i in range(players):
+        for r, row in enumerate(d["stages"][i]):
+            assert f"Stage row {r}: {' '.join(row)}." in text
+        for k, (need, token) in enumerate(zip(plate.spaces, d["plates"][i])):
+            assert f"Plate space {k}, takes {need}: {'free' if token is None else 'token ' + token}." in text
+        for k, stack in enumerate(d["slots"][i]):
+            said = f"Slot {k}, rotation {90 * k}: " + (
+                "empty." if not stack else f"tile {stack[-1]['tile']} {stack[-1]['face']}, height {len(stack)}"
+            )
+            assert said in text
+    zones = d["zones"]
+    listed = [zones["central"], *zones["side"], *zones["personal"]] if players > 1 else list(zones.values())
+    for letters in listed:  # every zone, spelt a letter at a time
+        assert (f": {' '.join(letters)} ({len(letters)})." if letters else ": empty.") in text
+    assert f"Turns played: {d['turn']} / {d['max_turns']}" in text.replace("; t", "; T")
+    with pytest.raises(ValueError, match="layout: expected one of 'grid', 'lines', got 'list'"):
+        render_text(d, layout="list")
+
+
+def test_play_layout_lines_draws_the_board_one_fact_per_line() -> None:
+    base = ["--players", "2", "--level", "1", "--seed", "2", "--opponents", "greedy"]
+    rc, said = run([*base, "--layout", "lines", "--board", "mine"], ["quit"])
+    first = said.split("your move>")[0]
+    assert rc == 0 and "Seat 0 (you, current player, to act: slide). Score -4." in first
+    assert "Stage row 0: " in first and "=== seat" not in first and "Seat 1" not in first

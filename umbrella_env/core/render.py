@@ -35,6 +35,17 @@ A plate space shows its number (the ``space<s>`` of a validate move), its requir
 (``B``, ``G/Y``, ``W1`` = any colour from slot 1) and the colour of the token on it (``.``
 when free).  ``complete: C`` under a slot says that its
 visible figure is complete in colour ``C`` on the owner's stage.
+
+``layout="lines"`` writes the same facts one to a line, in reading order, with no grid,
+columns or ruled headers (for a screen reader, or a log read line by line)::
+
+    Seat 0 (current player, to act: slide). Score -4.
+    Stage row 0: B G R Y.
+    ...
+    Top, central zone: B G R Y (4).
+    Slot 0, rotation 0: tile 1 black, height 2, 1 hidden; figure cells r0c3 r1c0 r2c3 r3c0.
+    Plate space 0, takes B: free.
+    Plate groups: {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8. Tokens 0, bonus now +0.
 """
 
 from __future__ import annotations
@@ -56,8 +67,10 @@ from umbrella_env.core.components import (
 )
 from umbrella_env.core.serialize import validate_state_dict
 
-__all__ = ["actor_of", "render_text"]
+__all__ = ["LAYOUTS", "actor_of", "render_text"]
 
+#: The layouts of :func:`render_text`.
+LAYOUTS = ("grid", "lines")
 _WIDTH = 78
 _SLOT_WIDTH = 20
 _FACE_INDEX = {"white": 0, "black": 1}
@@ -70,14 +83,18 @@ def render_text(
     components: ComponentSet | None = None,
     over: bool = False,
     seats: Sequence[int] | None = None,
+    layout: str = "grid",
 ) -> str:
     """Render a state dict (validated first, so any valid input form works) as ASCII text.
 
     ``seat`` marks that seat's block with ``[you]``; nothing is hidden.  ``over`` shows the
     game over (terminated, phase ``game_over``) although no rule ended it: an env that
     ended it for an illegal action (:func:`shown_over`).  ``seats`` draws only those seats'
-    blocks (default every seat's; the table block is always drawn).
+    blocks (default every seat's; the table block is always drawn).  ``layout`` is
+    ``"grid"`` (the picture above) or ``"lines"`` (one fact per line, module doc).
     """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout: expected one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}")
     cs = default_components() if components is None else components
     s = shown_over(validate_state_dict(d, components=cs), over)
     if seat is not None and not (
@@ -93,9 +110,9 @@ def render_text(
     lines = [f"Umbrella, {title}, plate level {s['plate_level']}"]
     for i in range(p) if seats is None else sorted(set(int(k) for k in seats)):
         lines.append("")
-        lines.extend(_seat_block(s, i, seat, cs))
+        lines.extend(_seat_block(s, i, seat, cs) if layout == "grid" else _seat_facts(s, i, seat, cs))
     lines.append("")
-    lines.extend(_table_block(s))
+    lines.extend(_table_block(s) if layout == "grid" else _table_facts(s))
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -125,37 +142,89 @@ def _rule(left: str, right: str = "") -> str:
     return f"{left} {'=' * fill} {right}"
 
 
-def _seat_block(s: Mapping[str, Any], i: int, you: int | None, cs: ComponentSet) -> list[str]:
-    p = s["num_players"]
+def _seat_tags(s: Mapping[str, Any], i: int, you: int | None) -> list[str]:
     tags = []
     if you == i:
-        tags.append("[you]")
+        tags.append("you")
     if s["phase"] != "game_over" and s["current_player"] == i:
-        tags.append("[current player]")
+        tags.append("current player")
     if actor_of(s) == i:
-        tags.append(f"[to act: {s['phase']}]")
-    if p > 1 and s["end_triggered_by"] == i:
-        tags.append("[triggered the end]")
-    name = "board" if p == 1 else f"seat {i}"
+        tags.append(f"to act: {s['phase']}")
+    if s["num_players"] > 1 and s["end_triggered_by"] == i:
+        tags.append("triggered the end")
+    return tags
+
+
+def _seat_block(s: Mapping[str, Any], i: int, you: int | None, cs: ComponentSet) -> list[str]:
+    tags = [f"[{tag}]" for tag in _seat_tags(s, i, you)]
+    name = "board" if s["num_players"] == 1 else f"seat {i}"
     header = _rule("=== " + "  ".join([name, *tags]), f"score {s['scores'][i]} ===")
     return [header, *_stage_lines(s, i), "", *_slot_lines(s, i, cs), "", *_plate_lines(s, i, cs)]
+
+
+def _seat_facts(s: Mapping[str, Any], i: int, you: int | None, cs: ComponentSet) -> list[str]:
+    """A seat's block in the ``lines`` layout: the facts of :func:`_seat_block`, one per line."""
+    p = s["num_players"]
+    tags = _seat_tags(s, i, you)
+    name = "Board" if p == 1 else f"Seat {i}"
+    out = [f"{name}{' (' + ', '.join(tags) + ')' if tags else ''}. Score {s['scores'][i]}."]
+    out += [f"Stage row {r}: {' '.join(row)}." for r, row in enumerate(s["stages"][i])]
+    for side, (label, letters) in zip(("Top", "Bottom", "Left", "Right"), _seat_zone_labels(s, i)):
+        out.append(f"{side}{', ' + label if label else ''}: {_spoken_zone(letters)}.")
+    if p == 1:
+        out.append(f"Discard: {_spoken_zone(s['zones']['discard'])}.")
+    stage = "".join(s["stages"][i])
+    for k, stack in enumerate(s["slots"][i]):
+        if not stack:
+            out.append(f"Slot {k}, rotation {90 * k}: empty.")
+            continue
+        top, hidden = stack[-1], len(stack) - 1
+        cells = sorted(rotate_cells(cs.face_cells(top["tile"], _FACE_INDEX[top["face"]]), k))
+        where = " ".join(f"r{c // STAGE_SIZE}c{c % STAGE_SIZE}" for c in cells)
+        colours = {stage[c] for c in cells}
+        done = f"; complete: {colours.pop()}" if len(colours) == 1 else ""
+        out.append(
+            f"Slot {k}, rotation {90 * k}: tile {top['tile']} {top['face']}, height {len(stack)}"
+            f"{f', {hidden} hidden' if hidden else ''}; figure cells {where}{done}."
+        )
+    plate = cs.plates[s["plate_level"]]
+    tokens = s["plates"][i]
+    for space, (need, token) in enumerate(zip(plate.spaces, tokens)):
+        out.append(f"Plate space {space}, takes {need}: {'free' if token is None else 'token ' + token}.")
+    occupied = [t is not None for t in tokens]
+    out += [f"Plate {rule}." for rule in _plate_rules(plate)]
+    out.append(f"Plate tokens {sum(occupied)}, bonus now +{plate.bonus(occupied)}.")
+    return out
+
+
+def _spoken_zone(letters: str) -> str:
+    return f"{' '.join(letters)} ({len(letters)})" if letters else "empty"
+
+
+def _table_facts(s: Mapping[str, Any]) -> list[str]:
+    """The table in the ``lines`` layout (the facts of :func:`_table_block`)."""
+    lines = [line.strip().replace("   ", "; ") + "." for line in _table_block(s)[1:]]
+    return [line[:1].upper() + line[1:] for line in lines]
+
+
+def _seat_zone_labels(s: Mapping[str, Any], i: int) -> list[tuple[str, str]]:
+    """(label, umbrellas) of seat ``i``'s top, bottom, left and right zones; solo zones other
+    than the personal one go unnamed (their side names them already)."""
+    zones = s["zones"]
+    p = s["num_players"]
+    keys = F.zone_keys(p)
+    out = []
+    for zone in F.seat_zones(p, i):
+        key, index = keys[zone]
+        letters = zones[key] if index is None else zones[key][index]
+        out.append(("" if p == 1 and key != "personal" else f"side {index}" if key == "side" else key, letters))
+    return out
 
 
 def _stage_lines(s: Mapping[str, Any], i: int) -> list[str]:
     zones = s["zones"]
     p = s["num_players"]
-    keys = F.zone_keys(p)
-
-    def labelled(zone: int) -> tuple[str, str]:
-        """(label, umbrellas) of a zone; solo zones other than the personal one go unnamed
-        (their side names them already)."""
-        key, index = keys[zone]
-        letters = zones[key] if index is None else zones[key][index]
-        if p == 1 and key != "personal":
-            return "", letters
-        return (f"side {index}" if key == "side" else key), letters
-
-    top, bottom, left, right = (labelled(z) for z in F.seat_zones(p, i))
+    top, bottom, left, right = _seat_zone_labels(s, i)
     left_col = [f"left: {left[0]}".rstrip(), _zone_text(left[1])]
     right_col = [f"right: {right[0]}".rstrip(), _zone_text(right[1])]
     width = max(16, *(len(t) + 2 for t in left_col))
@@ -213,16 +282,21 @@ def _plate_lines(s: Mapping[str, Any], i: int, cs: ComponentSet) -> list[str]:
             cells.append(f"{space} {plate.spaces[space] + ':' + (tokens[space] or '.'):<6}")
         out.append((label if r == 0 else "").ljust(len(label) + 2) + " ".join(cells).rstrip())
     indent = " " * (len(label) + 2)
+    out += [indent + rule for rule in _plate_rules(plate)]
+    out.append(f"{indent}tokens {sum(occupied)}, bonus now +{plate.bonus(occupied)}")
+    return out
+
+
+def _plate_rules(plate: Any) -> list[str]:
+    """The plate's bonus rule and its powers, as text."""
     if plate.groups is not None:
-        groups = ", ".join("{" + ",".join(map(str, g)) + f"}} +{v}" for g, v in plate.groups)
-        out.append(f"{indent}groups {groups}")
+        out = ["groups " + ", ".join("{" + ",".join(map(str, g)) + f"}} +{v}" for g, v in plate.groups)]
     else:
         assert plate.adjacency_bonus is not None
         a, b, c = plate.adjacency_bonus
-        out.append(f"{indent}adjacent tokens: 2 -> +{a}, 3 -> +{b}, 4+ -> +{c}")
+        out = [f"adjacent tokens: 2 -> +{a}, 3 -> +{b}, 4+ -> +{c}"]
     if plate.powers:
-        out.append(indent + "powers " + ", ".join(f"{n} {x}-{y}" for n, (x, y) in plate.powers.items()))
-    out.append(f"{indent}tokens {sum(occupied)}, bonus now +{plate.bonus(occupied)}")
+        out.append("powers " + ", ".join(f"{n} {x}-{y}" for n, (x, y) in plate.powers.items()))
     return out
 
 

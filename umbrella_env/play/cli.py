@@ -16,6 +16,7 @@ from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
 from umbrella_env.cli_args import command, game_options_problem, program_name, seed_option, silence
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.core.render import LAYOUTS
 from umbrella_env.match import SPECS_HELP, AgentError, AgentSpecError, build_agent
 from umbrella_env.play.session import Console, OutputError, Session, Settings, default_opponent
 
@@ -72,6 +73,13 @@ def build_parser(out: TextIO) -> _Parser:
         default="all",
         help="before each of your decisions draw every seat's board (all, default) or only yours and the "
         "table (mine: shorter at 3-4 players, and for a screen reader); 'board all' draws every seat's",
+    )
+    p.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="grid",
+        help="draw the board as a picture in text (grid, default) or one fact per line, in reading order, "
+        "without columns (lines: for a screen reader)",
     )
     return p
 
@@ -156,7 +164,7 @@ def settle(args: argparse.Namespace, io: Console) -> Settings | None:
             f"(or one spec for all), got {len(opponents)}"
         )
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
-    return Settings(players, level, list(opponents), args.seat, seed, args.max_turns, args.board)
+    return Settings(players, level, list(opponents), args.seat, seed, args.max_turns, args.board, args.layout)
 
 
 @command

@@ -158,6 +158,8 @@ class Settings:
     #: "all" draws every seat's block before each of your decisions, "mine" only yours
     #: (and the table); the command "board all" draws every seat's
     board: str = "all"
+    #: how the board is drawn: "grid" or "lines" (render_text's layouts)
+    layout: str = "grid"
 
 
 class OutputError(StopMatch):
@@ -405,7 +407,7 @@ class Session:
         """The table as :func:`render_text` draws it: every seat's block, or with ``--board
         mine`` only yours (unless ``everyone``)."""
         seats = None if everyone or self.s.board == "all" else [self.s.seat]
-        return render_text(self.game.to_dict(), seat=self.s.seat, seats=seats).rstrip("\n")
+        return render_text(self.game.to_dict(), seat=self.s.seat, seats=seats, layout=self.s.layout).rstrip("\n")
 
     def human_decision(self) -> int | None:
         """Read lines until a legal move is typed (its id) or the player leaves (None)."""
