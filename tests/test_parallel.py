@@ -148,3 +148,17 @@ def _running(pid: int) -> bool:
         except ProcessLookupError:
             return False
         return True
+
+
+def test_stopping_a_pool_waits_for_its_manager_thread() -> None:
+    """The manager thread, still closing its wake-up pipe as Python's exit hook wrote to it,
+    printed ``OSError: [Errno 9] Bad file descriptor`` after about one SIGTERM in ten; the
+    join meant to prevent it read the thread after shutdown() had forgotten it (diff review)."""
+    from umbrella_env.parallel import stop_pool
+
+    pool = process_pool(2)
+    pool.submit(time.sleep, 60)
+    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    assert manager is not None
+    stop_pool(pool)
+    assert not manager.is_alive()

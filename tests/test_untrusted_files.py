@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import zipfile
 from pathlib import Path
 
@@ -40,6 +39,23 @@ def test_a_state_or_a_component_file_of_crafted_json_gets_the_projects_error(tmp
         f.write_text(text, encoding="utf-8")
         with pytest.raises(ComponentError, match="is not valid JSON"):  # it was a RecursionError
             load_components(f)
+    f = tmp_path / "components.toml"  # tomllib recurses too (diff review)
+    f.write_text(f"x = {DEEP}\n", encoding="utf-8")
+    with pytest.raises(ComponentError, match="is not valid TOML: nested too deeply"):
+        load_components(f)
+
+
+def test_a_runs_own_json_files_of_crafted_json_are_refused_naming_them(tmp_path: Path) -> None:
+    """The resumes read a run's history, summary and progress lines: a RecursionError before."""
+    from umbrella_env.rllib_train import _progress_rows
+    from umbrella_env.training.ppo import previous_summary
+
+    (tmp_path / "train_summary.json").write_text(DEEP, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"the run's summary '.*train_summary\.json' is unreadable"):
+        previous_summary(tmp_path / "last.zip")
+    (tmp_path / "progress.jsonl").write_text(DEEP + "\n" + '{"iteration": 1}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"line 1 of the run's progress '.*progress\.jsonl' is not one"):
+        _progress_rows(tmp_path / "progress.jsonl", 1)
 
 
 def _copy_shipped(tmp_path: Path, name: str = "az-2p") -> tuple[Path, dict]:
@@ -74,23 +90,33 @@ def test_a_sidecar_of_too_many_layers_is_refused_before_allocating_them(tmp_path
 
 
 @pytest.mark.train
-@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in kilobytes (Linux)")
-def test_the_weights_a_sidecar_describes_are_compared_before_they_are_allocated(tmp_path: Path) -> None:
+def test_the_weights_a_sidecar_describes_are_compared_before_they_are_allocated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """16 layers of 8,192 (allowed sizes) are 4.3 GB of float32: the network was built, then
     compared with the file's weights, which do not match."""
-    import resource
-
     from agents import make_agent
+    from agents.az import net
     from agents.checks import MAX_LAYER_SIZE, MAX_LAYERS
 
+    built: list[str] = []
+
+    class Recorded(net.AZNet):  # type: ignore[misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            built.append(next(self.parameters()).device.type)
+
+    monkeypatch.setattr(net, "AZNet", Recorded)
     model, meta = _copy_shipped(tmp_path)
     model.with_suffix(".json").write_text(
         json.dumps({**meta, "hidden": [MAX_LAYER_SIZE] * MAX_LAYERS}), encoding="utf-8"
     )
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(ValueError, match="does not match its sidecar"):
         make_agent(str(model))
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_000_000  # KB: less than 1 GB more
+    assert built == ["meta"]  # the shapes only: no weights allocated for a file that does not fit
+    model.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
+    make_agent(str(model))
+    assert built == ["meta", "meta", "cpu"]  # a file that fits: then the network itself
 
 
 @pytest.mark.train

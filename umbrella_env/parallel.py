@@ -68,8 +68,11 @@ def _exit_with(parent: int) -> None:
     """End this worker when the process that made its pool is gone without stopping it
     (SIGKILL, the out-of-memory killer, a killed notebook kernel): a worker holds both ends
     of the pool's pipes, so it never reads an end of file, and it would wait forever,
-    holding its memory.  Waits on a pidfd where there is one (Linux), else checks every
-    second."""
+    holding its memory.  Waits on a pidfd where there is one (Linux, which also sees a
+    parent ended but not yet reaped), else checks every second that the parent exists and
+    that this worker's own parent (the creator under spawn, the forkserver, which ends with
+    the creator) is unchanged.  ``parent`` is the pool's creator as the pool was made (a
+    pool used in a process forked after that watches the process it was made in)."""
     pidfd_open = getattr(os, "pidfd_open", None)
     if pidfd_open is not None:
         try:
@@ -79,14 +82,19 @@ def _exit_with(parent: int) -> None:
         except OSError:  # a kernel without pidfds
             pass
         else:
-            select.select([fd], [], [])  # readable once the process has ended
+            watch = select.poll()  # not select(): it refuses a descriptor above 1023
+            watch.register(fd, select.POLLIN)
+            watch.poll()  # readable once the process has ended
             os._exit(1)
+    mine = os.getppid()
     while True:
         try:
             os.kill(parent, 0)  # POSIX: signal 0 only checks that the process exists
         except ProcessLookupError:
             os._exit(1)
         except PermissionError:  # exists, as another user's: the pid was reused, the parent is gone
+            os._exit(1)
+        if os.getppid() != mine:  # reparented: the process that started this worker ended
             os._exit(1)
         time.sleep(1.0)
 
@@ -160,6 +168,7 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool at once: pending jobs cancelled, running ones abandoned (a failed game or
     Ctrl-C must not wait for the rest of the work, nor hang on a pool that will not drain)."""
     running = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     for process in running:  # the jobs already running are abandoned
         process.terminate()
     for process in running:  # gone before the pool's queues are: a worker still starting
@@ -171,7 +180,6 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     # The pool's manager thread closes its wake-up pipe as it ends; Python's exit hook, run
     # meanwhile, wrote to it ("OSError: [Errno 9] Bad file descriptor" under the command's
     # interrupted line, about one SIGTERM in ten): the workers are gone, so it ends at once.
-    manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None and manager is not threading.current_thread():
         manager.join(timeout=5)
 

@@ -73,8 +73,9 @@ def output_file_problem(path: Path, suffix: str, *, overwrite: bool = False) -> 
 
 
 def previous_run(path: Path, names: Iterable[str]) -> list[str]:
-    """The entries of ``names`` that already exist in the folder ``path`` (a run's files)."""
-    return [name for name in names if (Path(path) / name).exists()]
+    """The entries of ``names`` that already exist in the folder ``path`` (a run's files; a
+    symbolic link counts, even one whose target is gone)."""
+    return [name for name in names if (Path(path) / name).exists() or (Path(path) / name).is_symlink()]
 
 
 def remove_run(path: Path, names: Iterable[str]) -> None:

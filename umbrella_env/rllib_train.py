@@ -306,7 +306,9 @@ def check_options(args: argparse.Namespace) -> GameConfig:
         raise ValueError("--opponents is for 2-4 players: solo has no opponents")
     if args.opponents and SELF_PLAY in args.opponents:
         if args.opponents != [SELF_PLAY]:
-            raise ValueError(f"--opponents {SELF_PLAY} (self-play) stands alone: give it or frozen agents, not both")
+            raise ValueError(
+                f"--opponents {SELF_PLAY} (self-play) stands alone: give it once and nothing else, or frozen agents"
+            )
         args.opponents = None
     teacher = [args.pretrain] if args.pretrain is not None else []
     for spec in [*(args.opponents or []), *(args.eval_opponent if args.players > 1 else []), *teacher]:

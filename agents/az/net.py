@@ -285,14 +285,14 @@ def _architecture_problem(meta: dict[str, Any]) -> str:
     """What is wrong with the network a sidecar describes, or the search settings it records
     ('' when nothing): checked before a network of that shape is allocated."""
     hidden, heuristic = meta["hidden"], meta.get("heuristic_inputs", False)
-    if not (isinstance(hidden, list) and 1 <= len(hidden) <= MAX_LAYERS) or any(
-        int_problem("", h, 1, MAX_LAYER_SIZE) for h in hidden
-    ):
-        shown = hidden if not isinstance(hidden, list) or len(hidden) <= 4 else f"a list of {len(hidden)}"
-        return (
-            f"'hidden' must be a list of 1 to {MAX_LAYERS} layer sizes, integers from 1 to {MAX_LAYER_SIZE:,}, "
-            f"got {shown!r}"
-        )
+    wanted = f"'hidden' must be a list of 1 to {MAX_LAYERS} layer sizes, integers from 1 to {MAX_LAYER_SIZE:,}"
+    if not (isinstance(hidden, list) and hidden):
+        return f"{wanted}, got {hidden!r}"
+    if len(hidden) > MAX_LAYERS:
+        return f"{wanted}, got {len(hidden)} layers"
+    bad = next((k for k, h in enumerate(hidden) if int_problem("", h, 1, MAX_LAYER_SIZE)), None)
+    if bad is not None:
+        return f"{wanted}, got {hidden!r}" if len(hidden) <= 4 else f"{wanted}; layer {bad} is {hidden[bad]!r}"
     if not isinstance(heuristic, bool):
         return f"'heuristic_inputs' must be true or false, got {heuristic!r}"
     checks = (  # the slide scorer's width, then the search settings an agent takes from the sidecar

@@ -518,6 +518,8 @@ def load_components(path: str | Path) -> ComponentSet:
             raise ComponentError(f"component file {str(path)!r}: expected a .json or .toml file")
     except UnicodeDecodeError:
         raise ComponentError(f"component file {str(path)!r} is not valid UTF-8 text") from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise ComponentError(f"component file {str(path)!r} is not valid TOML: nested too deeply") from None
     except ValueError as exc:
         if isinstance(exc, ComponentError):
             raise

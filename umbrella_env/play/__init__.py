@@ -2,6 +2,7 @@
 
     python -m umbrella_env.play [--players 1-4] [--level 1-4] [--opponents SPEC ...]
                                 [--seat S] [--seed N] [--max-turns T]
+                                [--board {all,mine}] [--layout {grid,lines}]
 
 You take one seat (``--seat``, default 0); every other seat is played by an agent built
 from a spec by :func:`umbrella_env.match.build_agent` (any agent ``evaluate.py`` takes, e.g.
@@ -11,7 +12,9 @@ seat (a single spec is used for all of them).
 stdin is a terminal, and take their defaults otherwise.
 
 Before each of your decisions the whole table is drawn (:func:`render.render_text`,
-your seat marked ``[you]``) with the phase and who decides.  Type a move by its readable
+your seat marked ``[you]``) with the phase and who decides; ``--board mine`` draws only
+your seat and the table, and ``--layout lines`` says the board one fact per line, in
+reading order (for a screen reader).  Type a move by its readable
 name (``slide B from top col2``, ``validate slot0 space3``, ``cover slot1``; case,
 extra spaces and the words "from", "of", "with" do not matter) or by its action id, or a
 command: ``help``, ``legal`` / ``moves``, ``board``, ``hint``, ``quit``.  Bad input is

@@ -132,7 +132,9 @@ def not_a_trainers(entry: Path) -> str | None:
     entry = Path(entry)
     if entry.is_symlink():
         return None
-    if entry.name == "tb" and entry.is_dir():
+    if entry.name == "tb":
+        if not entry.is_dir():
+            return "a file, where a trainer writes a folder of TensorBoard event files"
         for f in sorted(entry.rglob("*")):
             if not f.is_dir() and not f.name.startswith(TB_EVENTS):
                 return str(f.relative_to(entry.parent))
