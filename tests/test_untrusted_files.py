@@ -45,17 +45,22 @@ def test_a_state_or_a_component_file_of_crafted_json_gets_the_projects_error(tmp
         load_components(f)
 
 
-def test_a_runs_own_json_files_of_crafted_json_are_refused_naming_them(tmp_path: Path) -> None:
-    """The resumes read a run's history, summary and progress lines: a RecursionError before."""
+def test_a_runs_progress_lines_of_crafted_json_are_refused_naming_them(tmp_path: Path) -> None:
+    """rllib_train --resume reads the run's progress lines: a RecursionError before."""
     from umbrella_env.rllib_train import _progress_rows
+
+    (tmp_path / "progress.jsonl").write_text(DEEP + "\n" + '{"iteration": 1}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"line 1 of the run's progress '.*progress\.jsonl' is not one"):
+        _progress_rows(tmp_path / "progress.jsonl", 1)
+
+
+@pytest.mark.train
+def test_a_ppo_runs_summary_of_crafted_json_is_refused_naming_it(tmp_path: Path) -> None:
     from umbrella_env.training.ppo import previous_summary
 
     (tmp_path / "train_summary.json").write_text(DEEP, encoding="utf-8")
     with pytest.raises(ValueError, match=r"the run's summary '.*train_summary\.json' is unreadable"):
         previous_summary(tmp_path / "last.zip")
-    (tmp_path / "progress.jsonl").write_text(DEEP + "\n" + '{"iteration": 1}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"line 1 of the run's progress '.*progress\.jsonl' is not one"):
-        _progress_rows(tmp_path / "progress.jsonl", 1)
 
 
 def _copy_shipped(tmp_path: Path, name: str = "az-2p") -> tuple[Path, dict]:
