@@ -19,7 +19,7 @@ import json
 import shutil
 import threading
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +207,29 @@ def read_metadata_file(meta_file: str | Path, path: str | Path) -> dict[str, Any
     except (OSError, ValueError) as exc:
         raise ValueError(f"metadata {str(meta_file)!r} is unreadable (expected UTF-8 JSON): {exc}") from None
     return check_metadata(meta, path, f"metadata {str(meta_file)!r}")
+
+
+#: The keys a checkpoint's own copy of its metadata and its sidecar must agree on (the
+#: game; an alphazero network adds its shape): an edited sidecar let a level-1 model pass as
+#: a level-2 one.
+CONFIGURATION_KEYS = ("num_players", "plate_level")
+
+
+def meta_mismatch(embedded: Any, sidecar: Mapping[str, Any], keys: Sequence[str] = CONFIGURATION_KEYS) -> str:
+    """How the metadata saved inside a checkpoint differs from its sidecar's on ``keys``, in
+    one line ('' when they agree, or the file has none: written before it was saved)."""
+    if not isinstance(embedded, dict):
+        return ""
+
+    def plain(value: Any) -> Any:  # as JSON holds it: a tuple is a list
+        return json.loads(json.dumps(value))
+
+    differ = [
+        f"{key} {sidecar[key]!r} in the sidecar, {embedded[key]!r} in the checkpoint"
+        for key in keys
+        if key in embedded and key in sidecar and plain(embedded[key]) != plain(sidecar[key])
+    ]
+    return "; ".join(differ)
 
 
 def compressed_record(path: str | Path) -> str | None:

@@ -8,9 +8,11 @@ trained for one configuration is refused for another with a clear message.
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 import threading
-from collections.abc import Iterator
+import zipfile
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,8 +32,10 @@ from agents.checkpoint import (
     check_configuration_options,
     check_finite_weights,
     check_given_game,
+    meta_mismatch,
     one_line,
     read_sidecar,
+    sidecar_path,
 )
 from agents.checks import (
     check_batch,
@@ -44,12 +48,49 @@ from agents.checks import (
 )
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
+
+#: The member of a checkpoint ``.zip`` that holds a copy of its sidecar's metadata (ignored
+#: by Stable-Baselines3, which reads ``data`` and the ``.pth`` members).
+ZIP_METADATA = "umbrella_env.json"
+_MAX_ZIP_METADATA = 1 << 20  # bytes: a sidecar copy is a few hundred
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The sidecar metadata of a checkpoint, or a ``ValueError`` saying what is wrong."""
-    return read_sidecar(path, ".zip", "train.py")
+    """The sidecar metadata of a checkpoint, or a ``ValueError`` saying what is wrong: also
+    when the copy the checkpoint keeps (:data:`ZIP_METADATA`; none in a file written before
+    0.2) names another game than its sidecar, which a SHA-256 left out of an edited sidecar
+    would not catch."""
+    meta = read_sidecar(path, ".zip", "train.py")
+    mismatch = meta_mismatch(_zip_metadata(Path(path)), meta)
+    if mismatch:
+        sidecar = str(sidecar_path(path))
+        raise ValueError(f"checkpoint {str(path)!r} does not match its sidecar {sidecar!r}: {mismatch}")
+    return meta
+
+
+def _zip_metadata(path: Path) -> Any:
+    """The metadata a checkpoint ``.zip`` keeps of itself, or None (none kept, or a file that
+    is not a readable zip: its loading says so)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo(ZIP_METADATA)
+            if info.file_size > _MAX_ZIP_METADATA:
+                raise ValueError(f"checkpoint {str(path)!r}: its {ZIP_METADATA} is {info.file_size:,} bytes")
+            return parse_json(archive.read(info).decode("utf-8"))
+    except (KeyError, OSError, zipfile.BadZipFile):
+        return None
+    except ValueError as exc:  # UnicodeDecodeError, JSON, the size
+        raise ValueError(f"checkpoint {str(path)!r}: its {ZIP_METADATA} is unreadable ({exc})") from None
+
+
+def save_policy(model: Any, file: str | Path, meta: Mapping[str, Any]) -> None:
+    """``model.save(file)`` with a copy of ``meta`` inside the zip (:data:`ZIP_METADATA`), as
+    a ``.pt`` keeps its own (the save callback of :func:`agents.checkpoint.save_with_sidecar`)."""
+    model.save(file)
+    with zipfile.ZipFile(file, "a") as archive:
+        archive.writestr(ZIP_METADATA, json.dumps(dict(meta)))
 
 
 INSTALL_HINT = install_hint("train")

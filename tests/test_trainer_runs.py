@@ -1024,3 +1024,28 @@ def test_overwrite_removes_a_symbolic_link_not_what_it_points_to(tmp_path) -> No
     (run / "progress.csv").write_text("timesteps\n")
     remove_run(run, RUN_FILES)
     assert list(run.iterdir()) == [] and (target / "keep.txt").read_text() == "kept"
+
+
+def test_a_zip_checkpoint_keeps_its_configuration_and_refuses_a_sidecar_edited_to_another(tmp_path) -> None:
+    """Review of security: a .zip's sidecar, edited to another plate level with its SHA-256
+    removed, was believed, and the level-1 policy played level 3 without a word (a .pt keeps
+    a copy of its metadata and caught it)."""
+    import zipfile
+
+    from agents import make_agent
+    from agents.policy import ZIP_METADATA
+    from umbrella_env.training import ppo
+
+    run = tmp_path / "run"
+    assert ppo.main([*PPO, "--out", str(run)]) == 0
+    with zipfile.ZipFile(run / "last.zip") as archive:
+        kept = json.loads(archive.read(ZIP_METADATA))
+    assert (kept["num_players"], kept["plate_level"]) == (2, 1)
+    assert make_agent(str(run / "last.zip")) is not None
+    sidecar = json.loads((run / "last.json").read_text())
+    del sidecar["sha256"]
+    (run / "last.json").write_text(json.dumps({**sidecar, "plate_level": 3}))
+    with pytest.raises(
+        ValueError, match=r"does not match its sidecar .*plate_level 3 in the sidecar, 1 in the checkpoint"
+    ):
+        make_agent(str(run / "last.zip"))

@@ -44,7 +44,6 @@ SHA-256, another game or shape than its own copy of the metadata, weights not fi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,11 +55,13 @@ from torch import nn
 
 from agents.az.lookahead import SLIDE_FEATURES, SUMMARY_FEATURES, SlideLookahead
 from agents.checkpoint import (
+    CONFIGURATION_KEYS,
     TORCH_RNG_LOCK,
     base_metadata,
     check_configuration,
     check_finite_weights,
     compressed_record,
+    meta_mismatch,
     nonfinite_weights,
     one_line,
     read_sidecar,
@@ -341,7 +342,7 @@ def load_network(
     )
     with torch.device("meta"):  # the shapes the sidecar describes, no memory allocated for them yet
         wanted = AZNet(*shape).state_dict()
-    mismatch = _weights_mismatch(wanted, state) or _meta_mismatch(blob.get("meta"), meta)
+    mismatch = _weights_mismatch(wanted, state) or meta_mismatch(blob.get("meta"), meta, _CONFIGURATION_KEYS)
     if mismatch:
         sidecar = str(sidecar_path(path))
         raise ValueError(f"checkpoint {str(path)!r} does not match its sidecar {sidecar!r}: {mismatch}")
@@ -355,24 +356,7 @@ def load_network(
 
 #: The sidecar keys a checkpoint's own copy of its metadata must agree on: the game and the
 #: network's shape (an edited sidecar let a level-1 network pass as a level-2 one).
-_CONFIGURATION_KEYS = ("num_players", "plate_level", "hidden", "slide_hidden", "heuristic_inputs")
-
-
-def _meta_mismatch(embedded: Any, sidecar: dict[str, Any]) -> str:
-    """How the metadata saved inside the checkpoint differs from its sidecar's on
-    :data:`_CONFIGURATION_KEYS`, in one line ('' when they agree or the file has none)."""
-    if not isinstance(embedded, dict):
-        return ""
-
-    def plain(value: Any) -> Any:  # as JSON holds it: a tuple is a list
-        return json.loads(json.dumps(value))
-
-    differ = [
-        f"{key} {sidecar[key]!r} in the sidecar, {embedded[key]!r} in the checkpoint"
-        for key in _CONFIGURATION_KEYS
-        if key in embedded and key in sidecar and plain(embedded[key]) != plain(sidecar[key])
-    ]
-    return "; ".join(differ)
+_CONFIGURATION_KEYS = (*CONFIGURATION_KEYS, "hidden", "slide_hidden", "heuristic_inputs")
 
 
 def _weights_mismatch(want: dict[str, torch.Tensor], got: dict[str, torch.Tensor]) -> str:

@@ -68,7 +68,7 @@ from gymnasium import spaces
 from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, save_with_sidecar, sidecar_path
 from agents.checks import invalid_outputs
 from agents.features import FigureFeatures
-from agents.policy import PolicyAgent, load_model, moved_modules, read_metadata
+from agents.policy import PolicyAgent, load_model, moved_modules, read_metadata, save_policy
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
     HelpFormatter,
@@ -275,7 +275,8 @@ def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str,
     """The model and its sidecar, which records the model file's SHA-256, replaced both or
     neither (an interrupted save leaves the previous pair whole)."""
     meta = base_metadata(config.num_players, config.plate_level, max_turns=config.max_turns, **extra)
-    save_with_sidecar(path, meta, model.save)  # SB3 adds ".zip" only to a name without a suffix
+    # SB3 adds ".zip" only to a name without a suffix; the zip keeps a copy of the metadata
+    save_with_sidecar(path, meta, lambda file: save_policy(model, file, meta))
 
 
 class TrainCallback(BaseCallback):
