@@ -882,3 +882,76 @@ def test_a_narrow_terminal_lists_the_standings_instead_of_cutting_names_and_figu
     for row in rows:  # each name and figure whole, on one line
         assert row[0] in shown and all(f"  {h}: {v}" in shown for h, v in zip(header[1:], row[1:])), row
     assert max(len(line) for line in shown) <= width
+
+
+# --------------------------------------------------------------------------- notebooks
+_SESSION = """
+import sys
+import numpy as np
+from umbrella_env.evaluation import EvaluationError, play_specs, run_tournament
+from umbrella_env.core.config import GameConfig
+
+class First:
+    name = "first"
+    needs_game = False
+    def reset(self, seed=None): pass
+    def act(self, obs, mask, game=None): return int(np.flatnonzero(mask)[0])
+
+def mine(seed=None): return First()
+
+print("one worker:", len(run_tournament(["__main__:mine", "random"], 2, games=2, workers=1).records))
+try:
+    run_tournament(["__main__:mine", "random"], 2, games=2, workers=2)
+except EvaluationError as exc:
+    print("two workers:", exc)
+config = GameConfig(num_players=2)
+before = play_specs(["__main__:mine", "random"], config, 0).scores
+
+class Last(First):
+    def act(self, obs, mask, game=None): return int(np.flatnonzero(mask)[-1])
+
+def mine(seed=None): return Last()  # the cell edited and run again
+
+print("redefined plays:", play_specs(["__main__:mine", "random"], config, 0).scores != before)
+"""
+
+
+def test_a_notebook_factory_plays_in_process_and_is_refused_for_workers_before_they_start() -> None:
+    """Review of the notebook user: with workers=2 a factory of the session failed in the
+    workers, after the pool started, with 'module __main__ has no attribute'; play_specs kept
+    the first definition of a factory redefined in a cell."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _SESSION], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "one worker: 2"
+    assert lines[1].startswith("two workers: agent '__main__:mine' is defined in this interactive session")
+    assert "workers=1" in lines[1] and "save the factory in a module" in lines[1]
+    assert lines[2] == "redefined plays: True"
+
+
+def test_agents_given_as_objects_are_refused_with_what_to_give(tmp_path) -> None:
+    from agents import make_agent
+
+    for given, kind in ((make_agent("greedy"), "GreedyAgent"), (lambda seed=None: None, "function")):
+        with pytest.raises(ev.EvaluationError, match=f"agent 1: agents are given by spec strings .*got {kind}"):
+            ev.run_tournament([given, "random"], 2, games=2)  # a bare regex TypeError before
+    assert len(ev.run_tournament([Path("random"), "greedy"], 2, games=2).records) == 2  # a path-like spec is text
+
+
+def test_play_game_refuses_specs_and_a_config_that_is_not_one() -> None:
+    from agents import make_agent
+
+    config = GameConfig(num_players=2)
+    with pytest.raises(TypeError, match="play_game takes agent objects, got the spec 'greedy': build them"):
+        play_game(["greedy", "random"], config, 0)  # an AgentError about 'str' having no reset before
+    with pytest.raises(TypeError, match="config: expected a GameConfig, got int"):
+        play_game([make_agent("greedy"), make_agent("random")], 2, 0)  # type: ignore[arg-type]
+
+
+def test_a_tournament_result_shows_a_summary_not_every_game() -> None:
+    result = ev.run_tournament(["greedy", "random"], 2, games=4)
+    assert repr(result).startswith("TournamentResult(2 agents: greedy, random; 2 player(s), level 1; 4 games, seed")
+    assert "GameRecord" not in repr(result)

@@ -308,3 +308,15 @@ def test_zone_dots_carry_their_letters(num_players: int) -> None:
     for ink in set(_CELL_LETTER):
         wanted = sum(n * int(_DOT_GLYPHS[c].sum()) for c, n in enumerate(counts) if _CELL_LETTER[c] == ink)
         assert int(np.all(tray == _PALETTE[ink], axis=-1).sum()) == wanted
+
+
+def test_a_game_object_is_drawn_as_its_dict_by_every_renderer() -> None:
+    """Review of the notebook user: state_to_svg took a SingleGame, render_rgb refused it."""
+    from umbrella_env.core.render import render_text
+    from umbrella_env.core.single import SingleGame
+    from umbrella_env.core.svg import state_to_svg
+
+    game = SingleGame.new(GameConfig(num_players=2), 123)
+    np.testing.assert_array_equal(render_rgb(game), render_rgb(game.to_dict()))
+    assert render_text(game, seat=0, layout="lines") == render_text(game.to_dict(), seat=0, layout="lines")
+    assert state_to_svg(game) == state_to_svg(game.to_dict())

@@ -162,3 +162,27 @@ def test_stopping_a_pool_waits_for_its_manager_thread() -> None:
     assert manager is not None
     stop_pool(pool)
     assert not manager.is_alive()
+
+
+_UNGUARDED_SCRIPT = """
+from umbrella_env.evaluation import run_tournament
+
+run_tournament(["greedy", "random"], 2, games=8, workers=2)  # no 'if __name__ == "__main__":'
+"""
+
+
+def test_workers_that_cannot_start_are_told_apart_from_killed_ones(tmp_path) -> None:
+    """Review of the notebook user: a script without the __main__ guard (its workers, which
+    run it again, cannot start) was told 'killed by a signal or out of memory?'."""
+    import subprocess
+    import sys
+
+    from umbrella_env.parallel import WorkerDied
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED_SCRIPT, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "the worker processes died before finishing any job" in done.stderr
+    assert "if __name__ ==" in done.stderr
+    assert "in the middle of its job" in str(WorkerDied())  # a worker lost after others finished

@@ -678,3 +678,17 @@ def test_a_run_records_its_pretrained_baseline_and_logs_its_final_evaluation(tmp
     text = capsys.readouterr().out
     assert re.search(r"\[eval after pretraining, 4 games\] win rate vs random \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] "
                      r"\(4 games\), mean score", text)  # fmt: skip
+
+
+def test_the_teacher_games_take_every_spec_the_commands_check() -> None:
+    """Review of the notebook user: train.py --pretrain my_agents:factory passed the up-front
+    check (build_agent) and then failed with a traceback in the teacher games (make_agent,
+    which takes names and checkpoints only)."""
+    from umbrella_env.training import imitation
+
+    config = GameConfig(num_players=2, plate_level=1, max_turns=40)
+    first = "tests.test_evaluate:FirstLegalAgent"
+    demos = imitation.collect(
+        config, first, [first], games=2, seed=3, shaping=0.1, gamma=0.99, workers=1, progress=False
+    )
+    assert len(demos) > 0 and (demos.actions == np.argmax(demos.masks, axis=1)).all()  # the first legal move

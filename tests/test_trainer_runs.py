@@ -1049,3 +1049,23 @@ def test_a_zip_checkpoint_keeps_its_configuration_and_refuses_a_sidecar_edited_t
         ValueError, match=r"does not match its sidecar .*plate_level 3 in the sidecar, 1 in the checkpoint"
     ):
         make_agent(str(run / "last.zip"))
+
+
+def test_an_interrupted_ppo_run_closes_its_progress_bar(tmp_path, monkeypatch) -> None:
+    """Review of the notebook user: SB3's bar closes only when training ends normally, so
+    after Ctrl-C its refresh thread went on, and the stale bar reappeared at the next run."""
+    import threading
+
+    from rich.live import Live
+
+    from umbrella_env.training import ppo
+
+    def stop(self: object) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo.TrainCallback, "_on_step", stop)
+    argv = [a for a in PPO if a != "--no-progress"]
+    assert ppo.main([*argv, "--out", str(tmp_path / "run")]) == 130
+    assert (tmp_path / "run" / "last.zip").is_file()
+    live = [t for t in threading.enumerate() if type(t).__module__ == Live.__module__ and t.is_alive()]
+    assert live == []

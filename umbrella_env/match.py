@@ -34,7 +34,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import os
 import re
+import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -114,6 +116,17 @@ SPECS_HELP = (
 def valid_choices() -> str:
     """The specs :func:`build_agent` takes, in words: the registry's and a factory."""
     return "expected " + spec_choices("'package.module:factory' (a callable building the agent)")
+
+
+def session_factory(spec: str) -> bool:
+    """Whether ``spec`` is a ``module:factory`` of an interactive session's ``__main__`` (a
+    notebook, ``python -c``, a REPL: no file), which worker processes and Ray tasks cannot
+    import; a script's ``__main__`` can be (its file is run again under the name
+    ``__mp_main__``)."""
+    if not (isinstance(spec, str) and SPEC_FACTORY.match(spec)) or spec.split(":")[0] != "__main__":
+        return False
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    return not (isinstance(main_file, str) and Path(main_file).is_file())
 
 
 def build_agent(
@@ -347,9 +360,17 @@ def play_game(
     ``seed`` seeds the agents (one derived seed per seat, passed to ``reset``) and,
     unless ``key`` is given, the deal; the other arguments are :func:`play_out`'s.
     """
+    if not isinstance(config, GameConfig):
+        raise TypeError(f"config: expected a GameConfig, got {type(config).__name__}: {config!r}")
     P = config.num_players
     if len(agents) != P:
         raise ValueError(f"a {P}-player game needs {P} agents, got {len(agents)}")
+    spec = next((a for a in agents if isinstance(a, (str, os.PathLike))), None)
+    if spec is not None:
+        raise TypeError(
+            f"play_game takes agent objects, got the spec {spec!r}: build them with build_agent(spec, config), "
+            "or play specs with umbrella_env.evaluation.play_specs"
+        )
     rng = np.random.default_rng(seed)
     agent_seeds = rng.integers(0, 2**63, size=P)
     if key is None:

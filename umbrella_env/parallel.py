@@ -23,7 +23,15 @@ class WorkerDied(RuntimeError):
     out-of-memory killer, or a crash in native code): the work in flight is lost.  The
     commands report it in one line instead of the pool's ``BrokenProcessPool`` traceback."""
 
-    def __init__(self) -> None:
+    def __init__(self, before_any_job: bool = False) -> None:
+        if before_any_job:  # most often workers that could not start
+            super().__init__(
+                "the worker processes died before finishing any job: if they could not start, the program that "
+                "runs this must do so under 'if __name__ == \"__main__\":' (an interactive session, a notebook: "
+                "use one worker); else a worker was killed by a signal or ran out of memory (run again, with fewer "
+                "--workers if memory is short)"
+            )
+            return
         super().__init__(
             "a worker process died in the middle of its job (killed by a signal or out of memory?); "
             "the work in flight is lost (run again, with fewer --workers if memory is short)"
@@ -106,6 +114,11 @@ def _mp_context() -> Any:
     return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
 
 
+def _finished(future: Any) -> bool:
+    """Whether a pool's job ended with its result."""
+    return bool(future.done() and not future.cancelled() and future.exception() is None)
+
+
 class _Pool(ProcessPoolExecutor):
     """A process pool whose ``with`` block, left by an exception (a failed job, Ctrl-C),
     stops it at once (:func:`stop_pool`) instead of waiting for every pending job.
@@ -116,6 +129,15 @@ class _Pool(ProcessPoolExecutor):
     """
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        future = self._submit(fn, *args, **kwargs)
+        future.add_done_callback(self._note)  # no list of the futures: a long-lived pool would keep every result
+        return future
+
+    def _note(self, future: Any) -> None:
+        if _finished(future):
+            self._one_finished = True
+
+    def _submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
             return super().submit(fn, *args, **kwargs)
         # The mask is inherited by the processes started here; the handler defers the
@@ -132,6 +154,10 @@ class _Pool(ProcessPoolExecutor):
                 handler(signal.SIGINT, None)
             elif caught and handler == signal.SIG_DFL:
                 raise KeyboardInterrupt
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._one_finished = False  # a job ended with its result: the workers did start
 
     def map(self, fn: Any, *iterables: Any, timeout: float | None = None, chunksize: int = 1) -> Iterator[Any]:
         """``Executor.map`` (every job submitted now, results in order, ``chunksize`` 1), except
@@ -153,7 +179,7 @@ class _Pool(ProcessPoolExecutor):
         if exc_type is not None:
             stop_pool(self)
             if isinstance(exc, BrokenProcessPool):
-                raise WorkerDied() from None
+                raise WorkerDied(before_any_job=not self._one_finished) from None
             return False
         return super().__exit__(exc_type, exc, tb)
 

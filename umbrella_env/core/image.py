@@ -53,13 +53,12 @@ from umbrella_env.core.components import (
     PLATE_ROWS,
     STAGE_SIZE,
     ComponentSet,
-    default_components,
     parse_space,
     plate_neighbours,
     rotate_cells,
 )
-from umbrella_env.core.render import actor_of, shown_over
-from umbrella_env.core.serialize import validate_state_dict, zone_counts
+from umbrella_env.core.render import actor_of, drawn_state
+from umbrella_env.core.serialize import zone_counts
 
 __all__ = [
     "ACTOR_FRAME",
@@ -332,16 +331,17 @@ def image_regions(num_players: int) -> dict[str, Box]:
 
 
 # --------------------------------------------------------------------------- entry point
-def render_rgb(d: Mapping[str, Any], components: ComponentSet | None = None, *, over: bool = False) -> Image:
-    """Draw a state dict (validated first; a bad dict raises ``StateError``) as an RGB image.
+def render_rgb(d: Any, components: ComponentSet | None = None, *, over: bool = False) -> Image:
+    """Draw a state dict (validated first; a bad dict raises ``StateError``) or a game
+    (``SingleGame``, ``ReferenceGame``: :func:`~umbrella_env.core.render.drawn_state`) as an
+    RGB image.
 
     Returns a ``uint8`` array of shape ``(H, W, 3)``; the size depends only on the number of
     players (about 800 px wide; see :func:`image_regions`).  Nothing is hidden except the
     tiles under the top of each stack, which are only counted.  ``over``: drawn as a game
     over although no rule ended it (:func:`umbrella_env.core.render.shown_over`).
     """
-    cs = default_components() if components is None else components
-    s = shown_over(validate_state_dict(d, components=cs), over)
+    s, cs = drawn_state(d, components, over)
     lay = _layout(s["num_players"])
     img = np.full((lay.height, lay.width), _TABLE, dtype=np.uint8)
     actor = actor_of(s)

@@ -67,7 +67,7 @@ from umbrella_env.core.components import (
 )
 from umbrella_env.core.serialize import validate_state_dict
 
-__all__ = ["LAYOUTS", "actor_of", "render_text"]
+__all__ = ["LAYOUTS", "actor_of", "drawn_state", "render_text"]
 
 #: The layouts of :func:`render_text`.
 LAYOUTS = ("grid", "lines")
@@ -77,7 +77,7 @@ _FACE_INDEX = {"white": 0, "black": 1}
 
 
 def render_text(
-    d: Mapping[str, Any],
+    d: Any,
     seat: int | None = None,
     *,
     components: ComponentSet | None = None,
@@ -85,7 +85,8 @@ def render_text(
     seats: Sequence[int] | None = None,
     layout: str = "grid",
 ) -> str:
-    """Render a state dict (validated first, so any valid input form works) as ASCII text.
+    """Render a state dict (validated first, so any valid input form works) or a game
+    (``SingleGame``, ``ReferenceGame``: :func:`drawn_state`) as ASCII text.
 
     ``seat`` marks that seat's block with ``[you]``; nothing is hidden.  ``over`` shows the
     game over (terminated, phase ``game_over``) although no rule ended it: an env that
@@ -95,8 +96,7 @@ def render_text(
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout: expected one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}")
-    cs = default_components() if components is None else components
-    s = shown_over(validate_state_dict(d, components=cs), over)
+    s, cs = drawn_state(d, components, over)
     if seat is not None and not (
         isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < s["num_players"]
     ):
@@ -114,6 +114,20 @@ def render_text(
     lines.append("")
     lines.extend(_table_block(s) if layout == "grid" else _table_facts(s))
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def drawn_state(state: Any, components: ComponentSet | None, over: bool) -> tuple[dict[str, Any], ComponentSet]:
+    """(the validated state dict as drawn, its component set) of what a renderer is given: a
+    state dict (``components``, default the built-in set) or a game object with a
+    ``to_dict()`` method (``SingleGame``, ``ReferenceGame``), whose ``config.components`` are
+    used unless ``components`` is given; ``over`` as :func:`shown_over`."""
+    if not isinstance(state, Mapping) and callable(getattr(state, "to_dict", None)):
+        if components is None:
+            game_components = getattr(getattr(state, "config", None), "components", None)
+            components = game_components if isinstance(game_components, ComponentSet) else None
+        state = state.to_dict()
+    cs = default_components() if components is None else components
+    return shown_over(validate_state_dict(state, components=cs), over), cs
 
 
 def shown_over(s: dict[str, Any], over: bool) -> dict[str, Any]:

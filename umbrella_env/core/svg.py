@@ -49,7 +49,6 @@ from umbrella_env.core.components import (
     COLOURS,
     STAGE_SIZE,
     ComponentSet,
-    default_components,
     parse_space,
     plate_neighbours,
     rotate_cells,
@@ -117,8 +116,8 @@ from umbrella_env.core.image import (
     _text_width,
     table_entries,
 )
-from umbrella_env.core.render import actor_of, shown_over
-from umbrella_env.core.serialize import validate_state_dict, zone_counts
+from umbrella_env.core.render import actor_of, drawn_state
+from umbrella_env.core.serialize import zone_counts
 
 __all__ = ["state_to_svg"]
 
@@ -226,13 +225,7 @@ def state_to_svg(
         raise ValueError(
             f"description: expected text without control characters (XML cannot hold them), got {description!r}"
         )
-    if not isinstance(state, Mapping) and callable(getattr(state, "to_dict", None)):
-        if components is None:
-            game_components = getattr(getattr(state, "config", None), "components", None)
-            components = game_components if isinstance(game_components, ComponentSet) else None
-        state = state.to_dict()
-    cs = default_components() if components is None else components
-    s = shown_over(validate_state_dict(state, components=cs), over)
+    s, cs = drawn_state(state, components, over)
     lay = _layout(s["num_players"])
     actor = actor_of(s)
     svg = _Svg()

@@ -54,6 +54,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import os
 import re
 import shlex
 import threading
@@ -84,6 +85,7 @@ from umbrella_env.match import (
     build_agent,
     is_checkpoint,
     play_game,
+    session_factory,
     valid_choices,
 )
 from umbrella_env.parallel import Progress, process_pool
@@ -152,8 +154,14 @@ class TournamentResult:
     seed: int
     workers: int
     tables: list[tuple[int, ...]]
-    records: list[GameRecord] = field(default_factory=list)
+    records: list[GameRecord] = field(default_factory=list, repr=False)
     elapsed: float = 0.0
+
+    def __repr__(self) -> str:  # the dataclass's listed every game (2 MB for 10,000 games in a notebook cell)
+        return (
+            f"TournamentResult({len(self.labels)} agents: {', '.join(self.labels)}; {self.num_players} player(s), "
+            f"level {self.plate_level}; {len(self.records):,} games, seed {self.seed}, {self.elapsed:.1f} s)"
+        )
 
     @property
     def solo(self) -> bool:
@@ -283,9 +291,13 @@ def create_agent(spec: str, config: GameConfig, seed: int | None = None) -> Any:
 
 
 # --------------------------------------------------------------------------- one game
-def play_specs(specs_by_seat: Sequence[str], config: GameConfig, seed: int, *, key: int | None = None) -> GameRecord:
+def play_specs(
+    specs_by_seat: Sequence[str], config: GameConfig, seed: int, *, key: int | None = None, cache: bool = False
+) -> GameRecord:
     """One game by :func:`umbrella_env.match.play_game`, the agent of seat ``s`` built from
-    ``specs_by_seat[s]`` (once per process and seat, reset every game).
+    ``specs_by_seat[s]``: anew for each call, or with ``cache`` once per thread and seat and
+    reset every game (a tournament's workers; :func:`forget_agents` drops them), so that a
+    factory redefined or a checkpoint replaced between two calls is the one that plays.
 
     The record's ``seats`` are ``0..P-1`` and ``agents`` the specs; :func:`run_tournament`
     fills in tournament indices and labels.
@@ -293,7 +305,9 @@ def play_specs(specs_by_seat: Sequence[str], config: GameConfig, seed: int, *, k
     P = config.num_players
     if len(specs_by_seat) != P:
         raise EvaluationError(f"{P}-player game needs {P} agent specs, got {len(specs_by_seat)}")
-    agents = [_agent_for(spec, s, config) for s, spec in enumerate(specs_by_seat)]
+    agents = [
+        _agent_for(spec, s, config) if cache else create_agent(spec, config) for s, spec in enumerate(specs_by_seat)
+    ]
     res = play_game(agents, config, seed, key=key, names=specs_by_seat)
     return GameRecord(
         index=0,
@@ -363,7 +377,7 @@ def _schedule(result: TournamentResult) -> list[_Task]:
 def _play_chunk(tasks: list[_Task], specs: list[str], labels: list[str], config: GameConfig) -> list[GameRecord]:
     out = []
     for task in tasks:
-        rec = play_specs([specs[a] for a in task.seats], config, task.seed, key=task.key)
+        rec = play_specs([specs[a] for a in task.seats], config, task.seed, key=task.key, cache=True)
         out.append(
             dataclasses.replace(
                 rec, index=task.index, table=task.table, seats=task.seats, agents=tuple(labels[a] for a in task.seats)
@@ -383,6 +397,13 @@ def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, gam
         raise EvaluationError(problem)
     if not agent_specs:
         raise EvaluationError(f"no agents given; {valid_choices()}")
+    for i, spec in enumerate(agent_specs, start=1):
+        if not isinstance(spec, (str, os.PathLike)):
+            raise EvaluationError(
+                f"agent {i}: agents are given by spec strings (a name, a checkpoint path or 'module:factory'), "
+                f"got {type(spec).__name__} {spec!r}; for an agent defined in this session give "
+                "'__main__:factory' (with workers=1), or save it in a module (docs/agents.md)"
+            )
     if num_players >= 2 and len(agent_specs) < 2:
         raise EvaluationError(
             f"a {num_players}-player tournament needs at least 2 agents, got {len(agent_specs)} "
@@ -436,7 +457,15 @@ def run_tournament(
         )
     if address is not None and backend != "ray":
         raise EvaluationError("--address is the Ray cluster of --backend ray; add --backend ray or leave it out")
-    specs, labels = parse_specs(agent_specs)
+    specs, labels = parse_specs([os.fspath(s) for s in agent_specs])
+    session = next((s for s in specs if session_factory(s)), None)
+    if session is not None and (backend == "ray" or (workers or 1) > 1):
+        where = "Ray tasks" if backend == "ray" else "worker processes"
+        raise EvaluationError(
+            f"agent {session!r} is defined in this interactive session (a notebook, python -c), which {where} "
+            f"cannot import: use {'the process backend with ' if backend == 'ray' else ''}workers=1, or save the "
+            "factory in a module (my_agents.py) and give 'my_agents:factory' (docs/agents.md)"
+        )
     config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
     forget_agents()  # a checkpoint replaced since the last tournament is loaded again
     for spec in dict.fromkeys(specs):

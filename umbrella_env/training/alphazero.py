@@ -1783,11 +1783,11 @@ class Trainer:
                     break
             bar.close()
         except BaseException as exc:  # Ctrl-C or a failure: the workers' jobs are abandoned, not awaited
-            if self.pool is not None:
-                stop_pool(self.pool)
-                self.pool = None
+            pool, self.pool = self.pool, None
+            if pool is not None:
+                stop_pool(pool)
             if isinstance(exc, BrokenProcessPool):
-                raise WorkerDied() from None
+                raise WorkerDied(before_any_job=not getattr(pool, "_one_finished", True)) from None
             raise
         finally:
             if self.pool is not None:

@@ -20,14 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from agents import make_agent
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
-from umbrella_env.match import play_out, win_credits
+from umbrella_env.match import build_agent, play_out, win_credits
 from umbrella_env.parallel import Progress, process_pool
 from umbrella_env.training.divergence import CLONING, check_losses, check_weights, refused_outputs
 
@@ -185,9 +184,9 @@ def _play_chunk(job: tuple[GameConfig, str, list[str], list[int], float, float])
     weight = 1.0 if solo else shaping  # solo: the score itself is the reward
     for seed in seeds:
         rng = np.random.default_rng(seed)
-        teacher = make_agent(teacher_name, seed=int(rng.integers(2**31)))
+        teacher = build_agent(teacher_name, config, seed=int(rng.integers(2**31)))
         spec = opponents[int(rng.integers(len(opponents)))]
-        opp = teacher if spec == "self" else make_agent(spec, seed=int(rng.integers(2**31)))
+        opp = teacher if spec == "self" else build_agent(spec, config, seed=int(rng.integers(2**31)))
         game = SingleGame.new(config, int(rng.integers(2**63)))
         seat = int(rng.integers(config.num_players))
         agents = [opp] * config.num_players
@@ -245,11 +244,11 @@ def collect(
     progress: bool = True,
 ) -> Demonstrations:
     """Play ``games`` teacher games (see the module doc) and return the learner's decisions."""
-    make_agent(teacher)  # fail early on an unknown name
+    build_agent(teacher, config)  # fail early on an unknown name (any spec the commands take)
     opponents = list(opponents) or ["random"]
     for o in opponents:
         if o != "self":
-            make_agent(o)
+            build_agent(o, config)
     seeds = np.random.SeedSequence(seed).generate_state(games, dtype=np.uint64).tolist()
     chunk = 25
     jobs = [(config, teacher, opponents, seeds[i : i + chunk], shaping, gamma) for i in range(0, games, chunk)]

@@ -55,7 +55,7 @@ from umbrella_env.core.observation import OBS_SIZE, observation_bounds, observe
 
 try:
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ProgressBarCallback
     from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat, filter_excluded_keys
     from stable_baselines3.common.utils import get_latest_run_id
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
@@ -1068,8 +1068,15 @@ def _train(
     )
     t0 = time.perf_counter()
     interrupted, final, elapsed = False, None, None
+    # SB3's own bar (progress_bar=True) closes only when training ends normally: interrupted,
+    # its refresh thread went on and its bar reappeared at the next run of the process
+    bar = ProgressBarCallback() if progress else None
     try:
-        model.learn(timesteps, callback=callback, progress_bar=progress, reset_num_timesteps=args.resume is None)
+        model.learn(
+            timesteps,
+            callback=callback if bar is None else CallbackList([callback, bar]),
+            reset_num_timesteps=args.resume is None,
+        )
         elapsed = time.perf_counter() - t0
         check_policy(model, f"the PPO update at step {int(model.num_timesteps):,}")
         final = callback.evaluate(final=True)
@@ -1087,6 +1094,9 @@ def _train(
             file=sys.stderr,
         )
         return 1
+    finally:
+        if bar is not None and getattr(bar, "pbar", None) is not None:
+            bar.pbar.close()
     elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
