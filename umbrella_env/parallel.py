@@ -128,6 +128,10 @@ class _Pool(ProcessPoolExecutor):
     ignore it) reaches only the parent, not a child that would print a traceback.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._one_finished = False  # a job ended with its result: the workers did start
+
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         future = self._submit(fn, *args, **kwargs)
         future.add_done_callback(self._note)  # no list of the futures: a long-lived pool would keep every result
@@ -154,10 +158,6 @@ class _Pool(ProcessPoolExecutor):
                 handler(signal.SIGINT, None)
             elif caught and handler == signal.SIG_DFL:
                 raise KeyboardInterrupt
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._one_finished = False  # a job ended with its result: the workers did start
 
     def map(self, fn: Any, *iterables: Any, timeout: float | None = None, chunksize: int = 1) -> Iterator[Any]:
         """``Executor.map`` (every job submitted now, results in order, ``chunksize`` 1), except
