@@ -39,13 +39,19 @@ visible figure is complete in colour ``C`` on the owner's stage.
 ``layout="lines"`` writes the same facts one to a line, in reading order, with no grid,
 columns or ruled headers (for a screen reader, or a log read line by line)::
 
-    Seat 0 (current player, to act: slide). Score -4.
+    Seat 0 (you, current player, to act: slide). Score -4.
     Stage row 0: B G R Y.
     ...
-    Top, central zone: B G R Y (4).
-    Slot 0, rotation 0: tile 1 black, height 2, 1 hidden; figure cells r0c3 r1c0 r2c3 r3c0.
+    Top, central: B G R Y (4).
+    Left, side 0: B G R Y (4).
+    ...
+    Slot 0, rotation 0: tile 12 white, height 2, 1 hidden; figure cells r1c0 r2c0 r2c1 r3c1.
+    Slot 2, rotation 180: empty.
+    ...
     Plate space 0, takes B: free.
-    Plate groups: {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8. Tokens 0, bonus now +0.
+    ...
+    Plate groups {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8.
+    Plate tokens 0, bonus now +0.
 """
 
 from __future__ import annotations
