@@ -366,7 +366,7 @@ def test_an_illegal_action_is_reported_with_the_agent():
     agents[("bad-agent", 1, 2, 1)] = Bad()
     try:
         with pytest.raises(ev.AgentError, match="bad-agent.*seat 1.*not a legal action"):
-            ev.play_specs([FIRST, "bad-agent"], config, seed=0)
+            ev.play_specs([FIRST, "bad-agent"], config, seed=0, cache=True)  # the agents of this thread
     finally:
         del agents[("bad-agent", 1, 2, 1)]
 

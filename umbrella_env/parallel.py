@@ -23,13 +23,12 @@ class WorkerDied(RuntimeError):
     out-of-memory killer, or a crash in native code): the work in flight is lost.  The
     commands report it in one line instead of the pool's ``BrokenProcessPool`` traceback."""
 
-    def __init__(self, before_any_job: bool = False) -> None:
-        if before_any_job:  # most often workers that could not start
+    def __init__(self, could_not_start: bool = False) -> None:
+        if could_not_start:  # no worker ever ran its initializer
             super().__init__(
-                "the worker processes died before finishing any job: if they could not start, the program that "
-                "runs this must do so under 'if __name__ == \"__main__\":' (an interactive session, a notebook: "
-                "use one worker); else a worker was killed by a signal or ran out of memory (run again, with fewer "
-                "--workers if memory is short)"
+                "the worker processes could not start: the program that runs this must do so under "
+                "'if __name__ == \"__main__\":' (they run its file again), and an interactive session (a notebook, "
+                "python -c) must use one worker"
             )
             return
         super().__init__(
@@ -58,7 +57,8 @@ def command_exits(main: Callable[..., int]) -> Callable[..., int]:
     return command(run, "interrupted: the work in flight is lost (what was printed above stands)")
 
 
-def _init_worker(parent: int) -> None:
+def _init_worker(parent: int, started: Any) -> None:
+    started.value = 1  # a worker got this far: a pool that breaks now lost a worker, not its start
     # One thread per worker process: the workers already use every core.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
@@ -114,11 +114,6 @@ def _mp_context() -> Any:
     return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
 
 
-def _finished(future: Any) -> bool:
-    """Whether a pool's job ended with its result."""
-    return bool(future.done() and not future.cancelled() and future.exception() is None)
-
-
 class _Pool(ProcessPoolExecutor):
     """A process pool whose ``with`` block, left by an exception (a failed job, Ctrl-C),
     stops it at once (:func:`stop_pool`) instead of waiting for every pending job.
@@ -128,20 +123,11 @@ class _Pool(ProcessPoolExecutor):
     ignore it) reaches only the parent, not a child that would print a traceback.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, started: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._one_finished = False  # a job ended with its result: the workers did start
+        self.started = started  # set to 1 by the first worker that runs its initializer
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        future = self._submit(fn, *args, **kwargs)
-        future.add_done_callback(self._note)  # no list of the futures: a long-lived pool would keep every result
-        return future
-
-    def _note(self, future: Any) -> None:
-        if _finished(future):
-            self._one_finished = True
-
-    def _submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
             return super().submit(fn, *args, **kwargs)
         # The mask is inherited by the processes started here; the handler defers the
@@ -179,7 +165,7 @@ class _Pool(ProcessPoolExecutor):
         if exc_type is not None:
             stop_pool(self)
             if isinstance(exc, BrokenProcessPool):
-                raise WorkerDied(before_any_job=not self._one_finished) from None
+                raise worker_died(self) from None
             return False
         return super().__exit__(exc_type, exc, tb)
 
@@ -187,7 +173,22 @@ class _Pool(ProcessPoolExecutor):
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` single-threaded processes that is safe to start after torch
     (its workers ignore Ctrl-C: the parent stops them, see :class:`_Pool`)."""
-    return _Pool(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker, initargs=(os.getpid(),))
+    context = _mp_context()
+    started = context.Value("b", 0, lock=False)
+    return _Pool(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(os.getpid(), started),
+        started=started,
+    )
+
+
+def worker_died(pool: Any) -> WorkerDied:
+    """The :class:`WorkerDied` of a broken pool of :func:`process_pool`: its workers could
+    not start (no worker ran its initializer), or one died in the middle of its job."""
+    started = getattr(pool, "started", None)
+    return WorkerDied(could_not_start=started is not None and not started.value)
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:

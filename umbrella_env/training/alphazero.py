@@ -112,7 +112,15 @@ from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import play_forced  # self-play records and searches choices only
 from umbrella_env.match import play_game, play_out
-from umbrella_env.parallel import Progress, WorkerDied, local_cpus, oversubscribed, process_pool, stop_pool
+from umbrella_env.parallel import (
+    Progress,
+    WorkerDied,
+    local_cpus,
+    oversubscribed,
+    process_pool,
+    stop_pool,
+    worker_died,
+)
 from umbrella_env.paths import default_run_dir, output_dir_problem, output_folder, remove_run, write_atomically
 from umbrella_env.training.divergence import (
     TrainingDiverged,
@@ -1787,7 +1795,7 @@ class Trainer:
             if pool is not None:
                 stop_pool(pool)
             if isinstance(exc, BrokenProcessPool):
-                raise WorkerDied(before_any_job=not getattr(pool, "_one_finished", True)) from None
+                raise worker_died(pool) from None
             raise
         finally:
             if self.pool is not None:
