@@ -88,6 +88,9 @@ def _zip_metadata(path: Path) -> Any:
 def save_policy(model: Any, file: str | Path, meta: Mapping[str, Any]) -> None:
     """``model.save(file)`` with a copy of ``meta`` inside the zip (:data:`ZIP_METADATA`), as
     a ``.pt`` keeps its own (the save callback of :func:`agents.checkpoint.save_with_sidecar`)."""
+    file = Path(file)
+    if not file.suffix:  # SB3 would save NAME.zip: append to the file it writes
+        file = file.with_suffix(".zip")
     model.save(file)
     with zipfile.ZipFile(file, "a") as archive:
         archive.writestr(ZIP_METADATA, json.dumps(dict(meta)))

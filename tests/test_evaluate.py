@@ -938,7 +938,11 @@ def test_agents_given_as_objects_are_refused_with_what_to_give(tmp_path) -> None
     for given, kind in ((make_agent("greedy"), "GreedyAgent"), (lambda seed=None: None, "function")):
         with pytest.raises(ev.EvaluationError, match=f"agent 1: agents are given by spec strings .*got {kind}"):
             ev.run_tournament([given, "random"], 2, games=2)  # a bare regex TypeError before
-    assert len(ev.run_tournament([Path("random"), "greedy"], 2, games=2).records) == 2  # a path-like spec is text
+    result = ev.run_tournament([Path("random"), "greedy"], 2, games=2)  # a path-like spec is its text
+    assert len(result.records) == 2 and result.agent_args == ["random", "greedy"]
+    assert "--agents random greedy" in result.command()  # shlex refused the Path (diff review)
+    with pytest.raises(ev.EvaluationError, match="'__main__:mine' is defined in __main__, which Ray tasks cannot"):
+        ev.run_tournament(["__main__:mine", "random"], 2, games=2, backend="ray")  # a script's too
 
 
 def test_play_game_refuses_specs_and_a_config_that_is_not_one() -> None:

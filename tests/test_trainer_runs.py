@@ -1049,6 +1049,12 @@ def test_a_zip_checkpoint_keeps_its_configuration_and_refuses_a_sidecar_edited_t
         ValueError, match=r"does not match its sidecar .*plate_level 3 in the sidecar, 1 in the checkpoint"
     ):
         make_agent(str(run / "last.zip"))
+    from agents.policy import load_model, save_policy
+
+    save_policy(load_model(run / "best.zip"), tmp_path / "named", {"num_players": 2})  # SB3 writes named.zip
+    assert not (tmp_path / "named").exists()
+    with zipfile.ZipFile(tmp_path / "named.zip") as archive:
+        assert json.loads(archive.read(ZIP_METADATA)) == {"num_players": 2} and "data" in archive.namelist()
 
 
 def test_an_interrupted_ppo_run_closes_its_progress_bar(tmp_path, monkeypatch) -> None:
@@ -1063,9 +1069,12 @@ def test_an_interrupted_ppo_run_closes_its_progress_bar(tmp_path, monkeypatch) -
     def stop(self: object) -> bool:
         raise KeyboardInterrupt
 
+    def refreshing() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if type(t).__module__ == Live.__module__ and t.is_alive()}
+
     monkeypatch.setattr(ppo.TrainCallback, "_on_step", stop)
     argv = [a for a in PPO if a != "--no-progress"]
+    before = refreshing()  # another test's, in this process: not this run's
     assert ppo.main([*argv, "--out", str(tmp_path / "run")]) == 130
     assert (tmp_path / "run" / "last.zip").is_file()
-    live = [t for t in threading.enumerate() if type(t).__module__ == Live.__module__ and t.is_alive()]
-    assert live == []
+    assert refreshing() - before == set()

@@ -20,15 +20,15 @@ from umbrella_env.cli_args import command, is_terminal, sigterm_received
 
 class WorkerDied(RuntimeError):
     """A worker process of a pool died in the middle of its job (killed by a signal, by the
-    out-of-memory killer, or a crash in native code): the work in flight is lost.  The
-    commands report it in one line instead of the pool's ``BrokenProcessPool`` traceback."""
+    out-of-memory killer, or a crash in native code), or no worker could start (a script
+    without the ``__main__`` guard): the work in flight is lost.  The commands report it in
+    one line instead of the pool's ``BrokenProcessPool`` traceback."""
 
     def __init__(self, could_not_start: bool = False) -> None:
         if could_not_start:  # no worker ever ran its initializer
             super().__init__(
-                "the worker processes could not start: the program that runs this must do so under "
-                "'if __name__ == \"__main__\":' (they run its file again), and an interactive session (a notebook, "
-                "python -c) must use one worker"
+                "the worker processes could not start: the script that runs this must do so under "
+                "'if __name__ == \"__main__\":' (each worker runs the script's file again as it starts)"
             )
             return
         super().__init__(

@@ -50,7 +50,7 @@ columns or ruled headers (for a screen reader, or a log read line by line)::
     ...
     Plate space 0, takes B: free.
     ...
-    Plate groups {0,5} +3, {1,2,6} +5, {3,4,7,8,9} +8.
+    Plate groups: spaces 0, 5, +3; spaces 1, 2, 6, +5; spaces 3, 4, 7, 8, 9, +8.
     Plate tokens 0, bonus now +0.
 """
 
@@ -212,7 +212,15 @@ def _seat_facts(s: Mapping[str, Any], i: int, you: int | None, cs: ComponentSet)
     for space, (need, token) in enumerate(zip(plate.spaces, tokens)):
         out.append(f"Plate space {space}, takes {need}: {'free' if token is None else 'token ' + token}.")
     occupied = [t is not None for t in tokens]
-    out += [f"Plate {rule}." for rule in _plate_rules(plate)]
+    if plate.groups is not None:
+        groups = "; ".join(f"spaces {', '.join(map(str, g))}, +{v}" for g, v in plate.groups)
+        out.append(f"Plate groups: {groups}.")
+    else:
+        assert plate.adjacency_bonus is not None
+        a, b, c = plate.adjacency_bonus
+        out.append(f"Plate bonus for adjacent tokens: 2 adjacent, +{a}; 3 adjacent, +{b}; 4 or more, +{c}.")
+    if plate.powers:
+        out.append("Plate powers: " + "; ".join(f"{n}, spaces {x} and {y}" for n, (x, y) in plate.powers.items()) + ".")
     out.append(f"Plate tokens {sum(occupied)}, bonus now +{plate.bonus(occupied)}.")
     return out
 
@@ -223,7 +231,9 @@ def _spoken_zone(letters: str) -> str:
 
 def _table_facts(s: Mapping[str, Any]) -> list[str]:
     """The table in the ``lines`` layout (the facts of :func:`_table_block`)."""
-    lines = [line.strip().replace("   ", "; ") + "." for line in _table_block(s)[1:]]
+    lines = [line.strip().replace("   ", "; ").replace(": -", ": none") + "." for line in _table_block(s)[1:-1]]
+    names = ["board"] if s["num_players"] == 1 else [f"seat {i}" for i in range(s["num_players"])]
+    lines.append("Scores: " + "; ".join(f"{name}, {v}" for name, v in zip(names, s["scores"])) + ".")
     return [line[:1].upper() + line[1:] for line in lines]
 
 

@@ -298,6 +298,8 @@ def play_specs(
     ``specs_by_seat[s]``: anew for each call, or with ``cache`` once per thread and seat and
     reset every game (a tournament's workers; :func:`forget_agents` drops them), so that a
     factory redefined or a checkpoint replaced between two calls is the one that plays.
+    Without ``cache`` each call loads a checkpoint again (a ``.zip``: about 0.5 s): for many
+    games use :func:`run_tournament`, or ``cache=True``.
 
     The record's ``seats`` are ``0..P-1`` and ``agents`` the specs; :func:`run_tournament`
     fills in tournament indices and labels.
@@ -457,14 +459,21 @@ def run_tournament(
         )
     if address is not None and backend != "ray":
         raise EvaluationError("--address is the Ray cluster of --backend ray; add --backend ray or leave it out")
-    specs, labels = parse_specs([os.fspath(s) for s in agent_specs])
+    agent_specs = [os.fspath(s) for s in agent_specs]  # a path-like spec is its text, in the result too
+    specs, labels = parse_specs(agent_specs)
+    if backend == "ray":  # a Ray task's __main__ is Ray's worker, never the caller's script or session
+        main = next((s for s in specs if SPEC_FACTORY.match(s) and s.split(":")[0] == "__main__"), None)
+        if main is not None:
+            raise EvaluationError(
+                f"agent {main!r} is defined in __main__, which Ray tasks cannot import: save the factory in a "
+                "module (my_agents.py) and give 'my_agents:factory', or use the process backend (docs/agents.md)"
+            )
     session = next((s for s in specs if session_factory(s)), None)
-    if session is not None and (backend == "ray" or (workers or 1) > 1):
-        where = "Ray tasks" if backend == "ray" else "worker processes"
+    if session is not None and (workers or 1) > 1:
         raise EvaluationError(
-            f"agent {session!r} is defined in this interactive session (a notebook, python -c), which {where} "
-            f"cannot import: use {'the process backend with ' if backend == 'ray' else ''}workers=1, or save the "
-            "factory in a module (my_agents.py) and give 'my_agents:factory' (docs/agents.md)"
+            f"agent {session!r} is defined in this interactive session (a notebook, python -c), which worker "
+            "processes cannot import: use workers=1, or save the factory in a module (my_agents.py) and give "
+            "'my_agents:factory' (docs/agents.md)"
         )
     config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=max_turns)
     forget_agents()  # a checkpoint replaced since the last tournament is loaded again

@@ -26,7 +26,7 @@ from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
-from umbrella_env.match import build_agent, play_out, win_credits
+from umbrella_env.match import build_agent, play_out, session_factory, win_credits
 from umbrella_env.parallel import Progress, process_pool
 from umbrella_env.training.divergence import CLONING, check_losses, check_weights, refused_outputs
 
@@ -246,6 +246,12 @@ def collect(
     """Play ``games`` teacher games (see the module doc) and return the learner's decisions."""
     build_agent(teacher, config)  # fail early on an unknown name (any spec the commands take)
     opponents = list(opponents) or ["random"]
+    session = next((s for s in [teacher, *opponents] if session_factory(s)), None)
+    if session is not None and workers > 1:
+        raise ValueError(
+            f"agent {session!r} is defined in this interactive session, which worker processes cannot import: "
+            "use one worker (--workers 1), or save the factory in a module and give 'module:factory'"
+        )
     for o in opponents:
         if o != "self":
             build_agent(o, config)

@@ -1082,8 +1082,10 @@ def _train(
         final = callback.evaluate(final=True)
     except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
         interrupted = True
+        _close(bar)  # before the message: closed after it, the bar was drawn again under it
         say(f"\ninterrupted at {int(model.num_timesteps):,} steps: saving last.zip and the summary", file=sys.stderr)
     except (ValueError, TrainingDiverged) as exc:  # a diverged policy fails at its next forward pass
+        _close(bar)
         diverged = exc if isinstance(exc, TrainingDiverged) else _diverged(exc, model)
         if diverged is None:
             raise
@@ -1095,8 +1097,7 @@ def _train(
         )
         return 1
     finally:
-        if bar is not None and getattr(bar, "pbar", None) is not None:
-            bar.pbar.close()
+        _close(bar)
     elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
     save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
@@ -1142,6 +1143,12 @@ def check_policy(model: Any, stage: str) -> None:
     masks = buffer.action_masks.reshape(-1, buffer.action_masks.shape[-1])[:64]
     with torch.no_grad(), refused_outputs(stage):
         model.policy.get_distribution(observations, action_masks=masks)
+
+
+def _close(bar: Any) -> None:
+    """Close SB3's progress bar callback's bar, if it made one (closing twice is harmless)."""
+    if bar is not None and getattr(bar, "pbar", None) is not None:
+        bar.pbar.close()
 
 
 def _diverged(exc: ValueError, model: Any) -> TrainingDiverged | None:
