@@ -145,7 +145,7 @@ def test_play_rotation_is_seeded_and_rotates_the_agents_seat() -> None:
     rate, mean = play_rotation(agent, other, config, 6, seed=4)
     assert (rate, mean) == play_rotation(agent, other, config, 6, seed=4) != play_rotation(agent, other, config, 6, 5)
     # game i: the agent sits at seat i % 3, the seed derived from (4, i)
-    seeds = [int(np.random.SeedSequence(4, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1) for i in range(6)]
+    seeds = [int(np.random.SeedSequence(4, spawn_key=(i,)).generate_state(1, np.uint64)[0]) >> 1 for i in range(6)]
     games = [play_game([agent if s == i % 3 else other for s in range(3)], config, seeds[i]) for i in range(6)]
     assert mean == pytest.approx(np.mean([g.scores[i % 3] for i, g in enumerate(games)]))
     assert rate == pytest.approx(np.mean([g.credits[i % 3] for i, g in enumerate(games)]))

@@ -404,7 +404,7 @@ def play_rotation(agent: Any, opponent: Any, config: GameConfig, games: int, see
         seat = i % P
         agents = [opponent] * P
         agents[seat] = agent
-        game_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1, np.uint64)[0] >> 1)
+        game_seed = int(np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1, np.uint64)[0]) >> 1
         res = play_game(agents, config, game_seed)
         score += res.scores[seat]
         wins += res.credits[seat]

@@ -182,7 +182,7 @@ def deal_key(base_seed: int, deal: int) -> int:
 
 def game_seed(base_seed: int, index: int) -> int:
     """The seed of game ``index``'s agents in a tournament seeded ``base_seed``."""
-    return int(np.random.SeedSequence(base_seed, spawn_key=(1, index)).generate_state(1, np.uint64)[0] >> 1)
+    return int(np.random.SeedSequence(base_seed, spawn_key=(1, index)).generate_state(1, np.uint64)[0]) >> 1
 
 
 # --------------------------------------------------------------------------- agents
