@@ -118,12 +118,18 @@ def valid_choices() -> str:
     return "expected " + spec_choices("'package.module:factory' (a callable building the agent)")
 
 
+def main_factory(spec: str) -> bool:
+    """Whether ``spec`` is a ``module:factory`` of the module ``__main__`` (a script's or an
+    interactive session's)."""
+    return isinstance(spec, str) and bool(SPEC_FACTORY.match(spec)) and spec.split(":")[0] == "__main__"
+
+
 def session_factory(spec: str) -> bool:
     """Whether ``spec`` is a ``module:factory`` of an interactive session's ``__main__`` (a
     notebook, ``python -c``, a REPL: no file), which worker processes and Ray tasks cannot
     import; a script's ``__main__`` can be (its file is run again under the name
     ``__mp_main__``)."""
-    if not (isinstance(spec, str) and SPEC_FACTORY.match(spec)) or spec.split(":")[0] != "__main__":
+    if not main_factory(spec):
         return False
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     return not (isinstance(main_file, str) and Path(main_file).is_file())

@@ -199,10 +199,9 @@ def _seat_facts(s: Mapping[str, Any], i: int, you: int | None, cs: ComponentSet)
             out.append(f"Slot {k}, rotation {90 * k}: empty.")
             continue
         top, hidden = stack[-1], len(stack) - 1
-        cells = sorted(rotate_cells(cs.face_cells(top["tile"], _FACE_INDEX[top["face"]]), k))
+        cells, complete = _figure(stage, top, k, cs)
         where = " ".join(f"r{c // STAGE_SIZE}c{c % STAGE_SIZE}" for c in cells)
-        colours = {stage[c] for c in cells}
-        done = f"; complete: {colours.pop()}" if len(colours) == 1 else ""
+        done = f"; complete: {complete}" if complete else ""
         out.append(
             f"Slot {k}, rotation {90 * k}: tile {top['tile']} {top['face']}, height {len(stack)}"
             f"{f', {hidden} hidden' if hidden else ''}; figure cells {where}{done}."
@@ -232,8 +231,7 @@ def _spoken_zone(letters: str) -> str:
 def _table_facts(s: Mapping[str, Any]) -> list[str]:
     """The table in the ``lines`` layout (the facts of :func:`_table_block`)."""
     lines = [line.strip().replace("   ", "; ").replace(": -", ": none") + "." for line in _table_block(s)[1:-1]]
-    names = ["board"] if s["num_players"] == 1 else [f"seat {i}" for i in range(s["num_players"])]
-    lines.append("Scores: " + "; ".join(f"{name}, {v}" for name, v in zip(names, s["scores"])) + ".")
+    lines.append("Scores: " + "; ".join(f"{name}, {v}" for name, v in zip(_seat_names(s), s["scores"])) + ".")
     return [line[:1].upper() + line[1:] for line in lines]
 
 
@@ -275,6 +273,18 @@ def _stage_lines(s: Mapping[str, Any], i: int) -> list[str]:
     return out
 
 
+def _figure(stage: str, top: Mapping[str, Any], k: int, cs: ComponentSet) -> tuple[list[int], str | None]:
+    """(the stage cells of the visible figure ``top`` in slot ``k``, sorted; the colour that
+    completes it on ``stage``, or None)."""
+    cells = sorted(rotate_cells(cs.face_cells(top["tile"], _FACE_INDEX[top["face"]]), k))
+    colours = {stage[c] for c in cells}
+    return cells, colours.pop() if len(colours) == 1 else None
+
+
+def _seat_names(s: Mapping[str, Any]) -> list[str]:
+    return ["board"] if s["num_players"] == 1 else [f"seat {i}" for i in range(s["num_players"])]
+
+
 def _slot_lines(s: Mapping[str, Any], i: int, cs: ComponentSet) -> list[str]:
     stage = "".join(s["stages"][i])
     columns = []
@@ -288,12 +298,11 @@ def _slot_lines(s: Mapping[str, Any], i: int, cs: ComponentSet) -> list[str]:
         hidden = len(stack) - 1
         col.append(f"tile {top['tile']} {top['face']}")
         col.append(f"height {len(stack)}" + (f", {hidden} hidden" if hidden else ""))
-        cells = rotate_cells(cs.face_cells(top["tile"], _FACE_INDEX[top["face"]]), k)
+        cells, complete = _figure(stage, top, k, cs)
         for r in range(STAGE_SIZE):
             col.append("".join("X" if r * STAGE_SIZE + c in cells else "." for c in range(STAGE_SIZE)))
-        colours = {stage[c] for c in cells}
-        if len(colours) == 1:
-            col.append(f"complete: {colours.pop()}")
+        if complete:
+            col.append(f"complete: {complete}")
         columns.append(col)
     height = max(len(c) for c in columns)
     return ["  " + "".join((c[j] if j < len(c) else "").ljust(_SLOT_WIDTH) for c in columns) for j in range(height)]
@@ -352,6 +361,5 @@ def _table_block(s: Mapping[str, Any]) -> list[str]:
             f"  end triggered by: {'-' if trigger is None else trigger}   tile in transit: {transit}   "
             f"extra turn: {'yes' if s['extra_turn'] else 'no'}"
         )
-    names = ["board"] if p == 1 else [f"seat {i}" for i in range(p)]
-    lines.append("  scores: " + ", ".join(f"{name} {v}" for name, v in zip(names, s["scores"])))
+    lines.append("  scores: " + ", ".join(f"{name} {v}" for name, v in zip(_seat_names(s), s["scores"])))
     return lines

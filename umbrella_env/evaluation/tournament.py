@@ -84,6 +84,7 @@ from umbrella_env.match import (
     AgentSpecError,
     build_agent,
     is_checkpoint,
+    main_factory,
     play_game,
     session_factory,
     valid_choices,
@@ -462,7 +463,7 @@ def run_tournament(
     agent_specs = [os.fspath(s) for s in agent_specs]  # a path-like spec is its text, in the result too
     specs, labels = parse_specs(agent_specs)
     if backend == "ray":  # a Ray task's __main__ is Ray's worker, never the caller's script or session
-        main = next((s for s in specs if SPEC_FACTORY.match(s) and s.split(":")[0] == "__main__"), None)
+        main = next((s for s in specs if main_factory(s)), None)
         if main is not None:
             raise EvaluationError(
                 f"agent {main!r} is defined in __main__, which Ray tasks cannot import: save the factory in a "
