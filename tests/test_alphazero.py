@@ -532,9 +532,10 @@ def test_resume_refuses_iterations_already_done(tmp_path: Path, capsys) -> None:
     assert alphazero.main(argv + ["--out", str(tmp_path / "zero")]) == 0
     capsys.readouterr()
     argv = _without(argv, "--pretrain-games", "--pretrain-epochs")  # a resumed run does not pretrain
-    with pytest.raises(SystemExit) as exit_info:
-        alphazero.main(argv + ["--resume", str(tmp_path / "zero" / "last.pt"), "--out", str(tmp_path / "r")])
-    assert exit_info.value.code == 2
+    exit_info_code = alphazero.main(
+        argv + ["--resume", str(tmp_path / "zero" / "last.pt"), "--out", str(tmp_path / "r")]
+    )
+    assert exit_info_code == 2
     assert "--iterations 0: --resume" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
@@ -657,9 +658,8 @@ def test_search_teachers_are_the_search_agent_with_its_budget(teacher: str, comm
 def test_bad_options_are_refused(argv: list[str], message: str, tmp_path: Path, capsys) -> None:
     from umbrella_env.training import alphazero
 
-    with pytest.raises(SystemExit) as info:
-        alphazero.main(argv + ["--out", str(tmp_path / "run")])
-    assert info.value.code == 2
+    info_code = alphazero.main(argv + ["--out", str(tmp_path / "run")])
+    assert info_code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
@@ -672,9 +672,8 @@ def test_checkpoint_of_another_configuration_is_refused(tmp_path: Path, capsys) 
     assert json.loads(path.with_suffix(".json").read_text())["num_players"] == 1
     with pytest.raises(ValueError, match="was trained for num_players=1, but this game has num_players=2"):
         make_agent(str(path), num_players=2, plate_level=1)
-    with pytest.raises(SystemExit) as info:
-        alphazero.main(["--players", "2", "--resume", str(path), "--out", str(tmp_path / "run")])
-    assert info.value.code == 2
+    info_code = alphazero.main(["--players", "2", "--resume", str(path), "--out", str(tmp_path / "run")])
+    assert info_code == 2
     assert "was trained for num_players=1, but this run has num_players=2" in capsys.readouterr().err
     with pytest.raises(ValueError, match="no metadata file"):
         path.with_suffix(".json").unlink()
@@ -772,9 +771,10 @@ def test_trainer_with_heuristic_inputs(tmp_path: Path, capsys) -> None:
     assert alphazero.main(argv) == 0
     net, meta = load_network(tmp_path / "h" / "last.pt", num_players=2, plate_level=1)
     assert net.heuristic_inputs and meta["heuristic_inputs"] is True and "--heuristic-inputs" in meta["command"]
-    with pytest.raises(SystemExit) as info:
-        alphazero.main(["--hidden", "64", "--resume", str(tmp_path / "h" / "last.pt"), "--out", str(tmp_path / "r")])
-    assert info.value.code == 2
+    info_code = alphazero.main(
+        ["--hidden", "64", "--resume", str(tmp_path / "h" / "last.pt"), "--out", str(tmp_path / "r")]
+    )
+    assert info_code == 2
     assert "has heuristic_inputs=True, this run no --heuristic-inputs" in capsys.readouterr().err
 
 
@@ -808,9 +808,8 @@ def test_init_starts_a_new_run_from_a_checkpoint(tmp_path: Path, capsys) -> None
         (["--init", str(path), "--resume", str(path)], "--resume continues a run and --init starts a new one"),
         (["--init", str(path), "--hidden", "32"], "has hidden layers [64], this run --hidden [32]"),
     ):
-        with pytest.raises(SystemExit) as info:
-            alphazero.main(["--players", "2", "--hidden", "64", *extra, "--out", str(tmp_path / "bad")])
-        assert info.value.code == 2
+        info_code = alphazero.main(["--players", "2", "--hidden", "64", *extra, "--out", str(tmp_path / "bad")])
+        assert info_code == 2
         assert message in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
 

@@ -247,9 +247,8 @@ def test_train_refuses_bad_options_before_training_and_leaves_no_folder(tmp_path
     from umbrella_env.training import ppo
 
     out = tmp_path / "run"
-    with pytest.raises(SystemExit) as info:
-        ppo.main(argv + ["--out", str(out)])
-    assert info.value.code == 2
+    info_code = ppo.main(argv + ["--out", str(out)])
+    assert info_code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
 
@@ -456,18 +455,16 @@ def test_pool_commands_stopped_by_sigterm_say_so_and_exit_130(module, where, arg
 )
 def test_check_and_benchmark_tools_refuse_bad_options(module: str, argv: list[str], message: str, capsys) -> None:
 
-    with pytest.raises(SystemExit) as info:
-        importlib.import_module(module).main(argv)
-    assert info.value.code == 2 and message in capsys.readouterr().err
+    info_code = importlib.import_module(module).main(argv)
+    assert info_code == 2 and message in capsys.readouterr().err
 
 
 def test_bench_envs_without_its_peer_needs_no_pygame(monkeypatch, capsys) -> None:
     from umbrella_env.tools import bench_envs
 
     monkeypatch.setitem(sys.modules, "pettingzoo.classic", None)  # as without pygame: the import fails
-    with pytest.raises(SystemExit) as info:
-        bench_envs.main(["--seconds", "0.01", "--num-envs", "4"])
-    assert info.value.code == 2 and "or give --skip-peer to time our envs only" in capsys.readouterr().err
+    info_code = bench_envs.main(["--seconds", "0.01", "--num-envs", "4"])
+    assert info_code == 2 and "or give --skip-peer to time our envs only" in capsys.readouterr().err
     assert bench_envs.main(["--seconds", "0.01", "--num-envs", "4", "--skip-peer"]) == 0
     rows = capsys.readouterr().out.splitlines()[1:]
     assert [r.split("  ")[0] for r in rows] == [
@@ -490,9 +487,8 @@ def test_every_run_folder_that_cannot_be_created_is_refused_before_any_work(tool
         code, err = _evaluate(["--agents", "random", "greedy", "--games", "2", *out], capsys)
     else:
         trainer = importlib.import_module(f"umbrella_env.training.{tool}")
-        with pytest.raises(SystemExit) as info:
-            trainer.main(out)
-        code, err = info.value.code, capsys.readouterr().err
+        info_code = trainer.main(out)
+        code, err = info_code, capsys.readouterr().err
     assert code == 2
     assert (
         "--out '/proc/umbrella-env-test/run' cannot hold the" in err
@@ -551,9 +547,8 @@ def test_ladder_specs_read_flags_and_none() -> None:
 def test_the_ladder_refuses_options_an_agent_does_not_take(spec, message, capsys) -> None:
     from umbrella_env.evaluation import ladder
 
-    with pytest.raises(SystemExit) as info:
-        ladder.main(["--solo-games", "1", "--agents", spec])
-    assert info.value.code == 2 and message in capsys.readouterr().err
+    info_code = ladder.main(["--solo-games", "1", "--agents", spec])
+    assert info_code == 2 and message in capsys.readouterr().err
 
 
 def test_make_agent_names_the_options_of_an_agent() -> None:
@@ -815,9 +810,8 @@ def test_train_refuses_more_games_than_the_memory_holds(tmp_path, capsys, monkey
 
     monkeypatch.setattr(ppo, "memory_bytes", lambda: 8 * 2**30)
     assert ppo.rollout_bytes(1) == 32 * (899 + 968) * 4
-    with pytest.raises(SystemExit) as info:
-        ppo.main(["--n-envs", "100000", "--out", str(tmp_path / "run")])
-    assert info.value.code == 2
+    info_code = ppo.main(["--n-envs", "100000", "--out", str(tmp_path / "run")])
+    assert info_code == 2
     err = capsys.readouterr().err
     assert "--n-envs 100000 needs about 22.3 GiB for one rollout" in err
     assert f"over half of this machine's 8.0 GiB: give at most {4 * 2**30 // ppo.rollout_bytes(1):,}" in err
@@ -900,3 +894,48 @@ def test_two_writers_of_one_file_each_replace_it_whole(tmp_path) -> None:
         write_atomically(tmp_path / "gone.json", missing)
     assert info.value.filename == str(tmp_path / "gone.json") and info.value.filename2 is None
     assert str(tmp_path / "gone.json") + "' ->" not in str(info.value)
+
+
+_COMMANDS = [
+    "umbrella_env.evaluation.cli",
+    "umbrella_env.evaluation.ladder",
+    "umbrella_env.evaluation.tune_heuristic",
+    "umbrella_env.play.cli",
+    "umbrella_env.demo",
+    "umbrella_env.tools.gendocs",
+    "umbrella_env.tools.bench_envs",
+    "umbrella_env.tools.differential",
+    "umbrella_env.tools.bench_single",
+    "umbrella_env.tools.bench_core",
+    "umbrella_env.tools.playthrough",
+    "umbrella_env.rllib_train",
+    "umbrella_env.rllib_bench",
+]
+_TORCH_COMMANDS = [
+    "umbrella_env.training.cli",
+    "umbrella_env.training.alphazero",
+    "umbrella_env.training.ppo",
+    "umbrella_env.training.bench",
+    "umbrella_env.training.bench_alphazero",
+    "umbrella_env.export",
+]
+
+
+def _exit_statuses(module: str) -> None:
+    main = importlib.import_module(module).main
+    assert main(["--help"]) == 0
+    assert main(["--no-such-option"]) == 2  # SystemExit(2) from the trainers, export, the ladder and the tools
+
+
+@pytest.mark.parametrize("module", _COMMANDS)
+def test_a_command_called_from_python_returns_its_exit_status(module: str) -> None:
+    """``main(argv)`` returns what the shell would see, 0 after --help and 2 for a bad
+    option, rather than raising SystemExit into a notebook (README, "From Python")."""
+    _exit_statuses(module)
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("module", _TORCH_COMMANDS)
+def test_a_training_command_called_from_python_returns_its_exit_status(module: str) -> None:
+    pytest.importorskip("torch", reason="the train extra's commands")
+    _exit_statuses(module)

@@ -304,7 +304,9 @@ def test_a_swap_stage_is_typed_in_either_order_and_a_bad_pair_is_named():
     a = next(x for x in g.legal_actions() if x != A.SWAP_STAGE_PASS)
     first, second = A.ACTION_STRINGS[a].split()[1:]
     assert parse_move(f"swap-stage {second} {first}", g) == parse_move(f"swap stage {first}, {second}", g) == a
-    with pytest.raises(InputError, match="not a move: a swap-stage move is written 'swap-stage r<row>c<col> r<row>c"):
+    with pytest.raises(
+        InputError, match="not a move: the move stops after 'r0c0'; a swap-stage move is written 'swap-"
+    ):
         parse_move("swap-stage r0c0", g)  # it said "'r0c0' is not one of pass"
     for pair in ("r0c0 r2c2", "r1c1 r1c1"):
         with pytest.raises(InputError, match=f"not a move: {pair.replace(' ', ' and ')} are not two different, "):
@@ -319,7 +321,11 @@ def test_a_swap_stage_is_typed_in_either_order_and_a_bad_pair_is_named():
         ("slide B from top row2", "top and bottom take a column (col0-col3), left and right a row (row0-row3)"),
         ("validate slot0 space12", "'space12' is not one of space0-space9"),
         ("cover slot7", "'slot7' is not one of slot0-slot3"),
-        ("slide B top", "a slide move is written 'slide <colour> from <side> <line>'"),
+        ("slide B top", "the move stops after 'top'; a slide move is written 'slide <colour> from <side> <line>'"),
+        # A line of a length no move has named no word (docs review, 2026-12-07):
+        ("slide B frm top col2", "'frm' is not a side: top, bottom, left, right; a slide move is written"),
+        ("slide B from top col2 now", "'now': a word after a whole move; a slide move is written"),
+        ("validate slot1 space2 x y", "'x y': words after a whole move; a validate move is written"),
         ("swap-zone r0c0 with B of middle", "'middle' is not a side: top, bottom, left, right"),
     ],
 )

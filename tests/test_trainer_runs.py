@@ -25,9 +25,8 @@ PPO = ["--players", "2", "--n-envs", "4", "--eval-every", "256", "--eval-games",
 
 
 def _refused(main, argv: list[str], capsys) -> str:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    assert info.value.code == 2
+    info_code = main(argv)
+    assert info_code == 2
     return capsys.readouterr().err
 
 
@@ -1078,3 +1077,52 @@ def test_an_interrupted_ppo_run_closes_its_progress_bar(tmp_path, monkeypatch) -
     assert ppo.main([*argv, "--out", str(tmp_path / "run")]) == 130
     assert (tmp_path / "run" / "last.zip").is_file()
     assert refreshing() - before == set()
+
+
+def _process_state() -> tuple[Any, ...]:
+    import random
+
+    return torch.get_num_threads(), random.random(), float(np.random.random()), float(torch.rand(1))
+
+
+@pytest.mark.parametrize("trainer", ["ppo", "alphazero"])
+def test_a_trainer_called_from_python_leaves_the_process_as_it_found_it(trainer: str, tmp_path) -> None:
+    """torch's thread count and the global random streams (random, NumPy's, torch's), which
+    the trainers set and Stable-Baselines3 seeds, are put back when ``main`` returns: a
+    notebook's loop over runs keeps its own settings and streams."""
+    import random
+
+    from umbrella_env.training import alphazero, ppo
+
+    main, argv = (ppo.main, PPO) if trainer == "ppo" else (alphazero.main, [*TINY, "--torch-threads", "1"])
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # the runs ask for 1
+        random.seed(11), np.random.seed(12), torch.manual_seed(13)
+        expected = _process_state()
+        random.seed(11), np.random.seed(12), torch.manual_seed(13)
+        assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+        assert _process_state() == expected
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_a_trainer_that_imports_torch_itself_puts_its_default_thread_count_back(tmp_path) -> None:
+    """In a process that had not imported torch, the trainer's ``--torch-threads 1`` does not
+    outlive it: torch's own default (here set by OMP_NUM_THREADS) is back afterwards."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from umbrella_env.training import cli\n"
+        "assert 'torch' not in sys.modules\n"
+        f"rc = cli.main(['--algo', 'alphazero', *{TINY!r}, '--torch-threads', '1', '--out', {str(tmp_path / 'r')!r}])\n"
+        "import torch\n"
+        "print(rc, torch.get_num_threads())\n"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-2:] == ["0", "2"]

@@ -20,6 +20,7 @@ import importlib
 import io
 import math
 import os
+import random
 import select
 import signal
 import sys
@@ -388,6 +389,69 @@ def _make_printable() -> list[tuple[io.TextIOWrapper, str]]:
     return changed
 
 
+#: What :func:`process_state_kept` puts back: how deep commands are nested, and torch's
+#: thread count and generator state from before the outermost one (None: not read yet).
+_KEPT: dict[str, Any] = {"depth": 0, "torch": None}
+_KEPT_LOCK = threading.Lock()
+
+
+def set_torch(threads: int | None = None, seed: int | None = None) -> None:
+    """Set torch's thread count and seed its global generator for a command: the commands'
+    one way to (a trainer, a benchmark), so that :func:`process_state_kept` knows what to put
+    back even when the command imported torch itself.  Needs torch imported."""
+    torch = sys.modules["torch"]
+    with _KEPT_LOCK:
+        if _KEPT["depth"] and _KEPT["torch"] is None:
+            _KEPT["torch"] = (torch.get_num_threads(), torch.random.get_rng_state())
+    if threads is not None:
+        torch.set_num_threads(threads)
+    if seed is not None:
+        torch.manual_seed(seed)
+
+
+@contextlib.contextmanager
+def process_state_kept() -> Iterator[None]:
+    """Inside, a command may change what is the whole process's (a trainer sets torch's
+    thread count and seeds it, Stable-Baselines3 seeds ``random``, NumPy's global generator
+    and torch's); on leaving the outermost one, each is put back as it was, so a command
+    called from Python (a notebook's loop over runs) leaves the caller's settings and random
+    streams as it found them.  torch's are read on entering when it is already imported, or
+    else by :func:`set_torch` before its first change; torch is never imported here."""
+    py_state, np_state = random.getstate(), np.random.get_state()
+    with _KEPT_LOCK:
+        _KEPT["depth"] += 1
+        torch = sys.modules.get("torch")
+        if _KEPT["depth"] == 1 and torch is not None and hasattr(torch, "get_num_threads"):
+            _KEPT["torch"] = (torch.get_num_threads(), torch.random.get_rng_state())
+    try:
+        yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+        with _KEPT_LOCK:
+            _KEPT["depth"] -= 1
+            saved = _KEPT["torch"] if _KEPT["depth"] == 0 else None
+            if _KEPT["depth"] == 0:
+                _KEPT["torch"] = None
+        if saved is not None:
+            torch = sys.modules["torch"]
+            threads, rng = saved
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+            torch.random.set_rng_state(rng)
+
+
+def exit_status(exc: SystemExit) -> int:
+    """The exit status a shell would see for ``exc``: its code when an int, 0 for None, and
+    1 for a message (Python prints the message and exits with 1)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
 def command(main: Callable[..., int], interrupted: str = "interrupted") -> Callable[..., int]:
     """A command's ``main``, which never ends in a traceback for what the user or the system
     did: Ctrl-C, or SIGTERM (``kill``, ``timeout``, a scheduler: the command runs inside
@@ -403,11 +467,13 @@ def command(main: Callable[..., int], interrupted: str = "interrupted") -> Calla
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
         try:
-            with sigterm_as_interrupt(), printable_symbols():
+            with sigterm_as_interrupt(), printable_symbols(), process_state_kept():
                 status = main(*args, **kwargs)
             if sys.stdout is not None:  # buffered output meets a closed pipe here, not at exit
                 sys.stdout.flush()
             return status
+        except SystemExit as exc:  # argparse: a usage error (2) or --help (0), said already
+            return exit_status(exc)
         except KeyboardInterrupt:
             say(f"\n{interrupted}", file=sys.stderr)
             return 130

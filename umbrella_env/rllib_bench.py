@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from umbrella_env.cli_args import command, first_problem, int_problem
+from umbrella_env.cli_args import command, first_problem, int_problem, set_torch
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, stop_algorithm
 from umbrella_env.rllib_train import MULTIPLAYER_ONLY, build_config, build_parser, check_options
 from umbrella_env.training.options import given_among
@@ -45,10 +45,9 @@ def _timed_sample(runner: Any, steps: int) -> tuple[int, float]:
 
 
 def measure(args: argparse.Namespace, runners: int, steps: int, iterations: int) -> dict[str, Any]:
-    import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    torch.set_num_threads(args.torch_threads)
+    set_torch(threads=args.torch_threads)
     args.num_env_runners = runners
     algo = build_config(args).build_algo()
     try:
@@ -110,10 +109,7 @@ UNUSED = {
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_bench_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parser.parse_args(argv)  # a usage error: exit status 2 (command)
     try:
         unused = given_among(build_bench_parser, argv, UNUSED | (MULTIPLAYER_ONLY if args.players == 1 else set()))
         if unused:

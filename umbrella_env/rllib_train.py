@@ -76,6 +76,7 @@ from umbrella_env.cli_args import (
     path_option,
     real_problem,
     seed_option,
+    set_torch,
     sigterm_as_interrupt,
 )
 from umbrella_env.core import engine as E
@@ -423,7 +424,7 @@ def fit_module(module: Any, demos: Any, epochs: int, batch_size: int, learning_r
 
     from agents.rllib_module import MASK_KEY, OBS_KEY
 
-    torch.manual_seed(seed)
+    set_torch(seed=seed)
     rng = np.random.default_rng(seed)
     n = len(demos)
     order = rng.permutation(n)
@@ -720,10 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command; returns the exit status (2 for bad input, with a message on stderr)."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse printed the usage and the problem
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parser.parse_args(argv)  # a usage error: exit status 2 (command)
     try:
         import_ray(PROG)
         config = check_options(args)
@@ -796,10 +794,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, ray: Any, resume: Resume | None) -> int:
-    import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    torch.set_num_threads(args.torch_threads)
+    set_torch(threads=args.torch_threads)
     for name in ("ray", *QUIET_LOGGERS):  # RLlib's notices; the progress lines say what matters
         logging.getLogger(name).setLevel(logging.ERROR)
     module_id = SOLO_MODULE if config.solo else SHARED

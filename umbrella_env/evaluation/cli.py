@@ -80,10 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The CLI; returns the exit status (2 for bad input, with a message on stderr)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse already printed the usage and the problem
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parser.parse_args(argv)  # a usage error: exit status 2 (command)
     missing = [m for m in ("openskill", "matplotlib") if importlib.util.find_spec(m) is None]
     if missing:
         print(

@@ -132,7 +132,7 @@ def _word_problem(words: tuple[str, ...]) -> str | None:
         if key[0] == words[0] and len(key) == len(words) and (key[1:] != ("pass",) or words[1:] == ("pass",))
     ]
     if not names:
-        return f"a {words[0]} move is written '{_FORMS[words[0]]}'"
+        return _shape_problem(words)
     for i, word in enumerate(words[1:], start=1):
         tokens = {key[i] for key in names}
         if word not in tokens:
@@ -140,6 +140,23 @@ def _word_problem(words: tuple[str, ...]) -> str | None:
     if words[0] in ("slide", "fallback"):
         return "top and bottom take a column (col0-col3), left and right a row (row0-row3)"
     return None
+
+
+def _shape_problem(words: tuple[str, ...]) -> str:
+    """What is wrong with a line of a move's verb whose length no move of the verb has: the
+    first word that no such move takes where it stands, a word too many, or where the move
+    stops short; each with how the move is written."""
+    form = f"a {words[0]} move is written '{_FORMS[words[0]]}'"
+    names = [key for key in _LOOSE_TO_ACTION if key[0] == words[0]]
+    for i, word in enumerate(words[1:], start=1):
+        tokens = {key[i] for key in names if len(key) > i}
+        if not tokens:
+            extra, what = " ".join(words[i:]), "a word" if len(words) == i + 1 else "words"
+            return f"{extra!r}: {what} after a whole move; {form}"
+        if word not in tokens:
+            return f"{word!r} is not {_what(tokens)}; {form}"
+        names = [key for key in names if len(key) > i and key[i] == word]
+    return f"the move stops after {words[-1]!r}; {form}"
 
 
 class InputError(Exception):

@@ -71,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import HelpFormatter, command, missing_extra
+from umbrella_env.cli_args import HelpFormatter, command, missing_extra, set_torch
 from umbrella_env.core.jsonio import parse_json
 
 try:
@@ -1378,8 +1378,7 @@ class Trainer:
         note = oversubscribed("--torch-threads", args.torch_threads, "threads")
         if note:
             print(note, file=sys.stderr)
-        torch.set_num_threads(args.torch_threads)
-        torch.manual_seed(args.seed)
+        set_torch(threads=args.torch_threads, seed=args.seed)
         self.rng = np.random.default_rng(np.random.SeedSequence(args.seed, spawn_key=(1,)))
         self.net = AZNet(config.num_players, args.hidden, args.slide_hidden, args.heuristic_inputs)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)

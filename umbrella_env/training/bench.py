@@ -28,10 +28,10 @@ import gymnasium as gym
 import numpy as np
 
 import umbrella_env  # noqa: F401  (registers the envs)
-from umbrella_env.cli_args import MissingExtra, command, first_problem, int_problem, missing_extra
+from umbrella_env.cli_args import MissingExtra, command, first_problem, int_problem, missing_extra, set_torch
 
 try:  # the train extra's packages only: an ImportError of this project's own code is a bug's
-    import torch
+    import torch  # noqa: F401  (set_torch sets its threads)
     from stable_baselines3.common.vec_env import DummyVecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the training benchmark")
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ConfigError) as exc:
         parser.error(str(exc))
     args.torch_threads = args.torch_threads or local_cpus()
-    torch.set_num_threads(max(1, args.torch_threads))
+    set_torch(threads=max(1, args.torch_threads))
     print(
         f"MaskablePPO, solo level {args.level}, {args.n_envs} games, {train.N_STEPS} steps per rollout, "
         f"{args.n_epochs} epochs, minibatch {args.batch_size}, net {args.net}, features {args.features}, "

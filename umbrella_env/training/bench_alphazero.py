@@ -36,10 +36,11 @@ from umbrella_env.cli_args import (
     path_option,
     real_problem,
     seed_option,
+    set_torch,
 )
 
 try:  # the train extra's package only: an ImportError of this project's own code is a bug's
-    import torch
+    import torch  # noqa: F401  (set_torch sets its threads and seed)
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the self-play benchmark")
 
@@ -103,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if problem:
         p.error(problem)
-    torch.set_num_threads(1)
+    set_torch(threads=1)
     name = {1: "az-solo", 2: "az-2p"}.get(args.players)
     if args.checkpoint:
         path: str | None = str(model_file(args.checkpoint))
@@ -116,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             net, _ = load_network(path, num_players=args.players, plate_level=args.level)
             label = path
         else:
-            torch.manual_seed(args.seed)
+            set_torch(seed=args.seed)
             net, label = AZNet(args.players, DEFAULT_HIDDEN), "an untrained network"
     except ValueError as exc:
         p.error(str(exc))

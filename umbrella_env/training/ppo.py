@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import command, missing_extra, say
+from umbrella_env.cli_args import command, missing_extra, say, set_torch
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.config import GameConfig
@@ -1014,7 +1014,7 @@ def _train(
     if note:
         print(note, file=sys.stderr)
     args.torch_threads = args.torch_threads or local_cpus()
-    torch.set_num_threads(max(1, args.torch_threads))
+    set_torch(threads=max(1, args.torch_threads))
     tb = None
     try:
         import tensorboard  # noqa: F401
