@@ -342,6 +342,7 @@ def determinize(
     observer: int,
     rng: np.random.Generator,
     keep_faces: bool | None = None,
+    recall: bool = False,
 ) -> SingleGame:
     """A copy of ``game`` whose hidden tiles are resampled from ``observer``'s point of view.
 
@@ -351,6 +352,11 @@ def determinize(
     faces are drawn at random, except in solo, where by default (``keep_faces=None``)
     they are kept: the solo setup deals every tile black face up (docs/rules.md §8) and any
     tile covered later was visible, so the faces under the tops are public there.
+    With ``recall=True`` the observer remembers: a hidden tile that was a top once
+    (covered later, :meth:`SingleGame.unseen_tiles`) is kept as it is and leaves the pool,
+    and only the never-seen ones are drawn.  Every seat sees the same tiles (nothing is
+    private in Umbrella), so ``observer`` changes nothing today; it names whose view the
+    copy is.
     Everything public — stages, zones, plates, tops, stack heights, the tile in transit —
     is unchanged, so ``observe(seat)`` is identical for every seat.
 
@@ -361,13 +367,16 @@ def determinize(
     g = game.clone()
     if keep_faces is None:
         keep_faces = g.tables.solo
-    hidden = g.hidden_tiles()
+    hidden = g.unseen_tiles() if recall else g.hidden_tiles()
     if not hidden:
         return g
     tops = [g.top_tile(p, k) for p in range(g.tables.num_players) for k in range(4)]
     seen = {code >> 1 for code in tops if code >= 0}
     if g.passing >= 0:
         seen.add(g.passing >> 1)
+    if recall:  # the remembered hidden tiles are known: not in the pool
+        unseen = set(hidden)
+        seen.update(tile[3] >> 1 for tile in g.hidden_tiles() if tile not in unseen)
     pool = [t for t in range(len(g.config.components.tiles)) if t not in seen]
     drawn = rng.permutation(pool)[: len(hidden)]
     faces = rng.integers(0, 2, len(hidden)) if not keep_faces else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from typing import Any
 
 from agents.base import Agent, RandomAgent
@@ -34,6 +35,9 @@ from umbrella_env.cli_args import install_hint
 AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search", "search-common")
 #: ``net:PATH.pt``: a Gumbel AlphaZero checkpoint played by its network alone (no search).
 NET_PREFIX = "net:"
+#: A ``package.module:factory`` spec: a callable that builds an agent, which
+#: ``umbrella_env.match.build_agent`` imports (:func:`make_agent` builds this package's agents).
+SPEC_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 #: The shipped Gumbel AlphaZero models accepted by :func:`make_agent` (need torch; docs/alphazero.md).
 AZ_NAMES: tuple[str, ...] = ("az-2p", "az-2p-net", "az-solo", "az-solo-net")
 
@@ -141,6 +145,11 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     built_in = _BUILT_IN.get(spec.strip().lower())
     if built_in is None and holds_checkpoint(spec):
         raise ValueError(f"agent {spec!r} is an RLlib checkpoint or run folder: give it as 'rllib:{spec}'")
+    if built_in is None and SPEC_FACTORY.match(spec.strip()):
+        raise ValueError(
+            f"agent {spec!r} names a factory ('module:factory'): make_agent builds this package's agents; "
+            "umbrella_env.match.build_agent builds a factory's, as every command does"
+        )
     if built_in is None:
         raise ValueError(f"unknown agent {spec!r}: expected {spec_choices()}")
     cls, fixed, defaults = built_in

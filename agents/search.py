@@ -63,6 +63,8 @@ class SearchAgent:
         potential: weight of the heuristic figure values at a 2-4 player horizon.
         common_numbers: simulate the candidates in rounds on common random numbers
             (module doc) instead of by UCB1.
+        recall: the determinizations keep the hidden tiles that were tops once
+            (:func:`~agents.common.determinize`); False forgets them.
     """
 
     needs_game = True
@@ -78,6 +80,7 @@ class SearchAgent:
         exploration: float = 3.0,
         potential: float = 0.3,
         common_numbers: bool = False,
+        recall: bool = False,
     ) -> None:
         simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
         if seconds is not None:
@@ -87,6 +90,7 @@ class SearchAgent:
         exploration = check_real("exploration", exploration, minimum=0.0)
         potential = check_real("potential", potential)
         common_numbers = check_flag("common_numbers", common_numbers)
+        recall = check_flag("recall", recall)
         name = check_name(name)
         self.name = name
         self.simulations = simulations
@@ -96,6 +100,7 @@ class SearchAgent:
         self.exploration = exploration
         self.potential = potential
         self.common_numbers = common_numbers
+        self.recall = recall
         self._seed(seed)
 
     def _seed(self, seed: int | None) -> None:
@@ -186,7 +191,7 @@ class SearchAgent:
         if rng is not None:
             self.policy.use_generator(rng)
         rng = self._rng if rng is None else rng
-        g = determinize(game, seat, rng)
+        g = determinize(game, seat, rng, recall=self.recall)
         g.step(action)
         playout(self.policy, g, None if g.tables.solo else self.horizon, rng)
         return self.evaluate(g, seat)

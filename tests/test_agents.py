@@ -336,8 +336,8 @@ def test_search_common_numbers_simulate_every_candidate_on_the_same_draws(num_pl
     calls: list[list[int]] = []  # the hidden tiles of every determinization the search plays on
     real = agents.search.determinize
 
-    def spy(game, observer, rng, keep_faces=None):
-        d = real(game, observer, rng, keep_faces)
+    def spy(game, observer, rng, keep_faces=None, recall=False):
+        d = real(game, observer, rng, keep_faces, recall)
         calls.append(_hidden(d))
         return d
 
@@ -498,6 +498,63 @@ def test_determinize_draws_every_unseen_tile() -> None:
     assert seen == set(range(24)) - visible
 
 
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_determinize_with_recall_keeps_the_remembered_tiles_and_reads_no_unseen_one(num_players: int) -> None:
+    """``recall=True``: a hidden tile that was a top once is kept, face and all, and leaves
+    the pool; only the never-seen ones are drawn, and the draw does not depend on what they
+    truly are (the same generator gives the same copy when they are shuffled among
+    themselves)."""
+    kept = 0
+    for g in collect_states(num_players, 1)[::2]:
+        unseen = g.unseen_tiles()
+        remembered = [t for t in g.hidden_tiles() if t not in set(unseen)]
+        d = determinize(g, g.actor, np.random.default_rng(5), recall=True)
+        copies = {(s, k, depth): code for s, k, depth, code in d.hidden_tiles()}
+        for seat, slot, depth, code in remembered:
+            assert copies[seat, slot, depth] == code
+        kept += len(remembered)
+        known = {c >> 1 for c in _tops(g) if c >= 0} | {t[3] >> 1 for t in remembered}
+        known |= {g.passing >> 1} if g.passing >= 0 else set()
+        assert not {copies[s, k, depth] >> 1 for s, k, depth, _ in unseen} & known
+        assert SingleGame.from_dict(d.to_dict()).to_dict() == d.to_dict()
+        if len(unseen) >= 2:  # the true unseen tiles, shuffled: the same copy
+            shuffled = g.clone()
+            codes = [code for *_, code in unseen]
+            for (seat, slot, depth, _), code in zip(unseen, codes[1:] + codes[:1]):
+                shuffled.set_hidden_tile(seat, slot, depth, code)
+            again = determinize(shuffled, g.actor, np.random.default_rng(5), recall=True)
+            assert again.to_dict() == d.to_dict()
+    assert kept > 0
+
+
+@pytest.mark.parametrize("recall", [False, True])
+def test_the_search_agent_determinizes_with_its_recall(recall: bool, monkeypatch) -> None:
+    """``SearchAgent(recall=...)`` reaches every determinization of its playouts."""
+    seen: list[bool] = []
+    real = agents.search.determinize
+
+    def spy(game, observer, rng, keep_faces=None, recall=False):
+        seen.append(recall)
+        return real(game, observer, rng, keep_faces, recall)
+
+    monkeypatch.setattr(agents.search, "determinize", spy)
+    g = next(s for s in collect_states(2, 1) if s.phase == A.PHASE_SLIDE)
+    make_agent("search", simulations=6, recall=recall, seed=1).act(g.observe(g.actor), g.legal_mask(), g)
+    assert seen and set(seen) == {recall}
+
+
+def test_determinize_without_recall_forgets_what_was_shown() -> None:
+    """The default draws every hidden tile, remembered or not (the agents' setting so far)."""
+    g = next(g for g in collect_states(2, 1) if len(g.unseen_tiles()) < len(g.hidden_tiles()))
+    rng = np.random.default_rng(0)
+    remembered = [t for t in g.hidden_tiles() if t not in set(g.unseen_tiles())]
+    moved = 0
+    for _ in range(50):
+        d = {(s, k, depth): code for s, k, depth, code in determinize(g, 0, rng).hidden_tiles()}
+        moved += any(d[s, k, depth] != code for s, k, depth, code in remembered)
+    assert moved > 40
+
+
 # --------------------------------------------------------------------------- registry
 def test_make_agent_builds_every_name() -> None:
     assert agents.AGENT_NAMES == AGENT_NAMES == ("random", "greedy", "heuristic", "search", "search-common")
@@ -541,6 +598,13 @@ def test_make_agent_given_a_folder_says_how_to_name_an_rllib_checkpoint(tmp_path
             make_agent(str(folder))
     with pytest.raises(ValueError, match="unknown agent"):  # any other folder: not told to use rllib:
         make_agent(str(tmp_path))
+
+
+def test_make_agent_given_a_factory_spec_names_build_agent() -> None:
+    """A researcher's ``module:factory`` got the list of built-in names only (review of the
+    search API, 2026-12-07)."""
+    with pytest.raises(ValueError, match=r"names a factory .*umbrella_env\.match\.build_agent builds a factory's"):
+        make_agent("my_ismcts:ismcts")
 
 
 def test_make_agent_zip_goes_to_the_policy_agent(tmp_path) -> None:
@@ -741,7 +805,7 @@ def test_rule_based_agents_decide_without_the_hidden_tiles(num_players: int, mon
     for name in specs:
         assert decisions(name, games) == decisions(name, redrawn), name
     # the check can fail: a search that played out the true hidden tiles would tell them apart
-    monkeypatch.setattr(agents.search, "determinize", lambda game, seat, rng: game.clone())
+    monkeypatch.setattr(agents.search, "determinize", lambda game, seat, rng, recall=False: game.clone())
     assert decisions("search", games) != decisions("search", redrawn)
 
 

@@ -159,14 +159,15 @@ def test_every_decision_phase_is_searched() -> None:
     assert seen == set(range(A.PHASE_GAME_OVER))
 
 
-def _reshuffle_hidden(g: SingleGame, rng: np.random.Generator) -> SingleGame:
-    """A copy of ``g`` whose hidden tiles are other unseen tiles (same faces): what a
-    searcher must not be able to tell apart."""
+def _reshuffle_hidden(g: SingleGame, rng: np.random.Generator, recall: bool = False) -> SingleGame:
+    """A copy of ``g`` whose hidden tiles (with ``recall``, the never-seen ones only) are
+    other unseen tiles (same faces): what a searcher must not be able to tell apart."""
     h = g.clone()
-    hidden = h.hidden_tiles()
+    hidden = h.unseen_tiles() if recall else h.hidden_tiles()
     P = h.config.num_players
     seen = {h.top_tile(p, k) >> 1 for p in range(P) for k in range(4) if h.top_tile(p, k) >= 0}
     seen |= {h.passing >> 1} if h.passing >= 0 else set()
+    seen |= {code >> 1 for tile in h.hidden_tiles() if tile not in set(hidden) for code in [tile[3]]}
     pool = [t for t in range(len(h.config.components.tiles)) if t not in seen]
     drawn = rng.permutation(pool)[: len(hidden)]
     for (p, k, depth, code), tile in zip(hidden, drawn):
@@ -174,21 +175,62 @@ def _reshuffle_hidden(g: SingleGame, rng: np.random.Generator) -> SingleGame:
     return h
 
 
-@pytest.mark.parametrize(("num_players", "rollout_weight"), [(1, 0.0), (2, 0.0), (1, 0.5), (2, 1.0)])
+@pytest.mark.parametrize("recall", [False, True])
+def test_the_az_agent_determinizes_with_its_recall(recall: bool, monkeypatch) -> None:
+    """``make_agent("az-2p", recall=...)`` reaches every determinization of its search."""
+    seen: list[bool] = []
+    real = az_search.determinize
+
+    def spy(game, observer, rng, keep_faces=None, recall=False):
+        seen.append(recall)
+        return real(game, observer, rng, keep_faces, recall)
+
+    monkeypatch.setattr(az_search, "determinize", spy)
+    g = next(g for g in positions(2, 1, 4)[A.PHASE_SLIDE] if len(g.legal_actions()) > 1)
+    make_agent("az-2p", recall=recall, simulations=4, seed=1).act(g.observe(g.actor), g.legal_mask(), g)
+    assert seen and set(seen) == {recall}
+
+
+def _remembering_validations(num_players: int, count: int = 12) -> list[SingleGame]:
+    """Validation decisions of seeded random games where a hidden tile is remembered (it was
+    a top once) and at least two were never seen."""
+    out: list[SingleGame] = []
+    rng = np.random.default_rng(num_players)
+    key = 0
+    while len(out) < count:
+        g, key = SingleGame.new(GameConfig(num_players=num_players, max_turns=300), key), key + 1
+        while not g.done and len(out) < count:
+            unseen = len(g.unseen_tiles())
+            if g.phase == A.PHASE_VALIDATE and unseen >= 2 and unseen < len(g.hidden_tiles()) and rng.random() < 0.3:
+                out.append(g.clone())
+            legal = g.legal_actions()
+            g.step(legal[int(rng.integers(len(legal)))])
+    return out
+
+
+@pytest.mark.parametrize(
+    ("num_players", "rollout_weight", "recall"),
+    [(1, 0.0, False), (2, 0.0, False), (1, 0.5, False), (2, 1.0, False), (2, 1.0, True), (3, 0.0, True)],
+)
 def test_search_decisions_do_not_depend_on_the_hidden_tiles(
-    num_players: int, rollout_weight: float, monkeypatch
+    num_players: int, rollout_weight: float, recall: bool, monkeypatch
 ) -> None:
+    """With ``recall`` the search keeps the tiles that were tops once (docs/rules.md,
+    decision 15) and must not tell apart the never-seen ones."""
     # positions where a validation (which reveals the tile under it) is open
-    cands = [
-        g
-        for seed in range(6)
-        for g in positions(num_players, 1, seed, per_phase=4).get(A.PHASE_VALIDATE, [])
-        if len(g.hidden_tiles()) >= 2
-    ]
+    if recall:  # later positions, where some hidden tiles were tops once
+        cands = _remembering_validations(num_players)
+    else:
+        cands = [
+            g
+            for seed in range(6)
+            for g in positions(num_players, 1, seed, per_phase=4).get(A.PHASE_VALIDATE, [])
+            if len(g.hidden_tiles()) >= 2
+        ]
     assert cands
     net = tiny_net(num_players, seed=3)
-    search = GumbelSearch(net.predict, simulations=8, max_considered=4, rollout_weight=rollout_weight)
-    other = [_reshuffle_hidden(g, np.random.default_rng(i)) for i, g in enumerate(cands)]
+    search = GumbelSearch(net.predict, simulations=8, max_considered=4, rollout_weight=rollout_weight, recall=recall)
+    other = [_reshuffle_hidden(g, np.random.default_rng(i), recall) for i, g in enumerate(cands)]
     assert all(o.hidden_tiles() != g.hidden_tiles() for o, g in zip(other, cands))
 
     def run(games: list[SingleGame]) -> list[tuple[int, list[float], list[int]]]:
@@ -197,7 +239,7 @@ def test_search_decisions_do_not_depend_on_the_hidden_tiles(
 
     assert run(cands) == run(other)
     # the check can fail: a search that kept the true hidden tiles would tell them apart
-    monkeypatch.setattr(az_search, "determinize", lambda game, seat, rng: game.clone())
+    monkeypatch.setattr(az_search, "determinize", lambda game, seat, rng, recall=False: game.clone())
     assert run(cands) != run(other)
 
 

@@ -174,6 +174,9 @@ def test_single_game_reads_refuse_another_seats_slot_or_zone() -> None:
     seat, slot, depth, code = g.hidden_tiles()[0]
     with pytest.raises(TypeError, match="set_hidden_tile: code must be an int, got 3.5"):
         g.set_hidden_tile(seat, slot, depth, 3.5)
+    empty = next(k for k in range(4) if g.stack_height(0, k) == 0)
+    with pytest.raises(ValueError, match=f"seat 0's slot {empty} holds no tile: nothing is hidden there"):
+        g.set_hidden_tile(0, empty, 0, 7)  # it said "depths 0..-2 are under the top"
     assert g.to_dict() == before
     assert g.top_tile(np.int64(1), np.int8(0)) == g.top_tile(1, 0)  # NumPy ints are ints
 

@@ -232,7 +232,9 @@ def test_an_agent_that_makes_its_mask_say_yes_is_refused_not_played() -> None:
             action_mask[illegal] = True
             return illegal
 
-    with pytest.raises(ev.AgentError, match=r"agent 'sneaky' \(seat 0\) chose \d+, not a legal action, at turn 0"):
+    with pytest.raises(
+        ev.AgentError, match=r"agent 'sneaky' \(seat 0\) chose \d+ \('[a-z][^']+'\), not a legal action, at turn 0"
+    ):
         play_game([Sneaky(), FirstLegalAgent()], GameConfig(num_players=2), seed=1, names=["sneaky", "first"])
 
 

@@ -14,6 +14,7 @@ import pickle
 import numpy as np
 import pytest
 
+from agents.heuristic import HeuristicAgent
 from tests.coverage import assert_interesting
 from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
@@ -249,3 +250,51 @@ def test_games_of_every_turn_limit_share_one_set_of_tables_and_keep_their_own_li
             game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
             assert game.observe(0)[fraction] == pytest.approx(game.turn / game.config.max_turns)
         assert game.truncated and game.turn == game.config.max_turns  # each game its own limit
+
+
+def _played_with_memory(num_players: int, key: int) -> list[tuple[SingleGame, set[int]]]:
+    """The decisions of a seeded random game, each with the tiles shown face up so far (a
+    top of any stack, or the tile in transit), tracked outside the engine."""
+    g = SingleGame.new(GameConfig(num_players=num_players), key)
+    rng = np.random.default_rng(key)
+    heuristic = HeuristicAgent(seed=key)  # random play seldom fills the four slots of a solo board
+    shown: set[int] = set()
+    out = []
+    while not g.done:
+        shown |= {g.top_tile(p, k) >> 1 for p in range(num_players) for k in range(4) if g.top_tile(p, k) >= 0}
+        if g.passing >= 0:
+            shown.add(g.passing >> 1)
+        out.append((g.clone(), set(shown)))
+        if rng.random() < 0.5:
+            g.step(int(rng.choice(g.legal_actions())))
+        else:
+            g.step(heuristic.act(g.observe(g.actor), g.legal_mask(), g))
+    return out
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 3, 4])
+def test_a_game_remembers_which_hidden_tiles_were_tops_once(num_players: int) -> None:
+    """``unseen_tiles``: the hidden tiles never shown face up; the others were a top once and
+    were covered later (docs/rules.md, what a player remembers).  Checked against every tile
+    shown in the game, tracked outside the engine, at every decision."""
+    remembered = 0
+    for key in range(6):
+        for g, shown in _played_with_memory(num_players, key):
+            unseen = set(g.unseen_tiles())
+            assert unseen <= set(g.hidden_tiles())
+            for tile in g.hidden_tiles():
+                assert (tile in unseen) == (tile[3] >> 1 not in shown), tile
+            remembered += len(g.hidden_tiles()) - len(unseen)
+    assert remembered > (5 if num_players == 1 else 100), remembered  # solo covers only when four slots are full
+
+
+def test_memory_is_kept_by_copies_and_not_by_a_position() -> None:
+    """``clone``, ``copy``, ``deepcopy`` and pickling keep what a game remembers; a game
+    built from a position (``from_dict``, ``from_batch``) counts every hidden tile as unseen."""
+    g = next(g for g, _ in _played_with_memory(2, 1) if len(g.unseen_tiles()) < len(g.hidden_tiles()))
+    for other in (g.clone(), copy.copy(g), copy.deepcopy(g), pickle.loads(pickle.dumps(g))):
+        assert other.unseen_tiles() == g.unseen_tiles()
+    assert SingleGame.from_dict(g.to_dict()).unseen_tiles() == g.hidden_tiles()
+    state = E.allocate(g.config, 1)
+    g.to_batch(state, 0)
+    assert SingleGame.from_batch(state, 0).unseen_tiles() == g.hidden_tiles()

@@ -48,8 +48,9 @@ import numpy as np
 
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
-from agents.registry import AZ_NAMES, NET_PREFIX, spec_choices
+from agents.registry import AZ_NAMES, NET_PREFIX, SPEC_FACTORY, spec_choices
 from agents.rllib_agent import PREFIX as RLLIB_PREFIX  # an RLlib checkpoint folder: rllib:PATH
+from umbrella_env.core import actions as A
 from umbrella_env.core import facts
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
@@ -79,7 +80,6 @@ class StopMatch(Exception):
 
 
 # --------------------------------------------------------------------------- specs
-SPEC_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 #: ``name:key=value``, the agent options of the ladder (not a label: a label has no ':'),
 #: which the other commands do not take (:data:`NO_OPTIONS`).
 OPTIONS_LIKE = re.compile(r"^[A-Za-z][\w-]*:[A-Za-z_]\w*=[^=]*(,[A-Za-z_]\w*=[^=]*)*$")
@@ -235,8 +235,10 @@ def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
             f"an int id in [0, {mask.size})"
         )
     if not (0 <= action < mask.size and mask[action]):
+        named = f" ({A.ACTION_STRINGS[action]!r})" if 0 <= action < mask.size else ""
         raise AgentError(
-            f"{who} (seat {actor}) chose {action!r}, not a legal action, at turn {game.turn} ({int(mask.sum())} legal)"
+            f"{who} (seat {actor}) chose {action!r}{named}, not a legal action, at turn {game.turn} "
+            f"({int(mask.sum())} legal)"
         )
     return int(action)
 

@@ -82,7 +82,7 @@ class AZAgent:
             a search of :data:`CALIBRATION_SIMULATIONS` simulations on its own position, and
             spends the rest of the budget on as many simulations as that rate allows.
             The search options (``simulations``, ``seconds``, ``max_considered``,
-            ``rollout_weight``, ``rollout_turns``) are refused with ``search=False``: the
+            ``rollout_weight``, ``rollout_turns``, ``recall``) are refused with ``search=False``: the
             network alone would ignore them.
         deterministic: network alone: the most likely legal action, else sampled from the
             policy; with search: no Gumbel noise at the root, else the self-play sampling.
@@ -97,6 +97,9 @@ class AZAgent:
             the value the network was trained with, from its sidecar, else 0).
         rollout_turns: whole turns of a playout at 2-4 players (default: the sidecar's, else
             :data:`agents.search.PLAYOUT_TURNS`).
+        recall: the search's determinizations keep the hidden tiles that were tops once
+            (:func:`~agents.common.determinize`); False (the default, as the agent was
+            measured) forgets them.
     """
 
     def __init__(
@@ -113,10 +116,12 @@ class AZAgent:
         max_considered: int | None = PLAY_MAX_CONSIDERED,
         rollout_weight: float | None = PLAY_ROLLOUT_WEIGHT,
         rollout_turns: int | None = None,
+        recall: bool = False,
         name: str | None = None,
     ) -> None:
         search = check_flag("search", search)
         deterministic = check_flag("deterministic", deterministic)
+        recall = check_flag("recall", recall)
         name = check_name(name, optional=True)
         check_configuration_options(num_players=num_players, plate_level=plate_level)
         if not search:
@@ -126,6 +131,7 @@ class AZAgent:
                 "max_considered": max_considered != PLAY_MAX_CONSIDERED,
                 "rollout_weight": rollout_weight != PLAY_ROLLOUT_WEIGHT,
                 "rollout_turns": rollout_turns is not None,
+                "recall": recall,
             }
             if any(given.values()):
                 names = ", ".join(name for name, g in given.items() if g)
@@ -169,6 +175,7 @@ class AZAgent:
             rollout_weight=self.meta.get("rollout_weight", 0.0) if rollout_weight is None else rollout_weight,
             rollout_turns=self.meta.get("rollout_turns", PLAYOUT_TURNS) if rollout_turns is None else rollout_turns,
             heuristic_inputs=self.net.heuristic_inputs,
+            recall=recall,
         )
         self._rng = agent_generator(seed)
 

@@ -50,7 +50,7 @@ from functools import lru_cache
 import numpy as np
 
 from agents.az.net import SOLO_SCALE, HeuristicInputs
-from agents.checks import MAX_C_SCALE, MAX_SIMULATIONS, check_int, check_real
+from agents.checks import MAX_C_SCALE, MAX_SIMULATIONS, check_flag, check_int, check_real
 from agents.common import determinize
 from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
 from umbrella_env.core.single import SingleGame
@@ -249,6 +249,8 @@ class GumbelSearch:
         rollout_turns: whole turns a playout runs at 2-4 players (solo: to the end).
         heuristic_inputs: the network reads the heuristic's action values
             (:class:`~agents.az.net.HeuristicInputs`, computed for every node it evaluates).
+        recall: the determinizations keep the hidden tiles that were tops once
+            (:func:`~agents.common.determinize`); False forgets them.
     """
 
     def __init__(
@@ -263,6 +265,7 @@ class GumbelSearch:
         rollout_weight: float = 0.0,
         rollout_turns: int = PLAYOUT_TURNS,
         heuristic_inputs: bool = False,
+        recall: bool = False,
     ) -> None:
         rollout_weight = check_real("rollout_weight", rollout_weight, minimum=0.0, maximum=1.0)
         self.evaluate = evaluate
@@ -275,6 +278,7 @@ class GumbelSearch:
         self.rollout_weight = float(rollout_weight)
         self.rollout = HeuristicRollout(rollout_turns, margin_weight=margin_weight) if rollout_weight > 0 else None
         self.inputs = HeuristicInputs() if heuristic_inputs else None
+        self.recall = check_flag("recall", recall)
         #: Counters for the benchmark: simulations run, leaves sent to the network, seconds
         #: in the engine (determinize, step, legal actions, observe), in the playouts and in
         #: the heuristic inputs.
@@ -330,7 +334,7 @@ class GumbelSearch:
                 a = int(np.argmax(score))
                 clock = time.perf_counter
                 t0 = clock()
-                g = determinize(game, root.seat, rngs[i])
+                g = determinize(game, root.seat, rngs[i], recall=self.recall)
                 g.step(root.actions[a])
                 engine = clock() - t0
                 path = [(root, a)]

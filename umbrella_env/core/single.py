@@ -54,6 +54,7 @@ white, 1 black), -1 for none; zones are numbered as in :mod:`~umbrella_env.core.
 ``plate_bonus(seat)``          plate bonus of those tokens now
 ``score(seat)``, ``scores()``  scores by the end-of-game formula applied now; ``ranks()``
 ``hidden_tiles()``             the tiles under the tops (hidden information)
+``unseen_tiles()``             those of them no seat has seen face up (the rest were tops once)
 =============================  ================================================================
 
 Internal state (``P`` seats, ``Z`` zones)::
@@ -63,6 +64,7 @@ Internal state (``P`` seats, ``Z`` zones)::
     _zone_colours[zone]          bit c set while the zone holds colour c
     _discard[colour]             solo discard
     _stacks[seat * 4 + slot]     stack of tile codes, bottom -> top
+    _unseen[seat * 4 + slot]     how many of the stack's bottom tiles no seat has seen face up
     _tops[seat * 4 + slot]       the visible code or -1;  _filled_slots[seat]: non-empty slots
     _plates[seat * 10 + space]   colour of the token's figure, -1 free
     _plate_bits[seat]            occupied spaces as bits;  _tokens[seat]: tokens on the plate
@@ -229,7 +231,7 @@ class SingleGame:
     """
 
     __slots__ = (
-        "config", "tables", "_stages", "_zones", "_zone_colours", "_discard", "_stacks", "_tops",
+        "config", "tables", "_stages", "_zones", "_zone_colours", "_discard", "_stacks", "_unseen", "_tops",
         "_filled_slots", "_plates", "_plate_bits", "_tokens", "_validations", "_observer",
         "supply", "reserve_used", "current", "phase", "end_triggered_by", "turn", "passing", "extra_turn",
         "last_side", "last_colour", "terminated", "truncated",
@@ -257,6 +259,7 @@ class SingleGame:
     _zone_colours: list[int]
     _discard: list[int]
     _stacks: list[list[int]]
+    _unseen: list[int]
     _tops: list[int]
     _filled_slots: list[int]
     _plates: list[int]
@@ -410,6 +413,7 @@ class SingleGame:
         g._zone_colours = self._zone_colours[:]
         g._discard = self._discard[:]
         g._stacks = [s[:] for s in self._stacks]
+        g._unseen = self._unseen[:]
         g._tops = self._tops[:]
         g._filled_slots = self._filled_slots[:]
         g._plates = self._plates[:]
@@ -437,7 +441,7 @@ class SingleGame:
         return self.clone()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "state": self.to_dict()}
+        return {"config": self.config, "state": self.to_dict(), "unseen": self._unseen}
 
     def __setstate__(self, data: dict[str, Any]) -> None:
         other = SingleGame.from_dict(data["state"], components=data["config"].components)
@@ -445,6 +449,8 @@ class SingleGame:
             object.__setattr__(self, name, getattr(other, name))
         self.config = data["config"]
         self.tables = single_tables(self.config)
+        if "unseen" in data:  # a pickle of an older version remembers nothing
+            self._unseen = list(data["unseen"])
 
     def _derive(self) -> None:
         """Derive every cached structure (colour bits, tops, plate bits, observer) from the state."""
@@ -453,6 +459,9 @@ class SingleGame:
         z = self._zones
         self._zone_colours = [sum(1 << c for c in range(4) if z[4 * i + c] > 0) for i in range(T.num_zones)]
         self._tops = [s[-1] if s else -1 for s in self._stacks]
+        # A game built from a position (a deal, a batch, a state dict) remembers nothing:
+        # every tile under a top counts as never seen.  Only stepping it adds memory (_lift).
+        self._unseen = [max(len(s) - 1, 0) for s in self._stacks]
         self._filled_slots = [sum(1 for k in range(4) if self._tops[p * 4 + k] >= 0) for p in range(P)]
         self._plate_bits = [sum(1 << s for s in range(10) if self._plates[p * 10 + s] >= 0) for p in range(P)]
         self._tokens = [bin(b).count("1") for b in self._plate_bits]
@@ -574,6 +583,20 @@ class SingleGame:
             for depth, code in enumerate(stack[:-1])
         ]
 
+    def unseen_tiles(self) -> list[tuple[int, int, int, int]]:
+        """The :meth:`hidden_tiles` that no seat has seen face up, in the same form and order:
+        the ones dealt under the tops and never revealed since.  The others were a top once
+        and were covered later (a cover, docs/rules.md §4.3), so every seat that remembers
+        knows them.  A game remembers what happened since it was built: one built from a
+        position (:meth:`from_dict`, :meth:`from_batch`) counts every hidden tile as unseen,
+        as the state dict holds the position, not its history; :meth:`clone` and pickling
+        keep the memory."""
+        return [
+            (i >> 2, i & 3, depth, code)
+            for i, stack in enumerate(self._stacks)
+            for depth, code in enumerate(stack[: self._unseen[i]])
+        ]
+
     def set_hidden_tile(self, seat: int, slot: int, depth: int, code: int) -> None:
         """Replace a tile under the top of a stack (for determinization: the observation,
         the legal actions and the state dict's public fields do not change).  The caller
@@ -583,6 +606,9 @@ class SingleGame:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"set_hidden_tile: {name} must be an int, got {value!r}")
         depth, code = int(depth), int(code)
+        if len(stack) < 2:
+            held = "no tile" if not stack else "1 tile, its top"
+            raise ValueError(f"set_hidden_tile: seat {seat}'s slot {slot} holds {held}: nothing is hidden there")
         if not 0 <= depth < len(stack) - 1:
             raise ValueError(
                 f"set_hidden_tile: depth {depth} of seat {seat}'s slot {slot} is not hidden "
@@ -850,6 +876,7 @@ class SingleGame:
         stack.pop()
         if stack:
             self._tops[i] = stack[-1]
+            self._unseen[i] = min(self._unseen[i], len(stack) - 1)  # the new top is seen by all
         else:
             self._tops[i] = -1
             self._filled_slots[p] -= 1
