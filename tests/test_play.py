@@ -779,3 +779,28 @@ def test_play_layout_lines_draws_the_board_one_fact_per_line() -> None:
     first = said.split("your move>")[0]
     assert rc == 0 and "Seat 0 (you, current player, to act: slide). Score -4." in first
     assert "Stage row 0: " in first and "=== seat" not in first and "Seat 1" not in first
+
+
+def test_in_a_notebook_moves_are_read_by_input(monkeypatch) -> None:
+    """In an IPython kernel the process's stdin has no lines (the game ended at once, "taking
+    it as ended"): the moves are asked with ``input()``, which the notebook answers, and
+    are not echoed a second time."""
+    import builtins
+    import types
+
+    kernel = types.SimpleNamespace(kernel=object())
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: kernel))
+    answers, prompts = iter(["legal", "quit"]), []
+
+    def notebook_input(prompt: str = "") -> str:
+        if prompt.rstrip().endswith("]:"):  # a setting's question: its default
+            return ""
+        prompts.append(prompt)
+        return next(answers)
+
+    monkeypatch.setattr(builtins, "input", notebook_input)
+    out = io.StringIO()
+    assert main(["--players", "2", "--opponents", "heuristic", "--seed", "1"], stdin=sys.stdin, stdout=out) == 0
+    text = out.getvalue()
+    assert len(prompts) == 2 and "could not read the input" not in text
+    assert "[63] row3" in text and "\nlegal\n" not in text  # answered (the legal moves), the line not echoed

@@ -180,6 +180,17 @@ def _line_editing() -> bool:
     return True
 
 
+def _notebook_kernel() -> bool:
+    """Whether this runs in an IPython kernel (Jupyter, VS Code's notebooks): there
+    ``input()`` asks the notebook for a line, and the process's stdin has none to read."""
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    try:
+        shell = get_ipython() if callable(get_ipython) else None
+    except Exception:  # an IPython half set up: no kernel to ask
+        return False
+    return getattr(shell, "kernel", None) is not None
+
+
 class Console:
     """Lines out, lines in; typed lines are echoed when input is not a terminal.
 
@@ -188,14 +199,17 @@ class Console:
     asked again.  Output that cannot be written raises :class:`OutputError`.  On a
     terminal (the process's own stdin and stdout) lines are read by ``input()`` with
     ``readline``: the arrow keys move in the line and recall earlier ones, where they typed
-    escape codes into it.
+    escape codes into it.  In a notebook (an IPython kernel, reading the process's
+    ``sys.stdin``) lines are read by ``input()`` too, which asks the notebook for them: the
+    process's stdin has none, and the game ended at once as at the end of input.
     """
 
     def __init__(self, stdin: TextIO | None, stdout: TextIO | None) -> None:
         self.stdin = stdin
         self.stdout = stdout
-        self.tty = is_terminal(stdin)
-        self.editing = (
+        notebook = stdin is sys.stdin and _notebook_kernel()
+        self.tty = is_terminal(stdin) or notebook  # the notebook shows what was typed: no echo
+        self.editing = notebook or (
             self.tty and stdin is sys.stdin and stdout is sys.stdout and is_terminal(stdout) and _line_editing()
         )
 
