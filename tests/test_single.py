@@ -298,3 +298,23 @@ def test_memory_is_kept_by_copies_and_not_by_a_position() -> None:
     state = E.allocate(g.config, 1)
     g.to_batch(state, 0)
     assert SingleGame.from_batch(state, 0).unseen_tiles() == g.hidden_tiles()
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 3, 4])
+def test_win_credits_count_a_result_as_the_runner_does(num_players: int) -> None:
+    """``SingleGame.win_credits()`` equals the match runner's credits of the same game, a
+    truncated game included (a draw), and sums to 1 (solo: no winner)."""
+    from umbrella_env.match import win_credits
+
+    truncated = 0
+    for key, limit in ((1, 3000), (2, 3000), (3, 12)):
+        g = SingleGame.new(GameConfig(num_players=num_players, max_turns=limit), key)
+        rng = np.random.default_rng(key)
+        while not g.done:
+            g.step(int(rng.choice(g.legal_actions())))
+        assert g.win_credits() == win_credits(g.ranks(), g.truncated)
+        assert sum(g.win_credits()) == (0.0 if num_players == 1 else pytest.approx(1.0))
+        if g.truncated and num_players > 1:
+            assert g.win_credits() == [1 / num_players] * num_players
+        truncated += g.truncated
+    assert truncated == 1

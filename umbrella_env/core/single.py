@@ -53,6 +53,7 @@ white, 1 black), -1 for none; zones are numbered as in :mod:`~umbrella_env.core.
 ``tokens(seat)``               tokens on the seat's plate
 ``plate_bonus(seat)``          plate bonus of those tokens now
 ``score(seat)``, ``scores()``  scores by the end-of-game formula applied now; ``ranks()``
+``win_credits()``              each seat's share of the win (a search's per-seat return)
 ``hidden_tiles()``             the tiles under the tops (hidden information)
 ``unseen_tiles()``             those of them no seat has seen face up (the rest were tops once)
 =============================  ================================================================
@@ -573,6 +574,15 @@ class SingleGame:
         """Rank 0 is best: the number of players strictly better (facts.ranks, decision 13)."""
         personal = [self.personal_umbrellas(p) for p in range(self.tables.num_players)]
         return F.ranks(self.scores(), personal).tolist()
+
+    def win_credits(self) -> list[float]:
+        """Each seat's share of the win, as every result is counted (:func:`facts.win_credits`):
+        ``1/k`` to each of the ``k`` seats of rank 0, 0 to the others; a truncated game is
+        a draw, ``1/P`` each (unlike :meth:`ranks`, which ranks the scores as they stand);
+        solo has no winner, ``[0.0]`` (its result is :meth:`score`).  Read at the end of a
+        game, it is the per-seat return of a search (``2 * credit - 1`` for one in [-1, 1]);
+        before the end, the share if the game ended now."""
+        return F.win_credits(self.ranks(), self.truncated).tolist()
 
     def hidden_tiles(self) -> list[tuple[int, int, int, int]]:
         """``(seat, slot, depth, code)`` of every tile under the top of a stack (depth 0 is
