@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -82,6 +83,59 @@ def test_a_resumed_progress_line_times_what_is_left_by_this_sessions_rate(monkey
     bar.close()
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "self-play games: 2,048/2,560 (80%), 30 s, about 120 s left"
+
+
+def _in_a_kernel(monkeypatch) -> None:
+    import types
+
+    kernel = types.SimpleNamespace(kernel=object())
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: kernel))
+
+
+def test_in_a_notebook_progress_is_tqdms_widget(monkeypatch, capsys) -> None:
+    """In an IPython kernel stderr is no terminal, and the progress was a plain line every
+    30 s: with tqdm and ipywidgets it is tqdm's notebook widget."""
+    import importlib.util
+    import types
+
+    from umbrella_env import parallel
+
+    made: list[dict] = []
+
+    class Widget:
+        def __init__(self, **kwargs) -> None:
+            made.append({"kwargs": kwargs, "updates": []})
+
+        def update(self, n: int) -> None:
+            made[-1]["updates"].append(n)
+
+        def close(self) -> None:
+            made[-1]["closed"] = True
+
+    _in_a_kernel(monkeypatch)
+    monkeypatch.setitem(sys.modules, "tqdm.notebook", types.SimpleNamespace(tqdm=Widget))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: object() if name == "ipywidgets" else real(name, *a)
+    )
+    bar = parallel.Progress(10, True, "evaluation games", initial=2)
+    assert not bar.plain
+    bar.update(3)
+    bar.close()
+    assert made == [{"kwargs": {"total": 10, "desc": "evaluation games", "unit": "game", "initial": 2}, "updates": [3],
+                     "closed": True}]  # fmt: skip
+    assert capsys.readouterr().err == ""
+
+
+def test_in_a_notebook_without_ipywidgets_progress_is_plain_lines(monkeypatch) -> None:
+    import importlib.util
+
+    from umbrella_env import parallel
+
+    _in_a_kernel(monkeypatch)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name, *a))
+    assert parallel.Progress(10, True, "evaluation games").plain
 
 
 _KILLED_SCRIPT = """

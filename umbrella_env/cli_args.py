@@ -244,6 +244,19 @@ def program_name(module_command: str, scripts: tuple[str, ...] = ()) -> str:
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG})
 
 
+def notebook_kernel() -> bool:
+    """Whether this runs in an IPython kernel (Jupyter, VS Code's notebooks): there
+    ``input()`` asks the notebook for a line, the process's stdin has none to read, and
+    stderr is no terminal but the notebook shows a progress widget.  IPython is only looked
+    at, never imported."""
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    try:
+        shell = get_ipython() if callable(get_ipython) else None
+    except Exception:  # an IPython half set up: no kernel to ask
+        return False
+    return getattr(shell, "kernel", None) is not None
+
+
 def is_terminal(stream: Any) -> bool:
     """Whether ``stream`` is a terminal: False for None (pythonw), a closed stream, or an
     object that is not a file."""

@@ -3,6 +3,7 @@ long-running commands (evaluate, the teacher games of train --pretrain, the agen
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import select
 import signal
@@ -15,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import wraps
 from typing import Any
 
-from umbrella_env.cli_args import command, is_terminal, sigterm_received
+from umbrella_env.cli_args import command, is_terminal, notebook_kernel, sigterm_received
 
 
 class WorkerDied(RuntimeError):
@@ -241,9 +242,10 @@ PLAIN_PROGRESS_SECONDS = 30.0
 
 
 class Progress:
-    """On stderr, only when asked: a tqdm bar (else rich, else nothing) on a terminal;
-    otherwise (a log under nohup, CI) a plain line every :data:`PLAIN_PROGRESS_SECONDS`
-    and one at the end (a bar there drew nothing)."""
+    """On stderr, only when asked: a tqdm bar (else rich, else nothing) on a terminal; in
+    a notebook, tqdm's widget when tqdm and ipywidgets are installed; otherwise (a log
+    under nohup, CI, a notebook without them) a plain line every
+    :data:`PLAIN_PROGRESS_SECONDS` and one at the end (a bar there drew nothing)."""
 
     def __init__(self, total: int, enabled: bool, desc: str, initial: int = 0) -> None:
         """``initial``: the count already done before (a resumed run's), shown but left out
@@ -254,6 +256,8 @@ class Progress:
         self._total, self._done, self._desc, self._initial = total, initial, desc, initial
         self._shown = initial  # the count of the last plain line
         if not enabled or sys.stderr is None:  # no stream to show it on (pythonw, a daemon)
+            return
+        if not is_terminal(sys.stderr) and notebook_kernel() and self._widget(total, desc, initial):
             return
         if not is_terminal(sys.stderr):
             now = time.monotonic()
@@ -274,6 +278,18 @@ class Progress:
             self._task = self._rich.add_task(desc, total=total, completed=initial)
         except ImportError:
             pass
+
+    def _widget(self, total: int, desc: str, initial: int) -> bool:
+        """tqdm's notebook widget as the bar; False when tqdm or ipywidgets is missing
+        (tqdm's notebook bar then fails, or draws text into the cell)."""
+        if importlib.util.find_spec("ipywidgets") is None:
+            return False
+        try:
+            from tqdm.notebook import tqdm as widget
+        except ImportError:
+            return False
+        self._bar = widget(total=total, desc=desc, unit="game", initial=initial)
+        return True
 
     def update(self, n: int) -> None:
         self._done += n

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from umbrella_env.cli_args import is_terminal
+from umbrella_env.cli_args import is_terminal, notebook_kernel
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
 from umbrella_env.core.config import GameConfig
@@ -180,17 +180,6 @@ def _line_editing() -> bool:
     return True
 
 
-def _notebook_kernel() -> bool:
-    """Whether this runs in an IPython kernel (Jupyter, VS Code's notebooks): there
-    ``input()`` asks the notebook for a line, and the process's stdin has none to read."""
-    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
-    try:
-        shell = get_ipython() if callable(get_ipython) else None
-    except Exception:  # an IPython half set up: no kernel to ask
-        return False
-    return getattr(shell, "kernel", None) is not None
-
-
 class Console:
     """Lines out, lines in; typed lines are echoed when input is not a terminal.
 
@@ -207,7 +196,7 @@ class Console:
     def __init__(self, stdin: TextIO | None, stdout: TextIO | None) -> None:
         self.stdin = stdin
         self.stdout = stdout
-        notebook = stdin is sys.stdin and _notebook_kernel()
+        notebook = stdin is sys.stdin and notebook_kernel()
         self.tty = is_terminal(stdin) or notebook  # the notebook shows what was typed: no echo
         self.editing = notebook or (
             self.tty and stdin is sys.stdin and stdout is sys.stdout and is_terminal(stdout) and _line_editing()
