@@ -961,3 +961,39 @@ def test_a_tournament_result_shows_a_summary_not_every_game() -> None:
     result = ev.run_tournament(["greedy", "random"], 2, games=4)
     assert repr(result).startswith("TournamentResult(2 agents: greedy, random; 2 player(s), level 1; 4 games, seed")
     assert "GameRecord" not in repr(result)
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 3])
+def test_an_agent_is_handed_a_game_whose_unseen_tiles_are_redrawn(num_players: int) -> None:
+    """A peeking agent (it reads the tiles under the tops of the copy it is handed) sees the
+    public game and the tiles shown before exactly, and redrawn never-seen tiles: not the
+    true ones (it saw them all before, match.agent_view)."""
+    from agents.base import RandomAgent
+    from umbrella_env.core.single import SingleGame
+    from umbrella_env.match import agent_view
+
+    class Peeker(RandomAgent):
+        needs_game = True
+
+        def act(self, observation, action_mask, game=None):
+            views.append(game)
+            return super().act(observation, action_mask, game)
+
+    views: list[SingleGame] = []
+    truth: list[SingleGame] = []
+    config = GameConfig(num_players=num_players)
+    for seed in range(3):
+        play_game([Peeker(seed=1)] * num_players, config, seed, on_move=lambda g, seat, a: truth.append(g.clone()))
+    assert len(views) == len(truth) > 50
+    differ = compared = 0
+    for view, game in zip(views, truth):
+        assert np.array_equal(view.observe(game.actor), game.observe(game.actor))
+        assert np.array_equal(view.legal_mask(), game.legal_mask())
+        assert view.unseen_tiles() == [t for t in view.hidden_tiles() if t[:3] in {u[:3] for u in game.unseen_tiles()}]
+        shown = [t for t in game.hidden_tiles() if t not in set(game.unseen_tiles())]
+        assert [t for t in view.hidden_tiles() if t not in set(view.unseen_tiles())] == shown
+        if game.unseen_tiles():
+            compared += 1
+            differ += view.unseen_tiles() != game.unseen_tiles()
+        assert agent_view(game).to_dict() == agent_view(game).to_dict()  # one view per position
+    assert compared > 20 and differ > 0.8 * compared, (differ, compared)

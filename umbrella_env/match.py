@@ -10,9 +10,11 @@ once:
   ``package.module:factory`` (a callable returning an agent).  A spec that cannot be built
   raises :class:`AgentSpecError` naming the valid choices.
 * **The call convention** (:func:`agent_action`): the deciding seat's agent gets its own
-  observation, the legal mask and a *clone* of the game, so no agent can change the game
-  it is asked about.  An agent that declares ``needs_game = False`` gets ``None``
-  instead (cheaper); an agent that declares nothing gets the clone.  An exception in
+  observation, the legal mask and a *copy* of the game (:func:`agent_view`), so no agent
+  can change the game it is asked about, and whose never-seen hidden tiles are redrawn, so
+  no agent can read them (docs/rules.md §6, decision 15: the tiles shown before are kept).
+  An agent that declares ``needs_game = False`` gets ``None`` instead (cheaper); an agent
+  that declares nothing gets the copy.  An exception in
   ``act`` or an illegal answer raises :class:`AgentError` naming the agent and its seat.
 * **Win credits** (:func:`win_credits`): in a finished game each of the ``k`` seats of
   rank 0 gets ``1/k`` (a shared victory is split); a truncated game has no winner and is
@@ -48,6 +50,7 @@ import numpy as np
 
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
+from agents.common import determinize
 from agents.registry import AZ_NAMES, NET_PREFIX, SPEC_FACTORY, spec_choices
 from agents.rllib_agent import PREFIX as RLLIB_PREFIX  # an RLlib checkpoint folder: rllib:PATH
 from umbrella_env.core import actions as A
@@ -217,11 +220,20 @@ def build_agent(
 
 
 # --------------------------------------------------------------------------- one decision
+def agent_view(game: SingleGame) -> SingleGame:
+    """The copy of ``game`` an agent is handed: the hidden tiles no seat has seen are
+    redrawn from the unseen ones (:func:`agents.common.determinize` with ``recall``; the
+    tiles shown before, and everything public, are kept), so no agent can read the true
+    ones, by design or by mistake.  The draw is seeded from the public turn and phase: the
+    same position gives the same view, whatever ran before it (a worker's earlier games)."""
+    return determinize(game, game.actor, np.random.default_rng((game.turn, game.phase)), recall=True)
+
+
 def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
     """The agent's checked action for the seat deciding in ``game`` (see the module doc)."""
     actor = game.actor
     mask = game.legal_mask()
-    view = game.clone() if getattr(agent, "needs_game", True) else None
+    view = agent_view(game) if getattr(agent, "needs_game", True) else None
     who = who or agent_label(agent)
     try:  # a copy of the mask: an agent that edits it cannot make its own choice legal
         action = agent.act(game.observe(actor), mask.copy(), view)
