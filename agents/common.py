@@ -354,7 +354,8 @@ def determinize(
     tile covered later was visible, so the faces under the tops are public there.
     With ``recall=True`` the observer remembers: a hidden tile that was a top once
     (covered later, :meth:`SingleGame.unseen_tiles`) is kept as it is and leaves the pool,
-    and only the never-seen ones are drawn.  Every seat sees the same tiles (nothing is
+    as do the tiles a solo game discarded (:meth:`SingleGame.discarded_tiles`), and only the
+    never-seen ones are drawn.  Every seat sees the same tiles (nothing is
     private in Umbrella), so ``observer`` changes nothing today; it names whose view the
     copy is.
     Everything public — stages, zones, plates, tops, stack heights, the tile in transit —
@@ -374,9 +375,10 @@ def determinize(
     seen = {code >> 1 for code in tops if code >= 0}
     if g.passing >= 0:
         seen.add(g.passing >> 1)
-    if recall:  # the remembered hidden tiles are known: not in the pool
+    if recall:  # the remembered hidden tiles, and the solo discards, are known: not in the pool
         unseen = set(hidden)
         seen.update(tile[3] >> 1 for tile in g.hidden_tiles() if tile not in unseen)
+        seen.update(g.discarded_tiles())
     pool = [t for t in range(len(g.config.components.tiles)) if t not in seen]
     drawn = rng.permutation(pool)[: len(hidden)]
     faces = rng.integers(0, 2, len(hidden)) if not keep_faces else None

@@ -145,6 +145,12 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     built_in = _BUILT_IN.get(spec.strip().lower())
     if built_in is None and holds_checkpoint(spec):
         raise ValueError(f"agent {spec!r} is an RLlib checkpoint or run folder: give it as 'rllib:{spec}'")
+    head = spec.strip().split(":", 1)[0].lower()
+    if built_in is None and ":" in spec and head in AGENT_NAMES + AZ_NAMES:
+        raise ValueError(
+            f"agent {spec!r}: make_agent takes an agent's options as keywords, "
+            f"make_agent({head!r}, key=value) ('name:key=value' is the ladder's spec)"
+        )
     if built_in is None and SPEC_FACTORY.match(spec.strip()):
         raise ValueError(
             f"agent {spec!r} names a factory ('module:factory'): make_agent builds this package's agents; "

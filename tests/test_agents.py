@@ -605,6 +605,9 @@ def test_make_agent_given_a_factory_spec_names_build_agent() -> None:
     search API, 2026-12-07)."""
     with pytest.raises(ValueError, match=r"names a factory .*umbrella_env\.match\.build_agent builds a factory's"):
         make_agent("my_ismcts:ismcts")
+    for spec in ("search:recall", "heuristic:x", "az-2p:simulations=8"):  # a built-in name with options
+        with pytest.raises(ValueError, match=r"make_agent takes an agent's options as keywords"):
+            make_agent(spec)
 
 
 def test_make_agent_zip_goes_to_the_policy_agent(tmp_path) -> None:

@@ -939,3 +939,74 @@ def test_a_command_called_from_python_returns_its_exit_status(module: str) -> No
 def test_a_training_command_called_from_python_returns_its_exit_status(module: str) -> None:
     pytest.importorskip("torch", reason="the train extra's commands")
     _exit_statuses(module)
+
+
+class _FakeTorch:
+    """torch's process-wide settings as process_state_kept reads and writes them."""
+
+    def __init__(self) -> None:
+        self.threads, self.state, self.fail_restore, self.fail_read = 4, "initial", False, False
+        fake = self
+
+        class Random:
+            @staticmethod
+            def get_rng_state() -> str:
+                if fake.fail_read:
+                    fake.fail_read = False
+                    raise KeyboardInterrupt  # Ctrl-C as a command starts
+                return fake.state
+
+            @staticmethod
+            def set_rng_state(state: str) -> None:
+                if fake.fail_restore:
+                    fake.fail_restore = False
+                    raise KeyboardInterrupt  # a second Ctrl-C while a command puts things back
+                fake.state = state
+
+        self.random = Random
+
+    def get_num_threads(self) -> int:
+        return self.threads
+
+    def set_num_threads(self, n: int) -> None:
+        self.threads = n
+
+    def manual_seed(self, seed: int) -> None:
+        self.state = f"seeded {seed}"
+
+
+def test_process_state_is_put_back_by_the_outermost_command_even_after_an_interrupt(monkeypatch) -> None:
+    """torch's threads and generator, ``random`` and NumPy's global stream come back when
+    the outermost command leaves; an interrupt while they are put back does not leave the
+    nesting count raised, which made every later command of the process keep nothing."""
+    import random
+
+    import numpy as np
+
+    from umbrella_env import cli_args
+
+    torch = _FakeTorch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    random.seed(1), np.random.seed(2)
+    expected = (random.random(), float(np.random.random()))
+    random.seed(1), np.random.seed(2)
+    with cli_args.process_state_kept():
+        with cli_args.process_state_kept():  # a command calling another (train.py -> alphazero)
+            cli_args.set_torch(threads=1, seed=7)
+            random.seed(99), np.random.seed(99)
+        assert (torch.threads, torch.state) == (1, "seeded 7")  # the inner one leaves them to the outer
+    assert (torch.threads, torch.state) == (4, "initial")
+    assert (random.random(), float(np.random.random())) == expected
+    torch.fail_restore = True
+    with pytest.raises(KeyboardInterrupt):
+        with cli_args.process_state_kept():
+            cli_args.set_torch(threads=2)
+    assert cli_args._KEPT["depth"] == 0
+    torch.fail_read = True
+    with pytest.raises(KeyboardInterrupt):
+        with cli_args.process_state_kept():
+            pass
+    assert cli_args._KEPT["depth"] == 0
+    with cli_args.process_state_kept():
+        cli_args.set_torch(threads=3, seed=5)
+    assert (torch.threads, torch.state) == (4, "initial")

@@ -326,6 +326,9 @@ def test_a_swap_stage_is_typed_in_either_order_and_a_bad_pair_is_named():
         ("slide B frm top col2", "'frm' is not a side: top, bottom, left, right; a slide move is written"),
         ("slide B from top col2 now", "'now': a word after a whole move; a slide move is written"),
         ("validate slot1 space2 x y", "'x y': words after a whole move; a validate move is written"),
+        ("slide B from", "the move stops after 'from'; a slide move is written"),  # said 'b' (diff review)
+        ("swap-stage pass now", "'now': a word after a whole move; a swap-stage move is written"),
+        ("swap-stage r0c0 r2c2 r1c1", "'r2c2' is not one of r0c1, r1c0; a swap-stage move is written"),
         ("swap-zone r0c0 with B of middle", "'middle' is not a side: top, bottom, left, right"),
     ],
 )
@@ -804,3 +807,24 @@ def test_in_a_notebook_moves_are_read_by_input(monkeypatch) -> None:
     text = out.getvalue()
     assert len(prompts) == 2 and "could not read the input" not in text
     assert "[63] row3" in text and "\nlegal\n" not in text  # answered (the legal moves), the line not echoed
+
+
+def test_a_notebook_run_without_input_ends_the_game_as_at_the_end_of_input(monkeypatch) -> None:
+    """nbconvert or papermill run a notebook without a frontend: IPython's ``input()`` raises
+    StdinNotImplementedError (a NotImplementedError), which ended play in a traceback."""
+    import builtins
+    import types
+
+    class StdinNotImplementedError(NotImplementedError):
+        pass
+
+    def no_frontend(prompt: str = "") -> str:
+        raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests.")
+
+    kernel = types.SimpleNamespace(kernel=object())
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: kernel))
+    monkeypatch.setattr(builtins, "input", no_frontend)
+    out = io.StringIO()
+    argv = ["--players", "2", "--opponents", "heuristic", "--seed", "1", "--level", "1"]
+    assert main(argv, stdin=sys.stdin, stdout=out) == 0
+    assert "End of input" in out.getvalue()

@@ -318,3 +318,26 @@ def test_win_credits_count_a_result_as_the_runner_does(num_players: int) -> None
             assert g.win_credits() == [1 / num_players] * num_players
         truncated += g.truncated
     assert truncated == 1
+
+
+def test_a_solo_game_remembers_its_discarded_tiles_and_recall_never_draws_them() -> None:
+    """A validated white tile leaves a solo game (§8.2) after it was seen: ``discarded_tiles``
+    lists exactly the tiles shown and no longer in play (tracked outside the engine), and a
+    determinization with recall never puts one of them under a top."""
+    from agents.common import determinize
+
+    rng = np.random.default_rng(0)
+    discarded = drawn = 0
+    for key in range(8):
+        for g, shown in _played_with_memory(1, key):
+            present = {tile["tile"] for stack in g.to_dict()["slots"][0] for tile in stack}
+            present |= {g.passing >> 1} if g.passing >= 0 else set()
+            assert set(g.discarded_tiles()) == shown - present
+            if g.discarded_tiles() and g.unseen_tiles():
+                d = determinize(g, 0, rng, recall=True)
+                assert not {code >> 1 for *_, code in d.hidden_tiles()} & set(g.discarded_tiles())
+                drawn += 1
+            discarded = max(discarded, len(g.discarded_tiles()))
+    assert discarded >= 2 and drawn >= 20, (discarded, drawn)
+    g = SingleGame.new(GameConfig(num_players=1), 0)
+    assert g.discarded_tiles() == [] and pickle.loads(pickle.dumps(g)).discarded_tiles() == []

@@ -402,17 +402,18 @@ def _make_printable() -> list[tuple[io.TextIOWrapper, str]]:
     return changed
 
 
-#: What :func:`process_state_kept` puts back: how deep commands are nested, and torch's
-#: thread count and generator state from before the outermost one (None: not read yet).
-_KEPT: dict[str, Any] = {"depth": 0, "torch": None}
+#: What :func:`process_state_kept` puts back: how deep commands are nested, the random
+#: streams from before the outermost one, and torch's thread count and generator state
+#: (None: not read yet).
+_KEPT: dict[str, Any] = {"depth": 0, "streams": None, "torch": None}
 _KEPT_LOCK = threading.Lock()
 
 
 def set_torch(threads: int | None = None, seed: int | None = None) -> None:
     """Set torch's thread count and seed its global generator for a command: the commands'
     one way to (a trainer, a benchmark), so that :func:`process_state_kept` knows what to put
-    back even when the command imported torch itself.  Needs torch imported."""
-    torch = sys.modules["torch"]
+    back even when the command imported torch itself."""
+    torch = importlib.import_module("torch")  # an optional dependency: the train extra's
     with _KEPT_LOCK:
         if _KEPT["depth"] and _KEPT["torch"] is None:
             _KEPT["torch"] = (torch.get_num_threads(), torch.random.get_rng_state())
@@ -429,29 +430,37 @@ def process_state_kept() -> Iterator[None]:
     and torch's); on leaving the outermost one, each is put back as it was, so a command
     called from Python (a notebook's loop over runs) leaves the caller's settings and random
     streams as it found them.  torch's are read on entering when it is already imported, or
-    else by :func:`set_torch` before its first change; torch is never imported here."""
-    py_state, np_state = random.getstate(), np.random.get_state()
-    with _KEPT_LOCK:
-        _KEPT["depth"] += 1
-        torch = sys.modules.get("torch")
-        if _KEPT["depth"] == 1 and torch is not None and hasattr(torch, "get_num_threads"):
-            _KEPT["torch"] = (torch.get_num_threads(), torch.random.get_rng_state())
+    else by :func:`set_torch` before its first change; torch is never imported here.
+    Commands run at the same time on threads of one process share these process-wide
+    settings: the last one to finish puts back what the first one found."""
+    entered = False
     try:
+        with _KEPT_LOCK:
+            if _KEPT["depth"] == 0:
+                torch = sys.modules.get("torch")
+                has_torch = torch is not None and hasattr(torch, "get_num_threads")  # not half-imported
+                _KEPT["streams"] = (random.getstate(), np.random.get_state())
+                _KEPT["torch"] = (torch.get_num_threads(), torch.random.get_rng_state()) if has_torch else None
+            _KEPT["depth"] += 1
+            entered = True
         yield
     finally:
-        random.setstate(py_state)
-        np.random.set_state(np_state)
-        with _KEPT_LOCK:
-            _KEPT["depth"] -= 1
-            saved = _KEPT["torch"] if _KEPT["depth"] == 0 else None
-            if _KEPT["depth"] == 0:
-                _KEPT["torch"] = None
-        if saved is not None:
-            torch = sys.modules["torch"]
-            threads, rng = saved
-            if torch.get_num_threads() != threads:
-                torch.set_num_threads(threads)
-            torch.random.set_rng_state(rng)
+        if entered:
+            with _KEPT_LOCK:  # the count first: an interrupt in the restore below cannot leave it raised
+                _KEPT["depth"] -= 1
+                outermost = _KEPT["depth"] == 0
+                streams, saved = (_KEPT["streams"], _KEPT["torch"]) if outermost else (None, None)
+                if outermost:
+                    _KEPT["streams"] = _KEPT["torch"] = None
+            if streams is not None:
+                random.setstate(streams[0])
+                np.random.set_state(streams[1])
+            if saved is not None:
+                torch = sys.modules["torch"]
+                threads, rng = saved
+                if torch.get_num_threads() != threads:
+                    torch.set_num_threads(threads)
+                torch.random.set_rng_state(rng)
 
 
 def exit_status(exc: SystemExit) -> int:

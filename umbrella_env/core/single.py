@@ -56,6 +56,7 @@ white, 1 black), -1 for none; zones are numbered as in :mod:`~umbrella_env.core.
 ``win_credits()``              each seat's share of the win (a search's per-seat return)
 ``hidden_tiles()``             the tiles under the tops (hidden information)
 ``unseen_tiles()``             those of them no seat has seen face up (the rest were tops once)
+``discarded_tiles()``          solo: the tiles discarded, in order (seen, and out of the game)
 =============================  ================================================================
 
 Internal state (``P`` seats, ``Z`` zones)::
@@ -66,6 +67,7 @@ Internal state (``P`` seats, ``Z`` zones)::
     _discard[colour]             solo discard
     _stacks[seat * 4 + slot]     stack of tile codes, bottom -> top
     _unseen[seat * 4 + slot]     how many of the stack's bottom tiles no seat has seen face up
+    _gone                        solo: ids of the tiles discarded since the game was built
     _tops[seat * 4 + slot]       the visible code or -1;  _filled_slots[seat]: non-empty slots
     _plates[seat * 10 + space]   colour of the token's figure, -1 free
     _plate_bits[seat]            occupied spaces as bits;  _tokens[seat]: tokens on the plate
@@ -232,7 +234,7 @@ class SingleGame:
     """
 
     __slots__ = (
-        "config", "tables", "_stages", "_zones", "_zone_colours", "_discard", "_stacks", "_unseen", "_tops",
+        "config", "tables", "_stages", "_zones", "_zone_colours", "_discard", "_stacks", "_unseen", "_gone", "_tops",
         "_filled_slots", "_plates", "_plate_bits", "_tokens", "_validations", "_observer",
         "supply", "reserve_used", "current", "phase", "end_triggered_by", "turn", "passing", "extra_turn",
         "last_side", "last_colour", "terminated", "truncated",
@@ -261,6 +263,7 @@ class SingleGame:
     _discard: list[int]
     _stacks: list[list[int]]
     _unseen: list[int]
+    _gone: list[int]
     _tops: list[int]
     _filled_slots: list[int]
     _plates: list[int]
@@ -415,6 +418,7 @@ class SingleGame:
         g._discard = self._discard[:]
         g._stacks = [s[:] for s in self._stacks]
         g._unseen = self._unseen[:]
+        g._gone = self._gone[:]
         g._tops = self._tops[:]
         g._filled_slots = self._filled_slots[:]
         g._plates = self._plates[:]
@@ -442,7 +446,7 @@ class SingleGame:
         return self.clone()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "state": self.to_dict(), "unseen": self._unseen}
+        return {"config": self.config, "state": self.to_dict(), "unseen": self._unseen, "gone": self._gone}
 
     def __setstate__(self, data: dict[str, Any]) -> None:
         other = SingleGame.from_dict(data["state"], components=data["config"].components)
@@ -452,6 +456,7 @@ class SingleGame:
         self.tables = single_tables(self.config)
         if "unseen" in data:  # a pickle of an older version remembers nothing
             self._unseen = list(data["unseen"])
+            self._gone = list(data.get("gone", []))
 
     def _derive(self) -> None:
         """Derive every cached structure (colour bits, tops, plate bits, observer) from the state."""
@@ -463,6 +468,7 @@ class SingleGame:
         # A game built from a position (a deal, a batch, a state dict) remembers nothing:
         # every tile under a top counts as never seen.  Only stepping it adds memory (_lift).
         self._unseen = [max(len(s) - 1, 0) for s in self._stacks]
+        self._gone = []
         self._filled_slots = [sum(1 for k in range(4) if self._tops[p * 4 + k] >= 0) for p in range(P)]
         self._plate_bits = [sum(1 << s for s in range(10) if self._plates[p * 10 + s] >= 0) for p in range(P)]
         self._tokens = [bin(b).count("1") for b in self._plate_bits]
@@ -606,6 +612,13 @@ class SingleGame:
             for i, stack in enumerate(self._stacks)
             for depth, code in enumerate(stack[: self._unseen[i]])
         ]
+
+    def discarded_tiles(self) -> list[int]:
+        """Solo: the ids of the tiles discarded (a validated white tile, §8.2), in order, since
+        the game was built; every one was seen and is out of the game, so it is under no stack.
+        Memory, as :meth:`unseen_tiles`: a game built from a position has none.  Empty at 2-4
+        players, where every tile stays in play."""
+        return self._gone[:]
 
     def set_hidden_tile(self, seat: int, slot: int, depth: int, code: int) -> None:
         """Replace a tile under the top of a stack (for determinization: the observation,
@@ -930,6 +943,7 @@ class SingleGame:
             self._set_phase(GIVE_FACE)
             return
         if T.solo and self.passing & 1 == 0:
+            self._gone.append(self.passing >> 1)
             self.passing = -1
             self._observer.passing(-1)
             self._end_turn()

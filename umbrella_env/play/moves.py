@@ -115,15 +115,18 @@ def _what(tokens: set[str]) -> str:
         stem = prefix.pop()
         numbers = sorted(int(t[len(stem) :]) for t in tokens)
         return f"one of {stem}{numbers[0]}-{stem}{numbers[-1]}"
-    if all(_CELL.fullmatch(t) for t in tokens):
+    if len(tokens) == 16 and all(_CELL.fullmatch(t) for t in tokens):  # fewer: the ones listed below
         return "a cell r0c0-r3c3 (row, column)"
     return "one of " + ", ".join(sorted(tokens))
 
 
-def _word_problem(words: tuple[str, ...]) -> str | None:
+def _word_problem(words: tuple[str, ...], last: str) -> str | None:
     """What is wrong with a line that starts with a move's verb but names no move: its shape,
     or the first word that no move of the verb has there; None when every word is one a move
-    takes (the combination is not a move)."""
+    takes (the combination is not a move).  ``last``: the line's last word as typed."""
+    whole = next((key for key in _LOOSE_TO_ACTION if key[0] == words[0] and words[: len(key)] == key), None)
+    if whole is not None and len(whole) < len(words):  # 'swap-stage pass now'
+        return _extra_words(words, len(whole))
     if words[0] == "swap-stage" and len(words) == 3 and all(_CELL.fullmatch(w) for w in words[1:]):
         return f"{words[1]} and {words[2]} are not two different, orthogonally adjacent cells"
     names = [
@@ -132,7 +135,7 @@ def _word_problem(words: tuple[str, ...]) -> str | None:
         if key[0] == words[0] and len(key) == len(words) and (key[1:] != ("pass",) or words[1:] == ("pass",))
     ]
     if not names:
-        return _shape_problem(words)
+        return _shape_problem(words, last)
     for i, word in enumerate(words[1:], start=1):
         tokens = {key[i] for key in names}
         if word not in tokens:
@@ -142,7 +145,13 @@ def _word_problem(words: tuple[str, ...]) -> str | None:
     return None
 
 
-def _shape_problem(words: tuple[str, ...]) -> str:
+def _extra_words(words: tuple[str, ...], whole: int) -> str:
+    """The words after the first ``whole`` ones, which name a whole move."""
+    extra, what = " ".join(words[whole:]), "a word" if len(words) == whole + 1 else "words"
+    return f"{extra!r}: {what} after a whole move; a {words[0]} move is written '{_FORMS[words[0]]}'"
+
+
+def _shape_problem(words: tuple[str, ...], last: str) -> str:
     """What is wrong with a line of a move's verb whose length no move of the verb has: the
     first word that no such move takes where it stands, a word too many, or where the move
     stops short; each with how the move is written."""
@@ -151,12 +160,11 @@ def _shape_problem(words: tuple[str, ...]) -> str:
     for i, word in enumerate(words[1:], start=1):
         tokens = {key[i] for key in names if len(key) > i}
         if not tokens:
-            extra, what = " ".join(words[i:]), "a word" if len(words) == i + 1 else "words"
-            return f"{extra!r}: {what} after a whole move; {form}"
+            return _extra_words(words, i)
         if word not in tokens:
             return f"{word!r} is not {_what(tokens)}; {form}"
         names = [key for key in names if len(key) > i and key[i] == word]
-    return f"the move stops after {words[-1]!r}; {form}"
+    return f"the move stops after {last!r}; {form}"
 
 
 class InputError(Exception):
@@ -188,7 +196,7 @@ def parse_move(text: str, game: SingleGame) -> int:
     elif words in _LOOSE_TO_ACTION:
         a = _LOOSE_TO_ACTION[words]
     elif words[0] in _MOVE_VERBS:
-        problem = _word_problem(words)
+        problem = _word_problem(words, text.split()[-1])
         if problem is not None:
             raise InputError(f"not a move: {problem}; type 'legal' to list the {len(legal)} legal moves")
         raise InputError(f"unknown move {text.strip()!r}; {_suggest(game, legal, text)}")

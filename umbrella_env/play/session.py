@@ -247,8 +247,8 @@ class Console:
         the end of input)."""
         try:
             return input(prompt) + "\n"
-        except EOFError:
-            return ""
+        except (EOFError, NotImplementedError):  # a notebook run without a frontend (nbconvert,
+            return ""  # papermill): IPython's StdinNotImplementedError, the end of input
         except UnicodeDecodeError:
             raise _Unreadable("", codecs.lookup(getattr(sys.stdin, "encoding", None) or "utf-8").name.upper()) from None
 
