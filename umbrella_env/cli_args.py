@@ -409,6 +409,11 @@ _KEPT: dict[str, Any] = {"depth": 0, "streams": None, "torch": None}
 _KEPT_LOCK = threading.Lock()
 
 
+def _torch_state(torch: Any) -> tuple[int, Any]:
+    """torch's process-wide settings a command may change: its thread count and generator."""
+    return torch.get_num_threads(), torch.random.get_rng_state()
+
+
 def set_torch(threads: int | None = None, seed: int | None = None) -> None:
     """Set torch's thread count and seed its global generator for a command: the commands'
     one way to (a trainer, a benchmark), so that :func:`process_state_kept` knows what to put
@@ -416,7 +421,7 @@ def set_torch(threads: int | None = None, seed: int | None = None) -> None:
     torch = importlib.import_module("torch")  # an optional dependency: the train extra's
     with _KEPT_LOCK:
         if _KEPT["depth"] and _KEPT["torch"] is None:
-            _KEPT["torch"] = (torch.get_num_threads(), torch.random.get_rng_state())
+            _KEPT["torch"] = _torch_state(torch)
     if threads is not None:
         torch.set_num_threads(threads)
     if seed is not None:
@@ -440,7 +445,7 @@ def process_state_kept() -> Iterator[None]:
                 torch = sys.modules.get("torch")
                 has_torch = torch is not None and hasattr(torch, "get_num_threads")  # not half-imported
                 _KEPT["streams"] = (random.getstate(), np.random.get_state())
-                _KEPT["torch"] = (torch.get_num_threads(), torch.random.get_rng_state()) if has_torch else None
+                _KEPT["torch"] = _torch_state(torch) if has_torch else None
             _KEPT["depth"] += 1
             entered = True
         yield
@@ -482,7 +487,9 @@ def command(main: Callable[..., int], interrupted: str = "interrupted") -> Calla
     say what was kept) ends in the line ``interrupted`` and exit status 130; an OSError of
     :data:`SYSTEM_ERRNOS` (a full disk) in one line naming the file, and exit status 1; a
     closed output pipe (``| head``) in exit status 1 without a word (status lines that must
-    not stop a save: :func:`say`).
+    not stop a save: :func:`say`); argparse's exit (bad options, ``--help``) in its status,
+    returned, not raised, to a caller in Python.  What the command changed of the process
+    (torch's threads, the global random streams) is put back (:func:`process_state_kept`).
     (The commands that run a process pool take
     :func:`umbrella_env.parallel.command_exits`, built on this one.)"""
 
