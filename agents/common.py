@@ -337,6 +337,22 @@ def validate_score_gain(game: SingleGame, action: int) -> int:
 
 
 # --------------------------------------------------------------------------- determinization
+def unseen_pool(game: SingleGame, recall: bool = False) -> list[int]:
+    """The ids of the tiles a seat cannot place, in id order: every tile neither on top of a
+    stack nor in transit, and with ``recall`` neither a hidden tile shown before nor one a
+    solo game discarded (docs/rules.md, decision 15).  The hidden tiles that :func:`determinize`
+    draws come from it, uniformly; so does, as far as a seat can tell, a never-seen tile that
+    a validation uncovers (a search's chance outcome)."""
+    known = {code >> 1 for p in range(game.tables.num_players) for k in range(4) if (code := game.top_tile(p, k)) >= 0}
+    if game.passing >= 0:
+        known.add(game.passing >> 1)
+    if recall:
+        unseen = set(game.unseen_tiles())
+        known.update(tile[3] >> 1 for tile in game.hidden_tiles() if tile not in unseen)
+        known.update(game.discarded_tiles())
+    return [t for t in range(len(game.config.components.tiles)) if t not in known]
+
+
 def determinize(
     game: SingleGame,
     observer: int,
@@ -347,8 +363,9 @@ def determinize(
     """A copy of ``game`` whose hidden tiles are resampled from ``observer``'s point of view.
 
     Every tile under the top of a stack (any seat's) is replaced by a tile drawn without
-    replacement, uniformly, from the tiles ``observer`` cannot see: those hidden tiles
-    plus the ones in the box (every tile neither on top of a stack nor in transit).  The
+    replacement, uniformly, from the tiles ``observer`` cannot see (:func:`unseen_pool`):
+    those hidden tiles plus the ones in the box (every tile neither on top of a stack nor
+    in transit).  The
     faces are drawn at random, except in solo, where by default (``keep_faces=None``)
     they are kept: the solo setup deals every tile black face up (docs/rules.md §8) and any
     tile covered later was visible, so the faces under the tops are public there.
@@ -371,16 +388,7 @@ def determinize(
     hidden = g.unseen_tiles() if recall else g.hidden_tiles()
     if not hidden:
         return g
-    tops = [g.top_tile(p, k) for p in range(g.tables.num_players) for k in range(4)]
-    seen = {code >> 1 for code in tops if code >= 0}
-    if g.passing >= 0:
-        seen.add(g.passing >> 1)
-    if recall:  # the remembered hidden tiles, and the solo discards, are known: not in the pool
-        unseen = set(hidden)
-        seen.update(tile[3] >> 1 for tile in g.hidden_tiles() if tile not in unseen)
-        seen.update(g.discarded_tiles())
-    pool = [t for t in range(len(g.config.components.tiles)) if t not in seen]
-    drawn = rng.permutation(pool)[: len(hidden)]
+    drawn = rng.permutation(unseen_pool(g, recall))[: len(hidden)]
     faces = rng.integers(0, 2, len(hidden)) if not keep_faces else None
     for n, ((seat, slot, depth, code), tile) in enumerate(zip(hidden, drawn)):
         face = code & 1 if faces is None else int(faces[n])

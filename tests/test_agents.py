@@ -29,6 +29,7 @@ from agents.common import (
     slide_stages,
     slide_stages2,
     stage_array,
+    unseen_pool,
     zones_after_slides,
 )
 from agents.greedy import GreedyAgent
@@ -495,7 +496,7 @@ def test_determinize_draws_every_unseen_tile() -> None:
     for _ in range(300):
         seen |= {c >> 1 for c in _hidden(determinize(g, 0, rng))}
     visible = {c >> 1 for c in _tops(g) if c >= 0} | ({g.passing >> 1} if g.passing >= 0 else set())
-    assert seen == set(range(24)) - visible
+    assert seen == set(range(24)) - visible == set(unseen_pool(g))
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -516,6 +517,7 @@ def test_determinize_with_recall_keeps_the_remembered_tiles_and_reads_no_unseen_
         known = {c >> 1 for c in _tops(g) if c >= 0} | {t[3] >> 1 for t in remembered}
         known |= {g.passing >> 1} if g.passing >= 0 else set()
         assert not {copies[s, k, depth] >> 1 for s, k, depth, _ in unseen} & known
+        assert unseen_pool(g, recall=True) == sorted(set(range(len(g.config.components.tiles))) - known)
         assert SingleGame.from_dict(d.to_dict()).to_dict() == d.to_dict()
         if len(unseen) >= 2:  # the true unseen tiles, shuffled: the same copy
             shuffled = g.clone()

@@ -316,6 +316,10 @@ def test_win_credits_count_a_result_as_the_runner_does(num_players: int) -> None
         assert sum(g.win_credits()) == (0.0 if num_players == 1 else pytest.approx(1.0))
         if g.truncated and num_players > 1:
             assert g.win_credits() == [1 / num_players] * num_players
+        elif num_players > 1:  # most points, then fewest umbrellas in the personal zone (§5.3)
+            best = max((g.score(p), -g.personal_umbrellas(p)) for p in range(num_players))
+            winners = [p for p in range(num_players) if (g.score(p), -g.personal_umbrellas(p)) == best]
+            assert g.win_credits() == [1 / len(winners) if p in winners else 0.0 for p in range(num_players)]
         truncated += g.truncated
     assert truncated == 1
 
