@@ -274,9 +274,10 @@ def _played_with_memory(num_players: int, key: int) -> list[tuple[SingleGame, se
 
 @pytest.mark.parametrize("num_players", [1, 2, 3, 4])
 def test_a_game_remembers_which_hidden_tiles_were_tops_once(num_players: int) -> None:
-    """``unseen_tiles``: the hidden tiles never shown face up; the others were a top once and
-    were covered later (docs/rules.md, what a player remembers).  Checked against every tile
-    shown in the game, tracked outside the engine, at every decision."""
+    """docs/rules.md §6 (decision 15): ``unseen_tiles`` lists the hidden tiles never shown face
+    up; the others were a top once and were covered later, and a player may remember them.
+    Checked against every tile shown in the game, tracked outside the engine, at every
+    decision."""
     remembered = 0
     for key in range(6):
         for g, shown in _played_with_memory(num_players, key):
@@ -325,9 +326,9 @@ def test_win_credits_count_a_result_as_the_runner_does(num_players: int) -> None
 
 
 def test_a_solo_game_remembers_its_discarded_tiles_and_recall_never_draws_them() -> None:
-    """A validated white tile leaves a solo game (§8.2) after it was seen: ``discarded_tiles``
-    lists exactly the tiles shown and no longer in play (tracked outside the engine), and a
-    determinization with recall never puts one of them under a top."""
+    """docs/rules.md §6 (decision 15), §8.2: a validated white tile leaves a solo game after it
+    was seen; ``discarded_tiles`` lists exactly the tiles shown and no longer in play (tracked
+    outside the engine), and a determinization with recall never puts one under a top."""
     from agents.common import determinize
 
     rng = np.random.default_rng(0)
