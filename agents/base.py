@@ -11,7 +11,7 @@ An agent chooses one action for the seat that must decide in a game::
 * ``game``: a :class:`~umbrella_env.core.single.SingleGame` that the agent may read and
   clone but must not modify.  It holds hidden information (tiles under the tops of the
   stacks): agents must base decisions on public information only — search agents
-  resample the hidden tiles (:func:`agents.common.determinize`) before simulating.
+  resample the hidden tiles (:func:`umbrella_env.core.hidden.determinize`) before simulating.
 
 The agents check these before they use them (:mod:`agents.checks`): a mask of another
 shape or with no legal action, a mask that is not the game's legal actions, a game that is

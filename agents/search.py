@@ -5,7 +5,7 @@ At a decision with several legal actions the agent
 1. ranks them with the heuristic agent's values and keeps the ``candidates`` best
    (every legal action in phases with few choices; every slide that scores now is kept);
 2. runs simulations: each picks a candidate by UCB1, resamples the hidden tiles
-   (:func:`agents.common.determinize`, a fresh sample per simulation), applies the
+   (:func:`umbrella_env.core.hidden.determinize`, a fresh sample per simulation), applies the
    candidate to that copy and plays on with a fast default policy — the heuristic agent
    at depth 2, without its covers' look-ahead, for every seat — up to a horizon: the end
    of the game in solo, ``horizon`` more whole turns at 2-4 players;
@@ -35,9 +35,10 @@ import numpy as np
 
 from agents.base import agent_generator
 from agents.checks import MAX_SECONDS, MAX_SIMULATIONS, check_flag, check_int, check_name, check_real
-from agents.common import argmax_random, determinize, figures, game_and_legal, slide_stages, stage_array
+from agents.common import argmax_random, figures, game_and_legal, slide_stages, stage_array
 from agents.heuristic import Evaluator, HeuristicAgent
 from umbrella_env.core import actions as A
+from umbrella_env.core.hidden import determinize
 from umbrella_env.core.single import SingleGame
 
 #: Whole turns a 2-4 player playout runs by default (the ``search`` agent's ``horizon``).
@@ -64,7 +65,7 @@ class SearchAgent:
         common_numbers: simulate the candidates in rounds on common random numbers
             (module doc) instead of by UCB1.
         recall: the determinizations keep the hidden tiles that were tops once
-            (:func:`~agents.common.determinize`); False forgets them.
+            (:func:`~umbrella_env.core.hidden.determinize`); False forgets them.
     """
 
     needs_game = True

@@ -50,13 +50,13 @@ import numpy as np
 
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
-from agents.common import determinize
 from agents.registry import AZ_NAMES, NET_PREFIX, SPEC_FACTORY, spec_choices
 from agents.rllib_agent import PREFIX as RLLIB_PREFIX  # an RLlib checkpoint folder: rllib:PATH
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import draw_key
+from umbrella_env.core.hidden import determinize
 from umbrella_env.core.single import SingleGame
 
 
@@ -222,7 +222,7 @@ def build_agent(
 # --------------------------------------------------------------------------- one decision
 def agent_view(game: SingleGame) -> SingleGame:
     """The copy of ``game`` an agent is handed: the hidden tiles no seat has seen are
-    redrawn from the unseen ones (:func:`agents.common.determinize` with ``recall``; the
+    redrawn from the unseen ones (:func:`umbrella_env.core.hidden.determinize` with ``recall``; the
     tiles shown before, and everything public, are kept), so no agent can read the true
     ones, by design or by mistake.  The draw is seeded from the public turn and phase: the
     same position gives the same view, whatever ran before it (a worker's earlier games)."""

@@ -98,7 +98,7 @@ class AZAgent:
         rollout_turns: whole turns of a playout at 2-4 players (default: the sidecar's, else
             :data:`agents.search.PLAYOUT_TURNS`).
         recall: the search's determinizations keep the hidden tiles that were tops once
-            (:func:`~agents.common.determinize`); False (the default, as the agent was
+            (:func:`~umbrella_env.core.hidden.determinize`); False (the default, as the agent was
             measured) forgets them.
     """
 

@@ -15,7 +15,7 @@ Inside the tree a node picks the action maximising ``improved(a) - N(a) / (1 + s
 (the paper's deterministic selection).  ``sigma(q) = (c_visit + max N) * c_scale * q``
 on Q values min-max rescaled to [0, 1] (the defaults of DeepMind's ``mctx``).
 
-Hidden information: every simulation starts from a fresh :func:`agents.common.determinize`
+Hidden information: every simulation starts from a fresh :func:`umbrella_env.core.hidden.determinize`
 copy of the root game from the **root actor's** point of view (the tiles under the stacks
 resampled from the tiles that seat cannot see), so the true hidden tiles are never read.
 The tree is keyed by action ids; after a validation the revealed tile differs between
@@ -51,8 +51,8 @@ import numpy as np
 
 from agents.az.net import SOLO_SCALE, HeuristicInputs
 from agents.checks import MAX_C_SCALE, MAX_SIMULATIONS, check_flag, check_int, check_real
-from agents.common import determinize
 from agents.search import PLAYOUT_TURNS, figure_value, playout, playout_policy
+from umbrella_env.core.hidden import determinize
 from umbrella_env.core.single import SingleGame
 
 #: sigma's ``c_scale`` (mctx's default); a smaller value trusts noisy Q values less.
@@ -250,7 +250,7 @@ class GumbelSearch:
         heuristic_inputs: the network reads the heuristic's action values
             (:class:`~agents.az.net.HeuristicInputs`, computed for every node it evaluates).
         recall: the determinizations keep the hidden tiles that were tops once
-            (:func:`~agents.common.determinize`); False forgets them.
+            (:func:`~umbrella_env.core.hidden.determinize`); False forgets them.
     """
 
     def __init__(
