@@ -14,7 +14,9 @@ from tests.engines import ADAPTERS
 #: installed (CI runs it in the Ray environment with ``-m ray``) and, without Ray, not
 #: collected at all, rather than skipped: the header of the run says so.
 RAY_INSTALLED = importlib.util.find_spec("ray") is not None
-collect_ignore = [] if RAY_INSTALLED else ["test_ray.py"]
+#: tests/test_openspiel.py (marked ``openspiel``) likewise needs the openspiel extra.
+OPENSPIEL_INSTALLED = importlib.util.find_spec("pyspiel") is not None
+collect_ignore = ([] if RAY_INSTALLED else ["test_ray.py"]) + ([] if OPENSPIEL_INSTALLED else ["test_openspiel.py"])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -29,10 +31,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    if RAY_INSTALLED:
-        return None
-    return 'tests/test_ray.py not collected: no ray extra (pip install -c constraints.txt -e ".[ray]")'
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    missing = [("ray", "test_ray.py")] if not RAY_INSTALLED else []
+    missing += [("openspiel", "test_openspiel.py")] if not OPENSPIEL_INSTALLED else []
+    return [
+        f'tests/{module} not collected: no {extra} extra (pip install -c constraints.txt -e ".[{extra}]")'
+        for extra, module in missing
+    ]
 
 
 @pytest.fixture(params=sorted(ADAPTERS))

@@ -5,7 +5,7 @@
     2  umbrella_env.tools, umbrella_env.demo  development tools over the environment library
     3  agents                                 agents, importing only layers 0-1
     4  umbrella_env.match, .parallel, .training, .evaluation, .play, .export, .ray_cluster,
-       .rllib_env, .rllib_train, .rllib_bench
+       .rllib_env, .rllib_train, .rllib_bench, .openspiel_bots
 
 Two checks: a static one over every ``import`` statement of every module, function-local
 imports included (so no upward import can hide inside a function), and a dynamic one that
@@ -38,6 +38,7 @@ LAYERS: list[tuple[int, str]] = [
     (4, "umbrella_env.export"),
     (4, "umbrella_env.scripts"),
     (4, "umbrella_env.ray_cluster"),
+    (4, "umbrella_env.openspiel_bots"),
     (4, "umbrella_env.rllib_bench"),
     (4, "umbrella_env.rllib_env"),
     (4, "umbrella_env.rllib_train"),
@@ -135,9 +136,10 @@ def _loaded_by(names: list[str], skip: tuple[str, ...] = ()) -> list[str]:
     ids=["environment-library", "agents"],
 )
 def test_a_fresh_interpreter_loads_no_higher_layer(names: list[str], highest: int) -> None:
-    # The SB3 VecEnv adapter subclasses SB3's VecEnv: it needs the train extra by design
-    # (the static test above still checks its imports).
-    loaded = _loaded_by(names, skip=("umbrella_env.envs.sb3",))
+    # The SB3 VecEnv adapter subclasses SB3's VecEnv and the OpenSpiel adapter registers
+    # pyspiel games: they need the train and openspiel extras by design (the static test
+    # above still checks their imports; tests/test_openspiel.py imports the second).
+    loaded = _loaded_by(names, skip=("umbrella_env.envs.sb3", "umbrella_env.envs.openspiel"))
     higher = [m for m in loaded if (layer := layer_of(m)) is not None and layer > highest]
     assert higher == []
     if highest < 3:  # the environment library needs no deep-learning stack either

@@ -75,6 +75,19 @@ def test_install_hints_name_the_package_outside_a_clone(monkeypatch) -> None:
     assert cli_args.install_hint("eval") == 'pip install "umbrella-env[eval]"'
 
 
+def test_the_openspiel_adapter_without_its_extra_names_the_extra(monkeypatch) -> None:
+    # pyspiel unimportable (None in sys.modules), as where the openspiel extra is missing
+    monkeypatch.setitem(sys.modules, "pyspiel", None)
+    monkeypatch.delitem(sys.modules, "umbrella_env.envs.openspiel", raising=False)
+    with pytest.raises(cli_args.MissingExtra) as info:
+        import umbrella_env.envs.openspiel  # noqa: F401
+    assert str(info.value) == (
+        "umbrella_env.envs.openspiel needs the openspiel extra (pyspiel is missing): "
+        'pip install -c constraints.txt -e ".[openspiel]"'
+    )
+    assert "openspiel" in PYPROJECT["project"]["optional-dependencies"]
+
+
 @pytest.mark.parametrize(
     ("tool", "argv", "words"),
     [

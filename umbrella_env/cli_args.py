@@ -146,7 +146,7 @@ def command_name(script: str, console: str) -> str:
 
 def install_hint(extra: str) -> str:
     """The command that installs the optional dependencies ``extra`` ("train", "eval",
-    "onnx", "ray", "bench"): in a clone, editable with the constraints file that pins torch;
+    "onnx", "ray", "bench", "openspiel"): in a clone, editable with the constraints file that pins torch;
     for an installed package, the package with its extra (a user without the clone has
     neither ``constraints.txt`` nor ``.``).  The words of every "needs the ... extra" message."""
     if source_tree() is not None:
