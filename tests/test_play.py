@@ -401,6 +401,44 @@ def test_quit_exits_zero():
     assert "You quit at turn 1. Scores so far: seat 0 (you) -4, seat 1 (random) -4." in out
 
 
+@pytest.mark.parametrize(("players", "seed"), [(1, 1), (2, 3), (3, 5)])
+def test_undo_takes_back_your_move_and_the_others_after_it(players: int, seed: int):
+    s = session(players=players, seed=seed)
+    start = s.game.to_dict()
+    first = s.game.legal_actions()[0]  # seat 0 decides first
+    out = io.StringIO()
+    # move, then at the next decision take it back, move again, take it back twice
+    # (the second time there is nothing before the first decision), then quit
+    s.io = Console(ScriptedStdin([str(first), "undo", str(first), "undo", "undo", "quit"]), out)
+    assert s.run() == 0
+    text = out.getvalue()
+    phase = A.PHASES[SingleGame.from_dict(start).phase]
+    assert text.count(f"took back your move at turn 1 ({phase}) and what followed it") == 2
+    assert "nothing to take back: this is your first decision" in text
+    assert s.game.to_dict() == start  # the game as it was at the first decision
+    assert len(s.decisions) == 1 and "Traceback" not in text
+
+
+def test_after_an_undo_the_game_goes_on_to_its_end():
+    class UndoOnce(FirstLegalStdin):
+        """The first-legal player, who types 'undo' at the start of their sixth decision."""
+
+        reads = 0
+
+        def readline(self) -> str:
+            self.reads += 1
+            return "undo\n" if self.reads == 11 else super().readline()
+
+    for players in (1, 2):
+        out = io.StringIO()
+        argv = ["--players", str(players), "--seed", "1"]
+        argv += [] if players == 1 else ["--opponents", "random", "--max-turns", "40"]
+        rc = main(argv, stdin=UndoOnce(out), stdout=out)
+        text = out.getvalue()
+        assert rc == 0 and text.count("took back your move at turn") == 1 and "=== Game over:" in text
+        assert "Traceback" not in text
+
+
 def test_end_of_input_ends_the_game_gracefully():
     rc, out = run(["--players", "1", "--seed", "1"], [])
     assert rc == 0 and "End of input: the game is abandoned at turn 1." in out

@@ -52,6 +52,7 @@ COMMANDS: dict[str, str] = {
     "board all": "board all",
     "b all": "board all",
     "hint": "hint",
+    "undo": "undo",
     "quit": "quit",
     "exit": "quit",
     "q": "quit",
@@ -82,8 +83,10 @@ Type a move by its name or by its id (the number 'legal' shows in brackets):
 Colours B G R Y (or blue, green, red, yellow).  Sides are those of your own stage.
 Case and extra spaces do not matter; 'from', 'of' and 'with' may be left out.
 Commands: legal (or moves) lists the legal moves; board draws the table again
-(board all: every seat's, with --board mine); hint asks the heuristic agent; help
-shows this; quit ends the game.
+(board all: every seat's, with --board mine); hint asks the heuristic agent; undo
+takes back your last move (and the others' moves after it: they play again, and may
+answer differently, so the game no longer replays from its seed); help shows this;
+quit ends the game.
 With one legal move, Enter plays it."""
 
 
@@ -98,6 +101,14 @@ def _display_name(spec: str) -> str:
 
 class _Leave(StopMatch):
     """The player quit or input ended: the game is abandoned."""
+
+
+class _Undo(StopMatch):
+    """The player took back a move: the game goes back to ``game``, their previous decision."""
+
+    def __init__(self, game: SingleGame) -> None:
+        super().__init__("undo")
+        self.game = game
 
 
 class _Human:
@@ -303,6 +314,8 @@ class Session:
         self.hinter: Any = None
         #: the others' moves since your last decision (:meth:`announce`)
         self.pending: list[str] = []
+        #: the game at each of your decisions so far, the current one last ('undo')
+        self.decisions: list[SingleGame] = []
 
     # ------------------------------------------------------------------ naming
     def who(self, seat: int) -> str:
@@ -314,10 +327,15 @@ class Session:
         seats = [
             _Human(self) if p == self.s.seat else _Forgiving(self.agents[p], self, p) for p in range(self.s.players)
         ]
-        try:
-            play_out(seats, self.game, on_move=self.announce)
-        except _Leave:
-            return 0
+        while True:
+            try:
+                play_out(seats, self.game, on_move=self.announce)
+                break
+            except _Leave:
+                return 0
+            except _Undo as back:  # play on from the restored decision
+                self.game = back.game
+                self.pending.clear()
         self.flush_moves("The last moves:")
         self.io.say(self.final_report())
         return 0
@@ -415,6 +433,7 @@ class Session:
     def human_decision(self) -> int | None:
         """Read lines until a legal move is typed (its id) or the player leaves (None)."""
         g = self.game
+        self.decisions.append(g.clone())
         self.io.say()
         self.io.say(self.board())
         self.flush_moves("Since your last decision:")
@@ -444,6 +463,16 @@ class Session:
                 self.io.say(self.status())
             elif command == "hint":
                 self.io.say(self.hint())
+            elif command == "undo":
+                if len(self.decisions) < 2:
+                    self.io.say("  nothing to take back: this is your first decision")
+                    continue
+                self.decisions.pop()  # this decision
+                back = self.decisions.pop()  # the previous one, pushed again when it is asked
+                self.io.say(
+                    f"  took back your move at turn {back.turn + 1} ({A.PHASES[back.phase]}) and what followed it"
+                )
+                raise _Undo(back)
             else:
                 try:
                     a = parse_move(text, g)
