@@ -89,15 +89,15 @@ def argmax_random(values: Sequence[float] | np.ndarray, rng: np.random.Generator
     return int(best[0]) if best.size == 1 else int(best[rng.integers(best.size)])
 
 
-def game_and_legal(agent_name: str, action_mask: np.ndarray, game: SingleGame | None) -> np.ndarray:
-    """The legal ids for an agent that needs the game: a ``ValueError`` if the caller gave
+def game_and_legal(agent_name: str, action_mask: np.ndarray, game: SingleGame | None) -> tuple[SingleGame, np.ndarray]:
+    """The game and its legal ids for an agent that needs the game: a ``ValueError`` if the caller gave
     none, or a mask that is not a [968] mask (:func:`agents.checks.check_mask`) or not the
     game's legal actions (:func:`agents.checks.check_game_mask`)."""
     if game is None:
         raise ValueError(f"{agent_name} needs the game (needs_game=True): {GAME_FROM_ENV}")
     legal = check_mask(action_mask)
     check_game_mask(game, legal)
-    return legal
+    return game, legal
 
 
 def after(game: SingleGame, action: int) -> SingleGame:

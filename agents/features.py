@@ -67,6 +67,12 @@ def accept_table() -> np.ndarray:
 class FigureFeatures(BaseFeaturesExtractor):
     """Observation + figure-progress features (see the module doc)."""
 
+    # buffers (register_buffer), declared for the type checker
+    line: torch.Tensor
+    source: torch.Tensor
+    colours: torch.Tensor
+    accept: torch.Tensor
+
     def __init__(self, observation_space: spaces.Box) -> None:
         size = int(np.prod(observation_space.shape))
         super().__init__(observation_space, features_dim=size + NUM_FEATURES)

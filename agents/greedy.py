@@ -48,7 +48,7 @@ class GreedyAgent(SeededAgent):
         super().__init__(seed, name)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
-        legal = game_and_legal(self.name, action_mask, game)
+        game, legal = game_and_legal(self.name, action_mask, game)
         if legal.size == 1:
             return int(legal[0])
         phase = game.phase

@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 
@@ -231,11 +232,11 @@ class HeuristicAgent(SeededAgent):
         top_k = check_int("top_k", top_k)
         look_ahead = check_flag("look_ahead", look_ahead)
         super().__init__(seed, name)
-        self.weights = weights
-        self.depth = int(depth)
-        self.top_k = top_k
-        self.look_ahead = look_ahead
-        self._caches: dict[HeuristicWeights, tuple[dict, dict]] = {}
+        self.weights: HeuristicWeights | None = weights
+        self.depth: int = int(depth)
+        self.top_k: int = top_k
+        self.look_ahead: bool = look_ahead
+        self._caches: dict[HeuristicWeights, tuple[dict[Any, Any], dict[Any, Any]]] = {}
         self._use(weights or MULTIPLAYER_WEIGHTS)
 
     def _use(self, w: HeuristicWeights) -> None:
@@ -251,7 +252,7 @@ class HeuristicAgent(SeededAgent):
         return SOLO_WEIGHTS if game.tables.solo else MULTIPLAYER_WEIGHTS
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
-        legal = game_and_legal(self.name, action_mask, game)
+        game, legal = game_and_legal(self.name, action_mask, game)
         if legal.size == 1:
             return int(legal[0])
         values = self.action_values(game, legal)

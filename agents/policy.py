@@ -23,7 +23,7 @@ from gymnasium import spaces
 try:
     import torch
 except ImportError:  # no train extra: load_model names it before any policy is used
-    torch = None
+    torch = None  # type: ignore[assignment]
 
 from agents.base import agent_generator
 from agents.checkpoint import (

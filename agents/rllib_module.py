@@ -70,7 +70,10 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
             )
         if not isinstance(self.action_space, spaces.Discrete):
             raise ValueError(f"MaskedPPOModule needs a Discrete action space, got {self.action_space}")
-        size = int(space[OBS_KEY].shape[0])
+        obs_space = space[OBS_KEY]
+        if not isinstance(obs_space, spaces.Box) or len(obs_space.shape) != 1:
+            raise ValueError(f"MaskedPPOModule needs a one-dimensional Box {OBS_KEY!r} space, got {obs_space}")
+        size = int(obs_space.shape[0])
         actions = int(self.action_space.n)
         if space[MASK_KEY].shape != (actions,):
             raise ValueError(f"the action mask has shape {space[MASK_KEY].shape}, expected ({actions},)")
@@ -80,7 +83,7 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
         if features == "figure":
             from agents.features import FigureFeatures
 
-            self.features: nn.Module = FigureFeatures(space[OBS_KEY])
+            self.features: nn.Module = FigureFeatures(obs_space)
             size = int(self.features.features_dim)
         elif features == "none":
             self.features = nn.Identity()

@@ -115,7 +115,7 @@ class SearchAgent:
             self._seed(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, game: SingleGame | None = None) -> int:
-        legal = game_and_legal(self.name, action_mask, game)
+        game, legal = game_and_legal(self.name, action_mask, game)
         if legal.size == 1:
             return int(legal[0])
         prior = self.ranker.action_values(game, legal)

@@ -164,16 +164,15 @@ class AZAgent:
         self.seconds = seconds
         self.deterministic = deterministic
         self.name = name or (Path(self.path).stem + ("+search" if search else ""))
-        if max_considered is None:
-            max_considered = self.meta.get("max_considered", 16)  # checked with the sidecar
+        meta: dict[str, Any] = dict(self.meta)  # the sidecar's values, checked when it was read
         self.search = GumbelSearch(
             self._predict,
             simulations=self.simulations,
-            max_considered=max_considered,
-            c_scale=self.meta.get("c_scale", DEFAULT_C_SCALE),
+            max_considered=meta.get("max_considered", 16) if max_considered is None else max_considered,
+            c_scale=meta.get("c_scale", DEFAULT_C_SCALE),
             gumbel_scale=0.0 if deterministic else 1.0,
-            rollout_weight=self.meta.get("rollout_weight", 0.0) if rollout_weight is None else rollout_weight,
-            rollout_turns=self.meta.get("rollout_turns", PLAYOUT_TURNS) if rollout_turns is None else rollout_turns,
+            rollout_weight=meta.get("rollout_weight", 0.0) if rollout_weight is None else rollout_weight,
+            rollout_turns=meta.get("rollout_turns", PLAYOUT_TURNS) if rollout_turns is None else rollout_turns,
             heuristic_inputs=self.net.heuristic_inputs,
             recall=recall,
         )
@@ -195,6 +194,7 @@ class AZAgent:
             raise ValueError(f"{self.name} {why} and needs the game (needs_game=True): {GAME_FROM_ENV}")
         if obs is not None:
             return self._policy_action(obs, legal, game)
+        assert game is not None  # the search needs the game, checked above
         return self._search_action(game)
 
     def _predict(self, obs: np.ndarray, heur: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +206,10 @@ class AZAgent:
         return logits, values
 
     def _policy_action(self, observation: np.ndarray, legal: np.ndarray, game: SingleGame | None) -> int:
-        heur = None if self._inputs is None else self._inputs(game, legal)[None]
+        heur = None
+        if self._inputs is not None:  # heuristic inputs: the network needs the game, checked in act
+            assert game is not None
+            heur = self._inputs(game, legal)[None]
         logits, _ = self._predict(observation[None], heur)
         z = logits[0, legal].astype(np.float64)
         if self.deterministic:

@@ -56,6 +56,21 @@ _BLOCKED = 4096
 class SlideLookahead(nn.Module):
     """``(per_slide [B, 64, 23], summary [B, 9])`` from observations ``[B, 899]`` (module doc)."""
 
+    # buffers (register_buffer below), declared for the type checker
+    src: torch.Tensor
+    eject: torch.Tensor
+    zone_of: torch.Tensor
+    read: torch.Tensor
+    takes: torch.Tensor
+    same_zone: torch.Tensor
+    eye16: torch.Tensor
+    accept: torch.Tensor
+    best: torch.Tensor
+    const: torch.Tensor
+    pow4: torch.Tensor
+    bits: torch.Tensor
+    colours: torch.Tensor
+
     def __init__(self) -> None:
         super().__init__()
         const = np.zeros((NUM_SLIDE, 8), dtype=np.float32)

@@ -140,6 +140,12 @@ class AZNet(nn.Module):
     """Policy logits [B, 968] and values [B, value_size(P)] from observations [B, 899] and,
     with ``heuristic_inputs``, the heuristic inputs [B, 968] (module doc)."""
 
+    # buffers (register_buffer below), declared for the type checker
+    inv_high: torch.Tensor
+    fb_slide: torch.Tensor
+    fb_zone: torch.Tensor
+    action_phase: torch.Tensor
+
     def __init__(
         self,
         num_players: int,
