@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python.algorithms import ismcts, mcts
+from open_spiel.python import rl_environment
+from open_spiel.python.algorithms import generate_playthrough, ismcts, mcts
+from open_spiel.python.observation import make_observation
 
 from umbrella_env.core import actions as A
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
@@ -76,6 +78,11 @@ def test_games_are_registered_with_their_types() -> None:
     assert (multi.min_utility(), multi.max_utility(), multi.utility_sum()) == (-0.5, 1.0, 0.0)
     # solo at level 2: 6 tokens (12) + the best bonus of 6 tokens (8) + 14 umbrellas
     assert (solo.min_utility(), solo.max_utility()) == (0.0, 34.0)
+    # at level 4 the best bonus is 11 and the extra-turn power gives an umbrella back
+    assert O.load_game(1, level=4).max_utility() == 38.0
+    # a solo game lasts at most 21 turns (docs/rules.md decision 11), of at most 7 decisions
+    assert solo.max_game_length() == 8 + 21 * 7
+    assert O.load_game(2, max_turns=O.MAX_TURNS).max_game_length() <= 2**31 - 1
 
 
 def test_the_deal_is_the_engines_deal_of_the_key_bytes() -> None:
@@ -237,7 +244,11 @@ def test_openspiel_ismcts_plays_legal_moves(players: int) -> None:
     [
         (lambda: O.load_game(5), "players: expected an int in [1, 4] (1 is the solo game), got 5"),
         (lambda: O.load_game(2, level=0), "parameter 'level': expected an int in [1, 4], got 0"),
-        (lambda: O.load_game(1, max_turns=0), "parameter 'max_turns': expected an int in [1, 2147483647], got 0"),
+        (lambda: O.load_game(1, max_turns=0), "parameter 'max_turns': expected an int in [1, 306783373], got 0"),
+        (
+            lambda: O.load_game(2, max_turns=2**31 - 1),  # OpenSpiel's max_game_length is a C int
+            "parameter 'max_turns': expected an int in [1, 306783373], got 2147483647",
+        ),
         (
             lambda: pyspiel.load_game("python_umbrella", {"players": 1}),
             "parameter 'players': expected an int in [2, 4], got 1",
@@ -348,3 +359,110 @@ def test_the_ismcts_script_of_docs_integrations_runs(monkeypatch, capsys: pytest
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] in ("game 1: ISMCTS won", "game 1: ISMCTS lost", "game 1: ISMCTS drew")
     assert re.fullmatch(r"ISMCTS \(3 simulations\) won (0|0\.5|1) of 1 games against heuristic", lines[-1])
+
+
+@pytest.mark.parametrize("players", [1, 2])
+def test_openspiels_playthrough_generator_runs(players: int) -> None:
+    # OpenSpiel's own playthrough tool reads every observer: information state, observation,
+    # public and private, strings and tensors
+    name = "python_umbrella_solo(max_turns=4)" if players == 1 else "python_umbrella(max_turns=3)"
+    text = generate_playthrough.playthrough(name, None)
+    assert 'InformationStateString(0) = "seat 0\\n' in text and "ObservationTensor(0)" in text
+    assert "InformationStateTensor" not in text  # not provided
+
+
+def test_the_observer_types_of_openspiel() -> None:
+    state = dealt(O.load_game(2))
+    board = state.observation_string(0)
+    game = state.get_game()
+    for private in (
+        pyspiel.PrivateInfoType.NONE,
+        pyspiel.PrivateInfoType.SINGLE_PLAYER,
+        pyspiel.PrivateInfoType.ALL_PLAYERS,
+    ):
+        public = make_observation(
+            game, pyspiel.IIGObservationType(public_info=True, perfect_recall=False, private_info=private)
+        )
+        assert public.string_from(state, 0) == board  # nothing is private: the same board
+        public.set_from(state, 0)
+        assert np.array_equal(public.tensor, state.game.observe(0))
+        hidden = make_observation(
+            game, pyspiel.IIGObservationType(public_info=False, perfect_recall=False, private_info=private)
+        )
+        hidden.set_from(state, 0)
+        assert hidden.string_from(state, 0) == "" and hidden.tensor.size == 0  # nothing private to show
+    recall = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
+    recall.set_from(state, 1)  # no tensor to fill, and no error
+    assert recall.string_from(state, 1) == state.information_state_string(1)
+    assert game.information_state_tensor_size() == 0 and state.information_state_tensor(0) == []
+
+
+def test_action_strings_of_the_deal() -> None:
+    state = O.load_game(2).new_initial_state()
+    assert state.action_to_string(pyspiel.PlayerId.CHANCE, 5) == "deal key byte 5"
+    assert state.action_to_string(pyspiel.PlayerId.CHANCE, 300) == "chance outcome 300 (out of range [0, 256))"
+    state = dealt(O.load_game(2))
+    assert state.history_str() == "1, 2, 3, 4, 5, 6, 7, 8"
+    assert state.action_to_string(0, 0) == A.ACTION_STRINGS[0]
+
+
+def test_agent_bots_are_reset_at_each_game_of_evaluate_bots() -> None:
+    seeds: list[int | None] = []
+
+    class Counting:
+        def reset(self, seed=None) -> None:
+            seeds.append(seed)
+
+        def act(self, observation, action_mask, game) -> int:
+            return int(np.flatnonzero(action_mask)[0])
+
+    game = O.load_game(2, max_turns=5)
+    bots = [AgentBot(Counting(), game, seed=7), AgentBot("random", game, seed=1)]
+    for n in range(3):
+        pyspiel.evaluate_bots(game.new_initial_state(), bots, n)
+    assert seeds == [7, 8, 9]
+
+
+def test_an_agent_bot_refuses_a_state_of_another_game() -> None:
+    bot = AgentBot("heuristic", O.load_game(2))
+    state = dealt(O.load_game(3, level=4))
+    with pytest.raises(ValueError) as info:
+        bot.step(state)
+    assert str(info.value) == (
+        "this AgentBot plays 2 players, plate level 1, and the state is of 3 players, plate level 4: "
+        "build the bot with the state's game"
+    )
+    assert (
+        AgentBot("random", O.load_game(2, max_turns=9)).step(dealt(O.load_game(2)))
+        in dealt(O.load_game(2)).legal_actions()
+    )
+
+
+def test_openspiels_rl_environment_hands_agents_the_observation() -> None:
+    env = rl_environment.Environment(O.load_game(2, max_turns=20), seed=0)
+    step = env.reset()
+    rng = np.random.default_rng(0)
+    moves = 0
+    while not step.last():
+        player = step.observations["current_player"]
+        info = step.observations["info_state"][player]
+        legal = step.observations["legal_actions"][player]
+        assert len(info) == 899 and legal
+        step = env.step([int(rng.choice(legal))])
+        moves += 1
+    assert moves >= 20 and sorted(step.rewards) in ([-1.0, 1.0], [0.0, 0.0])
+
+
+def test_a_seeded_resampler_makes_ismcts_repeat_itself() -> None:
+    game = O.load_game(2)
+    chosen = []
+    for _ in range(2):
+        state = dealt(game)
+        rs = np.random.RandomState(1)
+        # 100 simulations over the 64 first slides: the worlds drawn decide the visits
+        bot = ismcts.ISMCTSBot(
+            game, mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)), 2.0, 100, random_state=rs
+        )
+        bot.set_resampler(lambda s, player, rs=rs: s.resample_from_infostate(player, rs.uniform))
+        chosen.append(bot.step_with_policy(state))
+    assert chosen[0] == chosen[1]

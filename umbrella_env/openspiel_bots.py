@@ -16,8 +16,9 @@
 An :class:`AgentBot` asks its agent for a move as every command does
 (:func:`umbrella_env.match.agent_action`): the agent is handed a copy of the game whose
 never-seen hidden tiles are redrawn, and an illegal choice raises ``AgentError``.  Its agent
-is reset at every ``restart_at`` (each game of ``evaluate_bots``), with the seeds ``seed``,
-``seed + 1``, ... in turn.
+is reset at every ``restart`` or ``restart_at`` (each game of ``evaluate_bots``), with the
+seeds ``seed``, ``seed + 1``, ... in turn; a state of another player count or plate level
+than the bot's game is refused.
 """
 
 from __future__ import annotations
@@ -26,11 +27,17 @@ from typing import Any
 
 import pyspiel
 
+from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import check_seed
 from umbrella_env.envs.openspiel import UmbrellaGame, UmbrellaState
 from umbrella_env.match import AgentSpecError, agent_action, build_agent
 
 __all__ = ["AgentBot"]
+
+
+def _described(config: GameConfig) -> str:
+    players = "solo" if config.num_players == 1 else f"{config.num_players} players"
+    return f"{players}, plate level {config.plate_level}"
 
 
 class AgentBot(pyspiel.Bot):
@@ -57,6 +64,7 @@ class AgentBot(pyspiel.Bot):
             )
         self._seed = check_seed(seed)
         self._games = 0
+        self.config = game.config
         if isinstance(agent, str):
             self.agent = build_agent(agent, game.config, seed=self._seed, options=options)
         elif options:
@@ -71,11 +79,21 @@ class AgentBot(pyspiel.Bot):
     def step(self, state: UmbrellaState) -> int:
         if state.game is None or state.is_terminal():
             raise ValueError("an AgentBot moves only at a player's decision, not at the deal or after the end")
+        config = state.game.config
+        if (config.num_players, config.plate_level) != (self.config.num_players, self.config.plate_level):
+            raise ValueError(
+                f"this AgentBot plays {_described(self.config)}, and the state is of {_described(config)}: "
+                "build the bot with the state's game"
+            )
         return agent_action(self.agent, state.game)
 
-    def restart_at(self, state: UmbrellaState) -> None:
+    def restart(self) -> None:
+        """A new game (``pyspiel.evaluate_bots`` calls it): the agent is reset with the next seed."""
         self.agent.reset(None if self._seed is None else self._seed + self._games)
         self._games += 1
+
+    def restart_at(self, state: UmbrellaState) -> None:
+        self.restart()
 
     def inform_action(self, state: UmbrellaState, player_id: int, action: int) -> None:
         pass  # the agent reads the whole game at each step

@@ -64,17 +64,20 @@ except ImportError as exc:  # one line naming the extra, not a bare ModuleNotFou
 
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
-from umbrella_env.core.config import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, GameConfig
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.hidden import determinize
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.render import render_text
 from umbrella_env.core.single import SingleGame, single_tables
+from umbrella_env.core.tables import POWER_EXTRA_TURN
 
 __all__ = ["GAME_NAME", "SOLO_GAME_NAME", "UmbrellaGame", "UmbrellaState", "load_game"]
 
 GAME_NAME = "python_umbrella"
 SOLO_GAME_NAME = "python_umbrella_solo"
 _SLIDES = (A.PHASE_SLIDE, A.PHASE_FALLBACK)
+#: decisions in a turn at most: one per phase (game over is none)
+_TURN_DECISIONS = len(A.PHASES) - 1
 KEY_BYTES = 8  # chance nodes at the start: the deal key's bytes, least significant first
 
 
@@ -105,7 +108,7 @@ def _config(params: dict[str, Any] | None, solo: bool) -> GameConfig:
     """The game's configuration from its parameters, each checked with its valid range."""
     params = dict(params or {})
     values = {"players": 1 if solo else 2, "level": 1, "max_turns": DEFAULT_MAX_TURNS}
-    ranges = {"players": (1, 1) if solo else (2, 4), "level": (1, 4), "max_turns": (1, MAX_TURNS_LIMIT)}
+    ranges = {"players": (1, 1) if solo else (2, 4), "level": (1, 4), "max_turns": (1, MAX_TURNS)}
     if solo and "players" in params:
         raise ValueError(f"{SOLO_GAME_NAME} has one player and no 'players' parameter ({GAME_NAME} has 2-4)")
     unknown = sorted(set(params) - set(values))
@@ -122,11 +125,20 @@ def _config(params: dict[str, Any] | None, solo: bool) -> GameConfig:
 def _solo_score_bound(config: GameConfig) -> int:
     """The most a solo game can score: every token placed, the best bonus of that many
     tokens, and an umbrella in the zones for each of the 20 but one per token (a token is
-    validated after a slide of the same turn, and a slide takes an umbrella from a zone)."""
+    validated after a slide of the same turn, and a slide takes an umbrella from a zone),
+    plus the one the extra-turn power of a level-4 plate gives back (docs/rules.md §7)."""
     T = single_tables(config)
     best = max(int(T.bonus[bits]) for bits in range(1 << 10) if bin(bits).count("1") <= T.solo_tokens)
-    umbrellas = F.scored_umbrellas_bound(1) - T.solo_tokens
+    returned = 1 if POWER_EXTRA_TURN in T.power else 0
+    umbrellas = F.scored_umbrellas_bound(1) - T.solo_tokens + returned
     return int(F.score(1, T.solo_tokens, best, umbrellas, T.solo_tokens))
+
+
+#: A solo game's turns at most: each slide takes an umbrella from the zones and only the
+#: extra-turn power gives one back, once (docs/rules.md decision 11).
+SOLO_TURNS = F.scored_umbrellas_bound(1) + 1
+#: The largest max_turns: OpenSpiel keeps max_game_length in a C int.
+MAX_TURNS = (2**31 - 1 - KEY_BYTES) // _TURN_DECISIONS - 4
 
 
 class UmbrellaGame(pyspiel.Game):
@@ -137,7 +149,8 @@ class UmbrellaGame(pyspiel.Game):
         P = self.config.num_players
         # a turn has at most one decision per phase; each seat gets at most one extra turn
         # (the level-4 power fires once per plate)
-        decisions = (self.config.max_turns + P) * (len(A.PHASES) - 1)
+        turns = min(self.config.max_turns, SOLO_TURNS) if P == 1 else self.config.max_turns + P
+        decisions = turns * _TURN_DECISIONS
         info = pyspiel.GameInfo(
             num_distinct_actions=A.NUM_ACTIONS,
             max_chance_outcomes=256,
@@ -222,7 +235,9 @@ class UmbrellaState(pyspiel.State):
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
-            return f"deal key byte {len(self._key_bytes)} = {action}"
+            if not 0 <= action < 256:
+                return f"chance outcome {action} (out of range [0, 256))"
+            return f"deal key byte {action}"
         if not 0 <= action < A.NUM_ACTIONS:
             return f"action {action} (out of range [0, {A.NUM_ACTIONS}))"
         return A.ACTION_STRINGS[action]
@@ -265,29 +280,40 @@ class UmbrellaState(pyspiel.State):
 
 
 class UmbrellaObserver:
-    """The observer of the OpenSpiel Python game API: ``tensor`` (the envs' observation)
-    and ``string_from`` (the board as text, or with perfect recall the information state)."""
+    """The observer of the OpenSpiel Python game API for an ``IIGObservationType``.
+
+    Everything a player sees is public (nothing is private in Umbrella), so
+    ``private_info`` changes nothing (``NONE``, ``SINGLE_PLAYER`` and ``ALL_PLAYERS`` alike)
+    and ``public_info=False`` leaves nothing to show: an empty string and tensor.  With
+    ``public_info``: the board as text (``string_from``) and the envs' observation
+    (``tensor``); with ``perfect_recall`` too, the information state string and no tensor
+    (``tensor`` is None, as OpenSpiel's Python games without one have it).
+    """
 
     def __init__(self, iig_obs_type: pyspiel.IIGObservationType) -> None:
-        if iig_obs_type.private_info == pyspiel.PrivateInfoType.ALL_PLAYERS:
-            raise ValueError("Umbrella has no private information: private_info must be NONE or SINGLE_PLAYER")
+        self.public = bool(iig_obs_type.public_info)
         self.perfect_recall = bool(iig_obs_type.perfect_recall)
+        self.tensor: np.ndarray | None
+        self.dict: dict[str, np.ndarray] = {}
         if self.perfect_recall:
-            self.tensor = np.zeros(0, np.float32)  # information state strings only
-            self.dict: dict[str, np.ndarray] = {}
-        else:
+            self.tensor = None  # information state strings only
+        elif self.public:
             self.tensor = np.zeros(OBS_SIZE, np.float32)
             self.dict = {"observation": self.tensor}
+        else:
+            self.tensor = np.zeros(0, np.float32)
 
     def set_from(self, state: UmbrellaState, player: int) -> None:
-        if self.perfect_recall:
-            raise ValueError("Umbrella provides information state strings only, not tensors")
+        if self.tensor is None or not self.public:
+            return
         if state.game is None:
             self.tensor.fill(0.0)
         else:
             self.tensor[:] = state.game.observe(player)
 
     def string_from(self, state: UmbrellaState, player: int) -> str:
+        if not self.public:
+            return ""
         if self.perfect_recall:
             return state.information_state(player)
         if state.game is None:

@@ -11,10 +11,11 @@ actions and times, per decision, in the same run:
                         (as OpenSpiel's ISMCTS does for its tree);
 * ``clone``, ``resample``  microseconds per ``state.clone()`` and per
                         ``resample_from_infostate`` (ISMCTS takes one of them per simulation),
-                        averaged over the recorded positions;
+                        averaged over 400 positions spread along the recorded games (a late
+                        position's information state is longer, so it costs more);
 
 and the peer, OpenSpiel's own Python game ``python_block_dominoes`` (chance and imperfect
-information too), timed by live random play the same way.  ``/ engine`` is the OpenSpiel
+information too), recorded and replayed the same way.  ``/ engine`` is the OpenSpiel
 state's speed over ``SingleGame``'s (the adapter's cost), ``/ peer`` over the peer's.
 
     python -m umbrella_env.tools.bench_openspiel [--steps 20000] [--players 1 2 4]
@@ -97,15 +98,18 @@ def time_states(game: pyspiel.Game, episodes: list[Episode], infostate: bool) ->
 
 
 def time_copies(game: pyspiel.Game, episodes: list[Episode], positions: int = 400) -> tuple[float, float]:
-    """Microseconds per clone and per resample_from_infostate, over positions along the games."""
-    states = []
+    """Microseconds per clone and per resample_from_infostate, over ``positions`` positions
+    spread evenly along the recorded games (fewer if the games have fewer decisions)."""
+    total = sum(len(actions) for _, actions in episodes)
+    every = max(1, total // positions)
+    states, n = [], 0
     for key, actions in episodes:
         state = dealt_state(game, key)
-        for action in actions[: len(actions) // 2]:
+        for action in actions:
+            if n % every == 0 and len(states) < positions:
+                states.append(state.clone())
             state.apply_action(action)
-        states.append(state)
-        if len(states) == positions:
-            break
+            n += 1
     sampler = np.random.default_rng(0).random
     t0 = time.perf_counter()
     for state in states:
@@ -119,20 +123,30 @@ def time_copies(game: pyspiel.Game, episodes: list[Episode], positions: int = 40
 
 
 def time_peer(steps: int, seed: int = 0) -> float:
-    """Decisions per second of live random play on python_block_dominoes (chance excluded)."""
+    """Decisions per second of python_block_dominoes timed as the Umbrella states are: random
+    legal games recorded first, then replayed with legal_actions() + apply_action (the
+    deal's chance nodes excluded)."""
     game = pyspiel.load_game("python_block_dominoes")
     rnd = random.Random(seed)
-    n, elapsed = 0, 0.0
+    recorded: list[tuple[pyspiel.State, list[int]]] = []
+    n = 0
     while n < steps:
         state = game.new_initial_state()
         while state.is_chance_node():
-            state.apply_action(rnd.choice(state.legal_actions()))
-        t0 = time.perf_counter()
+            state.apply_action(rnd.choice([a for a, _ in state.chance_outcomes()]))
+        start, actions = state.clone(), []
         while not state.is_terminal():
-            state.apply_action(rnd.choice(state.legal_actions()))
-            n += 1
-        elapsed += time.perf_counter() - t0
-    return n / elapsed
+            action = rnd.choice(state.legal_actions())
+            state.apply_action(action)
+            actions.append(action)
+        recorded.append((start, actions))
+        n += len(actions)
+    t0 = time.perf_counter()
+    for state, actions in recorded:
+        for action in actions:
+            state.legal_actions()
+            state.apply_action(action)
+    return n / (time.perf_counter() - t0)
 
 
 @command
