@@ -1,5 +1,6 @@
-"""Pieces shared by the hand-written agents: determinization, figure arithmetic on
-stage arrays, the expected plate bonus and small lookahead helpers.
+"""Pieces shared by the hand-written agents: figure arithmetic on stage arrays, the
+expected plate bonus and small lookahead helpers; and, re-exported from their home
+:mod:`umbrella_env.core.hidden`, ``determinize`` and ``unseen_pool``.
 
 Everything here reads a :class:`~umbrella_env.core.single.SingleGame` through its
 documented read API (``game.stage(seat)``, ``game.zone(z)``, ``game.top_tile(seat, slot)``,
@@ -41,7 +42,7 @@ from agents.base import GAME_FROM_ENV
 from agents.checks import check_game_mask, check_mask
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
-from umbrella_env.core.hidden import determinize as determinize  # re-exported: the public path since 0.1
+from umbrella_env.core.hidden import determinize as determinize  # re-exported: its path in 0.1
 from umbrella_env.core.hidden import unseen_pool as unseen_pool
 from umbrella_env.core.single import SingleGame
 from umbrella_env.core.tables import LINE_CELLS

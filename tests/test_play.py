@@ -27,6 +27,7 @@ from umbrella_env.play import (
     merit_band,
     parse_move,
 )
+from umbrella_env.play.session import _Decision
 
 REPO = Path(__file__).resolve().parents[1]
 _ID = re.compile(r"\[(\d+)(?:-(\d+))?\]")
@@ -413,10 +414,70 @@ def test_undo_takes_back_your_move_and_the_others_after_it(players: int, seed: i
     assert s.run() == 0
     text = out.getvalue()
     phase = A.PHASES[SingleGame.from_dict(start).phase]
-    assert text.count(f"took back your move at turn 1 ({phase}) and what followed it") == 2
+    after = "" if players == 1 else " and what followed it"  # solo: no one else moved
+    assert text.count(f"took back your move at turn 1 ({phase}){after}\n") == 2
     assert "nothing to take back: this is your first decision" in text
     assert s.game.to_dict() == start  # the game as it was at the first decision
     assert len(s.decisions) == 1 and "Traceback" not in text
+
+
+def _a_reveal(players: int) -> tuple[SingleGame, SingleGame, int]:
+    """(the game before a validation, after it, the tile it uncovered): random play until a
+    validation uncovers a tile no one has seen."""
+    rng = np.random.default_rng(0)
+    for key in range(200):
+        g = SingleGame.new(GameConfig(num_players=players), key)
+        while not g.done:
+            legal = g.legal_actions()
+            if g.phase == A.PHASE_VALIDATE:
+                slot = A.decode(legal[0])[1][0]
+                below = [(d, c) for s_, k, d, c in g.unseen_tiles() if (s_, k) == (g.current, slot)]
+                if below and max(below)[0] == g.stack_height(g.current, slot) - 2:  # just under the top
+                    before = g.clone()
+                    g.step(legal[0])
+                    return before, g, max(below)[1] >> 1
+            g.step(int(rng.choice(legal)))
+    raise AssertionError("no validation uncovered a tile")
+
+
+@pytest.mark.parametrize("players", [1, 2])
+def test_undo_is_refused_once_a_hidden_tile_came_to_light(players: int):
+    # undoing a validation that uncovered a never-seen tile would let you see it and take
+    # the move back: refused, naming the tile; the game goes on unchanged
+    before, after, tile = _a_reveal(players)
+    assert tile not in {c >> 1 for *_, c in after.unseen_tiles()}
+    s = session(players=players)
+    out = io.StringIO()
+    s.io = Console(ScriptedStdin(["undo", "quit"]), out)
+    s.game = after
+    s.decisions = [_Decision(before, [])]
+    assert s.human_decision() is None  # quit
+    text = out.getvalue()
+    assert (
+        f"cannot take back your last move: since it, a hidden tile came to light (tile {tile}) and you saw it" in text
+    )
+    assert s.game is after and len(s.decisions) == 2  # nothing restored
+
+
+def test_undo_shows_the_others_moves_of_the_restored_decision_again():
+    class TwoMovesThenUndo(FirstLegalStdin):
+        """The first legal move at two decisions, then 'undo' at the third, then quit."""
+
+        reads = 0
+
+        def readline(self) -> str:
+            self.reads += 1
+            return {5: "undo\n", 6: "quit\n"}.get(self.reads) or super().readline()
+
+    out = io.StringIO()
+    assert (
+        main(["--players", "2", "--seed", "3", "--opponents", "random"], stdin=TwoMovesThenUndo(out), stdout=out) == 0
+    )
+    blocks = out.getvalue().split("Since your last decision:")
+    # the opponent's moves shown at the second decision, then again when the undo at the
+    # third took the second move back
+    assert len(blocks) == 4 and "took back your move" in blocks[2]
+    assert blocks[1].split("\n")[1] == blocks[3].split("\n")[1] and "seat 1 (random):" in blocks[1]
 
 
 def test_after_an_undo_the_game_goes_on_to_its_end():

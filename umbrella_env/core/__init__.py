@@ -9,7 +9,10 @@ engine, with :mod:`~umbrella_env.core.single_observer` and
 :mod:`~umbrella_env.core.single_deal`), :mod:`~umbrella_env.core.reference` (the
 plain-Python oracle), :mod:`~umbrella_env.core.observation`,
 :mod:`~umbrella_env.core.serialize` (state dict), :mod:`~umbrella_env.core.batch_io`,
-:mod:`~umbrella_env.core.render`, :mod:`~umbrella_env.core.image`.
+:mod:`~umbrella_env.core.jsonio` (the one JSON parser), :mod:`~umbrella_env.core.hidden`
+(the hidden tiles a seat cannot see; determinization), :mod:`~umbrella_env.core.render`,
+:mod:`~umbrella_env.core.image`, :mod:`~umbrella_env.core.svg`,
+:mod:`~umbrella_env.core.playout` (a batched playout policy), :mod:`~umbrella_env.core.errors`.
 """
 
 from umbrella_env.core.config import GameConfig

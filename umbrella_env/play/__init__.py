@@ -17,7 +17,7 @@ your seat and the table, and ``--layout lines`` says the board one fact per line
 reading order (for a screen reader).  Type a move by its readable
 name (``slide B from top col2``, ``validate slot0 space3``, ``cover slot1``; case,
 extra spaces and the words "from", "of", "with" do not matter) or by its action id, or a
-command: ``help``, ``legal`` / ``moves``, ``board``, ``hint``, ``quit``.  Bad input is
+command: ``help``, ``legal`` / ``moves``, ``board``, ``hint``, ``undo``, ``quit``.  Bad input is
 explained in one line and the game goes on (also a line that is not text, or a move id
 no action has); end of input, or a closed or unreadable input, abandons the game.  Output
 that cannot be written (closed, a full disk) ends the command with exit status 1 and one

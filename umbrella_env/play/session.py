@@ -84,9 +84,9 @@ Colours B G R Y (or blue, green, red, yellow).  Sides are those of your own stag
 Case and extra spaces do not matter; 'from', 'of' and 'with' may be left out.
 Commands: legal (or moves) lists the legal moves; board draws the table again
 (board all: every seat's, with --board mine); hint asks the heuristic agent; undo
-takes back your last move (and the others' moves after it: they play again, and may
-answer differently, so the game no longer replays from its seed); help shows this;
-quit ends the game.
+takes back your last move (and the others' moves after it: they play again and may
+answer differently, so such a game no longer replays from its seed), unless it uncovered
+a hidden tile, which you have seen then; help shows this; quit ends the game.
 With one legal move, Enter plays it."""
 
 
@@ -103,12 +103,20 @@ class _Leave(StopMatch):
     """The player quit or input ended: the game is abandoned."""
 
 
-class _Undo(StopMatch):
-    """The player took back a move: the game goes back to ``game``, their previous decision."""
+@dataclass
+class _Decision:
+    """The game at one of your decisions, and the others' moves shown above it."""
 
-    def __init__(self, game: SingleGame) -> None:
+    game: SingleGame
+    moves: list[str]
+
+
+class _Undo(StopMatch):
+    """The player took back a move: the game goes back to their previous decision."""
+
+    def __init__(self, decision: _Decision) -> None:
         super().__init__("undo")
-        self.game = game
+        self.decision = decision
 
 
 class _Human:
@@ -314,8 +322,8 @@ class Session:
         self.hinter: Any = None
         #: the others' moves since your last decision (:meth:`announce`)
         self.pending: list[str] = []
-        #: the game at each of your decisions so far, the current one last ('undo')
-        self.decisions: list[SingleGame] = []
+        #: each of your decisions so far, the current one last ('undo')
+        self.decisions: list[_Decision] = []
 
     # ------------------------------------------------------------------ naming
     def who(self, seat: int) -> str:
@@ -333,9 +341,8 @@ class Session:
                 break
             except _Leave:
                 return 0
-            except _Undo as back:  # play on from the restored decision
-                self.game = back.game
-                self.pending.clear()
+            except _Undo as back:  # play on from the restored decision, its moves shown again
+                self.game, self.pending = back.decision.game, list(back.decision.moves)
         self.flush_moves("The last moves:")
         self.io.say(self.final_report())
         return 0
@@ -433,7 +440,7 @@ class Session:
     def human_decision(self) -> int | None:
         """Read lines until a legal move is typed (its id) or the player leaves (None)."""
         g = self.game
-        self.decisions.append(g.clone())
+        self.decisions.append(_Decision(g.clone(), list(self.pending)))
         self.io.say()
         self.io.say(self.board())
         self.flush_moves("Since your last decision:")
@@ -464,14 +471,15 @@ class Session:
             elif command == "hint":
                 self.io.say(self.hint())
             elif command == "undo":
-                if len(self.decisions) < 2:
-                    self.io.say("  nothing to take back: this is your first decision")
+                problem = self.undo_problem()
+                if problem:
+                    self.io.say(f"  {problem}")
                     continue
                 self.decisions.pop()  # this decision
                 back = self.decisions.pop()  # the previous one, pushed again when it is asked
-                self.io.say(
-                    f"  took back your move at turn {back.turn + 1} ({A.PHASES[back.phase]}) and what followed it"
-                )
+                phase = A.PHASES[back.game.phase]
+                after = "" if self.s.players == 1 else " and what followed it"
+                self.io.say(f"  took back your move at turn {back.game.turn + 1} ({phase}){after}")
                 raise _Undo(back)
             else:
                 try:
@@ -480,6 +488,20 @@ class Session:
                     self.io.say(f"  {e}")
                     continue
                 return a
+
+    def undo_problem(self) -> str:
+        """Why your last move cannot be taken back ('' when it can): there is none yet, or
+        it (or a move after it) uncovered a hidden tile no one had seen, which would let you
+        take a move back after seeing what it revealed."""
+        if len(self.decisions) < 2:
+            return "nothing to take back: this is your first decision"
+        before = {code >> 1 for *_, code in self.decisions[-2].game.unseen_tiles()}
+        now = {code >> 1 for *_, code in self.game.unseen_tiles()}
+        shown = sorted(before - now)
+        if shown:
+            tiles = ", ".join(f"tile {t}" for t in shown)
+            return f"cannot take back your last move: since it, a hidden tile came to light ({tiles}) and you saw it"
+        return ""
 
     def hint(self) -> str:
         if self.hinter is None:
