@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 import ray
 import torch
+from gymnasium import spaces
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
@@ -865,6 +866,15 @@ def test_the_masking_module_refuses_an_observation_without_a_mask() -> None:
 
     with pytest.raises(ValueError, match="keys 'observations' and 'action_mask'"):
         MaskedPPOModule(observation_space=spaces.Box(0, 1, (4,)), action_space=spaces.Discrete(3), model_config={})
+
+
+@pytest.mark.parametrize("observations", [spaces.MultiBinary(899), spaces.Box(0, 1, (1, 899)), spaces.Discrete(3)])
+def test_the_masking_module_refuses_observations_that_are_not_a_flat_box(observations) -> None:
+    # a Discrete one raised an IndexError, a Box of shape (1, 899) built a network of one input
+    space = spaces.Dict({OBS_KEY: observations, MASK_KEY: spaces.Box(0, 1, (3,))})
+    with pytest.raises(ValueError) as info:
+        MaskedPPOModule(observation_space=space, action_space=spaces.Discrete(3), model_config={})
+    assert str(info.value) == f"MaskedPPOModule needs a one-dimensional Box 'observations' space, got {observations}"
 
 
 @pytest.mark.parametrize("extra", [["--learning-rate", "0.002"], ["--pretrain", "heuristic", "--pretrain-games", "4",
