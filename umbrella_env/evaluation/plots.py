@@ -35,7 +35,7 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
             a, b = max(low, lo_s) - 0.5, min(high, hi_s) + 0.5
             ax.axvspan(a, b, color=shades[i % 2], zorder=0)
             ax.text((a + b) / 2, 1.0, name, transform=ax.get_xaxis_transform(), ha="center", va="bottom", fontsize=8)
-        bins = np.arange(lo_s - 0.5, hi_s + 1.5)
+        bins = np.arange(lo_s - 0.5, hi_s + 1.5).tolist()
         for e in ranked_agents:
             values = [int(k) for k, v in e["histogram"].items() for _ in range(v)]
             label = f"{e['label']} (mean {e['mean_score']:.1f})"

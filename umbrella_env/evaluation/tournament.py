@@ -216,13 +216,13 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     chosen: list[bool] = []  # the label was given (label=spec)
     for raw in specs:
         m = _SPEC_LABEL.match(raw)
-        labelled = bool(m) and not Path(raw).exists()
-        spec = m.group(2) if labelled else raw
+        labelled = m is not None and not Path(raw).exists()
+        spec = m.group(2) if m is not None and labelled else raw
         if OPTIONS_LIKE.match(spec) and not Path(spec).exists():
             raise EvaluationError(f"agent {raw!r}: evaluate {NO_OPTIONS}")
         if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
             raise EvaluationError(f"agent {raw!r}: the label before '=' may use only letters, digits, '_', '.' and '-'")
-        label = m.group(1) if labelled else _default_label(raw)
+        label = m.group(1) if m is not None and labelled else _default_label(raw)
         out_specs.append(spec)
         labels.append(label)
         chosen.append(labelled)

@@ -36,7 +36,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from contextlib import nullcontext
-from typing import TextIO
+from typing import Any, TextIO
 
 from agents.heuristic import MULTIPLAYER_WEIGHTS, SOLO_WEIGHTS, HeuristicAgent, HeuristicWeights
 from umbrella_env.cli_args import HelpFormatter, seed_option
@@ -72,7 +72,8 @@ def replace(w: HeuristicWeights, name: str, value: float) -> HeuristicWeights:
         figure = list(w.figure)
         figure[int(name[-1])] = value
         return dataclasses.replace(w, figure=tuple(figure))
-    return dataclasses.replace(w, **{name: value})
+    changes: dict[str, Any] = {name: value}
+    return dataclasses.replace(w, **changes)
 
 
 def candidates(name: str, value: float) -> list[float]:
