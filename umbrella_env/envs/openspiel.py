@@ -326,11 +326,10 @@ def load_game(players: int = 2, level: int = 1, max_turns: int = DEFAULT_MAX_TUR
     ``python_umbrella_solo``; each parameter checked, with its valid range in the error."""
     if isinstance(players, bool) or not isinstance(players, (int, np.integer)) or not 1 <= players <= 4:
         raise ValueError(f"players: expected an int in [1, 4] (1 is the solo game), got {players!r}")
-    if players == 1:
-        _config({"level": level, "max_turns": max_turns}, solo=True)
-        return pyspiel.load_game(SOLO_GAME_NAME, {"level": int(level), "max_turns": int(max_turns)})
-    _config({"players": players, "level": level, "max_turns": max_turns}, solo=False)
-    return pyspiel.load_game(GAME_NAME, {"players": int(players), "level": int(level), "max_turns": int(max_turns)})
+    solo = players == 1
+    params = {"level": level, "max_turns": max_turns} | ({} if solo else {"players": players})
+    _config(params, solo)  # checked here first: pyspiel refuses a value that is not an int in its own words
+    return pyspiel.load_game(SOLO_GAME_NAME if solo else GAME_NAME, {name: int(v) for name, v in params.items()})
 
 
 pyspiel.register_game(_game_type(False), UmbrellaGame)
