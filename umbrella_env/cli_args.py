@@ -175,7 +175,7 @@ def import_command(module: str, prog: str) -> Callable[..., int] | None:
     how a console script or a dispatcher starts a command whose imports need torch (any other
     ImportError is a bug and keeps its traceback)."""
     try:
-        return importlib.import_module(module).main  # type: ignore[no-any-return]
+        return importlib.import_module(module).main
     except MissingExtra as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return None

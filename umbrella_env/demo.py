@@ -41,6 +41,7 @@ over the committed file).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from collections import Counter
@@ -198,7 +199,7 @@ def _draw_game(args: argparse.Namespace, frames_dir: Path | None) -> list[str]:
             image = Image.fromarray(render_rgb(d)).quantize(palette=palette, dither=Image.Dither.NONE)
             if frames_dir is not None:
                 png = frames_dir / f"frame_{written:0{digits}d}.png"
-                write_atomically(png, lambda tmp, image=image: image.save(tmp, format="PNG"))
+                write_atomically(png, functools.partial(image.save, format="PNG"))
             if args.gif is not None:
                 frames.append(image)
             written, framed = written + 1, d

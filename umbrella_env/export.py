@@ -36,7 +36,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +47,8 @@ try:
     from torch import nn
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "exporting to ONNX")
+if TYPE_CHECKING:
+    from stable_baselines3.common.policies import ActorCriticPolicy
 
 import umbrella_env
 from agents.az.agent import SHIPPED_MODELS, model_file
@@ -78,7 +80,9 @@ class MaskablePPONet(nn.Module):
     separate; the actor and critic MLPs; the action and value heads), without sampling.
     """
 
-    def __init__(self, policy: nn.Module) -> None:
+    policy: ActorCriticPolicy
+
+    def __init__(self, policy: ActorCriticPolicy) -> None:
         super().__init__()
         self.policy = policy
 

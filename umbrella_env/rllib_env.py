@@ -163,7 +163,9 @@ class TurnBasedEnv(MultiAgentEnv):
         self.episode_illegal_actions = 0
 
     # ------------------------------------------------------------------ RLlib API
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         check_reset_options(options)
         refuse_state_option(options, "TurnBasedEnv")
         seed = runner_seed(seed, self._env_config)
@@ -185,7 +187,9 @@ class TurnBasedEnv(MultiAgentEnv):
         self._waiting[:] = 0.0
         return {self.possible_agents[g.actor]: masked_observation(g.observe(g.actor), g.legal())}, {}
 
-    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(
+        self, action_dict: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
         g = self._require_game()
         if g.over:
             raise GameOverError("the game is over: call reset() before step()")
@@ -272,13 +276,15 @@ class MaskedSoloEnv(gym.Env):
         self.illegal_actions = 0
         self.episode_illegal_actions = 0
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         obs, info = self.env.reset(seed=runner_seed(seed, self._env_config), options=options)
         self.episode_illegal_actions = 0
         self._score = float(info["score"])
         return masked_observation(obs, info["action_mask"]), {}
 
-    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         # The solo env judges the action as it is given (a float or a bool is refused, not truncated).
         obs, reward, terminated, truncated, info = self.env.step(action)
         if info.get(ILLEGAL_KEY):

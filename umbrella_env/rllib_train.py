@@ -416,7 +416,9 @@ def save_checkpoint(algo: Any, path: Path, meta: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------- behaviour cloning
-def fit_module(module: Any, demos: Any, epochs: int, batch_size: int, learning_rate: float, seed: int) -> list[dict]:
+def fit_module(
+    module: Any, demos: Any, epochs: int, batch_size: int, learning_rate: float, seed: int
+) -> list[dict[str, Any]]:
     """Fit the RLModule's policy to the teacher's actions (masked cross-entropy) and its
     value network to the learner's returns, as ``train.py --pretrain`` does for MaskablePPO."""
     import torch
@@ -470,7 +472,7 @@ def fit_module(module: Any, demos: Any, epochs: int, batch_size: int, learning_r
     return history
 
 
-def clone_teacher(algo: Any, args: argparse.Namespace, config: GameConfig, module_id: str) -> list[dict]:
+def clone_teacher(algo: Any, args: argparse.Namespace, config: GameConfig, module_id: str) -> list[dict[str, Any]]:
     """``--pretrain``: the teacher's games (:func:`umbrella_env.training.imitation.collect`, the
     teacher in the learner's seat, ``self`` at the others in self-play), cloning into the
     learner's RLModule, then the weights to every env runner."""

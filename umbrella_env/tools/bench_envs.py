@@ -35,6 +35,7 @@ import numpy as np
 import umbrella_env
 from umbrella_env.cli_args import HelpFormatter, command, first_problem, install_hint, int_problem, real_problem
 from umbrella_env.core import engine as E
+from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
 #: The largest --num-envs: about 18 kB of memory per env of the vector env (observations,
 #: masks, the games; measured), so 100,000 envs about 1.8 GB; 10**9 was NumPy's MemoryError.
@@ -78,7 +79,8 @@ def solo_steps_per_second(seconds: float, seed: int = 0) -> float:
 
 def vector_steps_per_second(num_envs: int, seconds: float, seed: int = 0) -> float:
     env = gym.make_vec("umbrella_env/Solo-v0", num_envs=num_envs, vectorization_mode="vector_entry_point")
-    inner = env.unwrapped if hasattr(env, "unwrapped") else env
+    inner = env.unwrapped
+    assert isinstance(inner, UmbrellaSoloVectorEnv)
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     steps = calls = 0

@@ -102,7 +102,8 @@ def time_copies(game: pyspiel.Game, episodes: list[Episode], positions: int = 40
     spread evenly along the recorded games (fewer if the games have fewer decisions)."""
     total = sum(len(actions) for _, actions in episodes)
     every = max(1, total // positions)
-    states, n = [], 0
+    states: list[UmbrellaState] = []
+    n = 0
     for key, actions in episodes:
         state = dealt_state(game, key)
         for action in actions:

@@ -59,7 +59,7 @@ class DiffStats:
     #: finished 2-4 player games whose end was triggered, and those that took reserve tokens
     end_triggered: int = 0
     reserve_used: int = 0
-    phases: collections.Counter = field(default_factory=collections.Counter)
+    phases: collections.Counter[int] = field(default_factory=collections.Counter)
 
     def count_finished(self, state: E.BatchState, done: np.ndarray) -> None:
         """Count the games ``done`` of ``state`` (just finished, before their reset)."""

@@ -213,9 +213,11 @@ class Samples:
 
     @classmethod
     def concat(cls, parts: Sequence[Samples]) -> Samples:
-        cols = [np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "masks", "policy", "values")]
+        obs, masks, policy, values = (
+            np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "masks", "policy", "values")
+        )
         heur = None if parts[0].heur is None else np.concatenate([p.heur for p in parts])
-        return cls(*cols, heur)
+        return cls(obs, masks, policy, values, heur)
 
 
 class ReplayBuffer:
@@ -546,7 +548,7 @@ def teacher_chunk(job: dict[str, Any]) -> Samples:
         ]
         records: list[Record] = []
 
-        def record(game: SingleGame, seat: int, action: int, records: list = records) -> None:
+        def record(game: SingleGame, seat: int, action: int, records: list[Record] = records) -> None:
             mask = game.legal_mask()
             if mask.sum() > 1:
                 policy = np.zeros(NUM_ACTIONS, dtype=np.float32)

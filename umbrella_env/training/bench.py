@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -32,6 +33,7 @@ from umbrella_env.cli_args import MissingExtra, command, first_problem, int_prob
 
 try:  # the train extra's packages only: an ImportError of this project's own code is a bug's
     import torch  # noqa: F401  (set_torch sets its threads)
+    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the train extra
     missing_extra(__name__, exc, "the training benchmark")
@@ -51,12 +53,12 @@ USED = {"batch_size", "ent_coef", "features", "learning_rate", "level", "max_tur
         "players", "seed", "torch_threads", "bench_timesteps", "skip_peer", "rounds"}  # fmt: skip
 
 
-def _warm_up(model) -> None:
+def _warm_up(model: MaskablePPO) -> None:
     """One rollout and update, outside the timing."""
     model.learn(model.n_steps * model.n_envs)
 
 
-def _timed(model, timesteps: int) -> tuple[int, float]:
+def _timed(model: MaskablePPO, timesteps: int) -> tuple[int, float]:
     """(env steps, seconds) of ``model.learn(timesteps)``; the steps counted are those learn
     ran (whole rollouts of ``n_steps x n_envs``, so at least ``timesteps``)."""
     before = model.num_timesteps
@@ -125,32 +127,33 @@ def main(argv: list[str] | None = None) -> int:
     native.seed(args.seed)
     models = {"native vector env": train.build_model(args, native)}
     if not args.skip_peer:
-        peer = DummyVecEnv(
-            [
-                (lambda i=i: gym.make("umbrella_env/Solo-v0", plate_level=args.level, max_turns=args.max_turns))
-                for i in range(args.n_envs)
-            ]
-        )
+
+        def solo_env() -> gym.Env[Any, Any]:
+            return gym.make("umbrella_env/Solo-v0", plate_level=args.level, max_turns=args.max_turns)
+
+        peer = DummyVecEnv([solo_env] * args.n_envs)
         peer.seed(args.seed)
         models["DummyVecEnv of Solo-v0"] = train.build_model(args, peer)
     for model in models.values():
         _warm_up(model)
     per_round = -(-args.bench_timesteps // args.rounds)
-    totals = {name: [0, 0.0] for name in models}
+    steps_in = dict.fromkeys(models, 0)
+    seconds_in = dict.fromkeys(models, 0.0)
     ratios = []
     for r in range(args.rounds):
         rates = {}
         for name in list(models)[:: 1 if r % 2 == 0 else -1]:
             steps, seconds = _timed(models[name], per_round)
-            totals[name][0] += steps
-            totals[name][1] += seconds
+            steps_in[name] += steps
+            seconds_in[name] += seconds
             rates[name] = steps / seconds
         line = ", ".join(f"{name} {rate:,.0f}" for name, rate in rates.items())
         if len(rates) == 2:
             ratios.append(rates["native vector env"] / rates["DummyVecEnv of Solo-v0"])
             line += f", ratio {ratios[-1]:.2f}"
         print(f"round {r + 1}/{args.rounds}: {line} env steps/s", flush=True)
-    for name, (steps, seconds) in totals.items():
+    for name, steps in steps_in.items():
+        seconds = seconds_in[name]
         print(f"{name:<24}{steps / seconds:10,.0f} env steps/s ({steps:,} steps in {seconds:.1f} s)", flush=True)
     if ratios:
         print(f"ratio native / peer     {float(np.median(ratios)):10.2f} (median of {len(ratios)} rounds)", flush=True)

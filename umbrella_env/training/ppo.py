@@ -35,6 +35,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -419,8 +420,11 @@ def previous_summary(resume: Path | None, timesteps: int | None = None) -> dict[
     except (OSError, ValueError) as exc:
         raise ValueError(f"--resume: the run's summary {str(path)!r} is unreadable ({exc})") from None
     history = summary.get("history", []) if isinstance(summary, dict) else None
-    counted = isinstance(history, list) and all(isinstance(h, dict) for h in history)
-    if not counted or any(int_problem("", h.get("timesteps", 0), minimum=0) for h in history):
+    if (
+        not isinstance(history, list)
+        or not all(isinstance(h, dict) for h in history)
+        or any(int_problem("", h.get("timesteps", 0), minimum=0) for h in history)
+    ):
         raise ValueError(
             f"--resume: the run's summary {str(path)!r} is not a summary this trainer wrote "
             "(expected an object whose 'history' lists evaluations, each with its 'timesteps' count)"
@@ -1015,13 +1019,7 @@ def _train(
         print(note, file=sys.stderr)
     args.torch_threads = args.torch_threads or local_cpus()
     set_torch(threads=max(1, args.torch_threads))
-    tb = None
-    try:
-        import tensorboard  # noqa: F401
-
-        tb = str(out / "tb")
-    except ImportError:
-        pass
+    tb = str(out / "tb") if importlib.util.find_spec("tensorboard") is not None else None
     if args.resume is not None:
         try:
             # the seed of this run, not the one saved in the checkpoint (which load would apply)
