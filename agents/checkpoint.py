@@ -32,7 +32,7 @@ from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
-from umbrella_env.paths import write_together
+from umbrella_env.paths import json_text, write_together
 
 #: The metadata every trained model must carry.
 REQUIRED_KEYS: tuple[str, ...] = ("num_players", "plate_level", "obs_size", "num_actions")
@@ -157,16 +157,17 @@ def copy_checkpoint(path: str | Path, folder: str | Path) -> bool:
     return True
 
 
-def read_sidecar(path: str | Path, suffix: str, writer: str) -> dict[str, Any]:
+def read_sidecar(path: str | Path, suffix: str, writer: str, without: str = "") -> dict[str, Any]:
     """The checked metadata of the checkpoint file ``path`` (a ``suffix`` file written by
-    ``writer``) from its ``.json`` sidecar, or a ``ValueError`` saying what is wrong."""
+    ``writer``) from its ``.json`` sidecar, or a ``ValueError`` saying what is wrong
+    (``without``, when the sidecar is missing: how to write one)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"checkpoint {str(path)!r} does not exist (expected a {suffix} written by {writer})")
     meta_file = sidecar_path(path)
     if not meta_file.is_file():
         raise ValueError(
-            f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; it was not written by {writer}"
+            f"checkpoint {str(path)!r} has no metadata file {str(meta_file)!r}; it was not written by {writer}{without}"
         )
     meta = read_metadata_file(meta_file, path)
     recorded = meta.get("sha256")  # sidecars written before it was recorded have none
@@ -186,7 +187,7 @@ def save_with_sidecar(path: str | Path, meta: Mapping[str, Any], save: Callable[
 
     def write(tmps: list[Path]) -> None:
         save(tmps[0])
-        text = json.dumps({**meta, "sha256": file_sha256(tmps[0])}, indent=2) + "\n"
+        text = json_text({**meta, "sha256": file_sha256(tmps[0])}, indent=2) + "\n"
         tmps[1].write_text(text, encoding="utf-8")
 
     write_together([Path(path), sidecar_path(path)], write)

@@ -28,6 +28,7 @@ except ImportError:  # no train extra: load_model names it before any policy is 
 from agents.base import agent_generator
 from agents.checkpoint import (
     TORCH_RNG_LOCK,
+    base_metadata,
     check_configuration,
     check_configuration_options,
     check_finite_weights,
@@ -35,6 +36,7 @@ from agents.checkpoint import (
     meta_mismatch,
     one_line,
     read_sidecar,
+    save_with_sidecar,
     sidecar_path,
 )
 from agents.checks import (
@@ -48,6 +50,7 @@ from agents.checks import (
 )
 from umbrella_env.cli_args import install_hint
 from umbrella_env.core.actions import NUM_ACTIONS
+from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
 
@@ -57,12 +60,19 @@ ZIP_METADATA = "umbrella_env.json"
 _MAX_ZIP_METADATA = 1 << 20  # bytes: a sidecar copy is a few hundred
 
 
+#: How to make a MaskablePPO model trained elsewhere loadable, said when its sidecar is missing.
+SAVE_HINT = (
+    " (a MaskablePPO model trained with your own code: save it with agents.policy.save_model(model, PATH, "
+    "num_players=N, plate_level=L), which writes the sidecar)"
+)
+
+
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The sidecar metadata of a checkpoint, or a ``ValueError`` saying what is wrong: also
     when the copy the checkpoint keeps (:data:`ZIP_METADATA`; none in a file written before
     0.2) names another game than its sidecar, which a SHA-256 left out of an edited sidecar
     would not catch."""
-    meta = read_sidecar(path, ".zip", "train.py")
+    meta = read_sidecar(path, ".zip", "train.py", SAVE_HINT)
     mismatch = meta_mismatch(_zip_metadata(Path(path)), meta)
     if mismatch:
         sidecar = str(sidecar_path(path))
@@ -83,6 +93,41 @@ def _zip_metadata(path: Path) -> Any:
         return None
     except ValueError as exc:  # UnicodeDecodeError, JSON, the size
         raise ValueError(f"checkpoint {str(path)!r}: its {ZIP_METADATA} is unreadable ({exc})") from None
+
+
+def save_model(
+    model: Any,
+    path: str | Path,
+    *,
+    num_players: int,
+    plate_level: int = 1,
+    max_turns: int | None = None,
+    **more: Any,
+) -> Path:
+    """Save a MaskablePPO ``model`` as a checkpoint every command loads (``evaluate.py``,
+    ``make_agent``, ``play``, ONNX export, ``train.py --resume``): the ``.zip`` and its
+    ``.json`` sidecar (the game it plays, this umbrella-env's observation size and action
+    count, the file's SHA-256, and ``more``), replaced both or neither.  ``train.py`` saves
+    its checkpoints here; a model trained with your own SB3 loop (docs/integrations.md) is
+    saved the same way.  Returns the ``.zip``'s path (``.zip`` is added to a name without a
+    suffix, as SB3 does).
+
+    Checked before anything is written (``ValueError``): the configuration, and a model whose
+    spaces are Umbrella's (shape ``(899,)`` observations, ``Discrete(968)`` actions)."""
+    check_configuration_options(num_players=num_players, plate_level=plate_level)
+    path = Path(path)
+    if not path.suffix:
+        path = path.with_suffix(".zip")
+    if path.suffix.lower() != ".zip":
+        raise ValueError(f"a MaskablePPO checkpoint is a .zip file, got {str(path)!r}")
+    if not callable(getattr(model, "save", None)) or getattr(model, "policy", None) is None:
+        raise ValueError(f"expected a Stable-Baselines3 model (MaskablePPO) to save, got {type(model).__name__}")
+    check_spaces(model.observation_space, model.action_space, path)
+    turns = DEFAULT_MAX_TURNS if max_turns is None else max_turns
+    config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=turns)  # checked: ConfigError
+    meta = base_metadata(config.num_players, config.plate_level, max_turns=config.max_turns, **more)
+    save_with_sidecar(path, meta, lambda file: save_policy(model, file, meta))
+    return path
 
 
 def save_policy(model: Any, file: str | Path, meta: Mapping[str, Any]) -> None:

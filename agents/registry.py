@@ -33,7 +33,8 @@ from umbrella_env.cli_args import install_hint
 
 #: The built-in agent names accepted by :func:`make_agent` (besides ``*.zip`` and ``*.onnx`` paths).
 AGENT_NAMES: tuple[str, ...] = ("random", "greedy", "heuristic", "search", "search-common")
-#: ``net:PATH.pt``: a Gumbel AlphaZero checkpoint played by its network alone (no search).
+#: ``net:PATH.pt``: a Gumbel AlphaZero checkpoint played by its network alone (no search);
+#: ``net:NAME`` the same of a shipped model (``net:az-2p``: ``az-2p``'s network alone).
 NET_PREFIX = "net:"
 #: A ``package.module:factory`` spec: a callable that builds an agent, which
 #: ``umbrella_env.match.build_agent`` imports (:func:`make_agent` builds this package's agents).
@@ -49,7 +50,7 @@ def spec_choices(*more: str) -> str:
     choices = [
         f"one of {', '.join(repr(n) for n in AGENT_NAMES + AZ_NAMES)} (the az- networks need torch)",
         "the path of a trained checkpoint ending in '.zip', '.onnx' or '.pt'",
-        f"'{NET_PREFIX}PATH.pt' (an alphazero network alone)",
+        f"'{NET_PREFIX}PATH.pt' or '{NET_PREFIX}NAME' of a shipped one (an alphazero network alone)",
         f"'{RLLIB_PREFIX}FOLDER' (an RLlib checkpoint)",
         *more,
     ]
@@ -119,15 +120,21 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
     if spec.startswith(RLLIB_PREFIX):  # an RLlib checkpoint folder (python -m umbrella_env.rllib_train)
         return RLlibAgent(spec, seed=seed, **_options(spec, RLlibAgent, kwargs))
     if spec.startswith(NET_PREFIX):
-        if not spec.lower().endswith(".pt"):
-            raise ValueError(f"agent {spec!r}: {NET_PREFIX}PATH needs the path of an alphazero .pt checkpoint")
+        target = spec[len(NET_PREFIX) :]
+        shipped = target.strip().lower() in AZ_NAMES
+        if not shipped and not target.lower().endswith(".pt"):
+            raise ValueError(
+                f"agent {spec!r}: {NET_PREFIX}PATH needs the path of an alphazero .pt checkpoint "
+                f"or the name of a shipped one ({', '.join(AZ_NAMES)})"
+            )
         if "search" in kwargs and check_flag("search", kwargs["search"]):
             raise ValueError(
                 f"agent {spec!r}: {NET_PREFIX}PATH plays the network alone; "
                 f"give the path without {NET_PREFIX!r} for the network with search"
             )
-        az = _az_module(spec).AZAgent
-        return az(spec[len(NET_PREFIX) :], seed=seed, **{**_options(spec, az, kwargs), "search": False})
+        module = _az_module(spec)
+        path = module.model_file(target) if shipped else target
+        return module.AZAgent(path, seed=seed, **{**_options(spec, module.AZAgent, kwargs), "search": False})
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent
 

@@ -732,8 +732,28 @@ def test_net_prefix_plays_a_checkpoint_without_search(tmp_path: Path) -> None:
     assert not agent.use_search
     with pytest.raises(AgentSpecError, match="was trained for num_players=2"):
         build_agent(f"net:{path}", GameConfig(num_players=3))
-    with pytest.raises(ValueError, match="needs the path of an alphazero .pt checkpoint"):
+    with pytest.raises(ValueError, match="needs the path of an alphazero .pt checkpoint or the name of a shipped"):
         make_agent("net:model.zip")
+
+
+def test_net_prefix_takes_a_shipped_models_name() -> None:
+    """``net:az-2p`` is az-2p's network alone, as the README quotes it (a wheel's users have no
+    agents/models/ path to type); it stays a name when sent to a worker, and its label is not
+    the other shipped network's ``az-2p-net``."""
+    from umbrella_env.evaluation.tournament import parse_specs
+    from umbrella_env.match import absolute_spec
+
+    by_name, by_path = make_agent("net:az-2p"), make_agent("net:" + str(shipped_path("az-2p")))
+    assert not by_name.use_search
+    for a, b in zip(by_name.net.state_dict().values(), by_path.net.state_dict().values()):
+        assert torch.equal(a, b)
+    assert not make_agent("net:az-solo").use_search
+    assert absolute_spec("net:az-2p") == "net:az-2p"
+    assert parse_specs(["net:az-2p", "az-2p-net"])[1] == ["net:az-2p", "az-2p-net"]
+    agent = build_agent("net:az-2p", GameConfig(num_players=2))
+    with pytest.raises(AgentSpecError, match="was trained for num_players=2"):
+        build_agent("net:az-2p", GameConfig(num_players=1))
+    assert agent is not None
 
 
 # --------------------------------------------------------------------------- heuristic inputs
@@ -806,18 +826,23 @@ def test_network_with_heuristic_inputs(tmp_path: Path) -> None:
 
 def test_trainer_with_heuristic_inputs(tmp_path: Path, capsys) -> None:
     """``--heuristic-inputs`` trains such a network (teacher and self-play positions carry the
-    inputs) and a resume without the flag is refused."""
+    inputs); a resume takes the network's shape from the checkpoint (it was refused without
+    the flag and ``--hidden`` repeated) and checks the options given against it."""
     from umbrella_env.training import alphazero
 
     argv = TINY + ["--heuristic-inputs", "--out", str(tmp_path / "h")]
     assert alphazero.main(argv) == 0
     net, meta = load_network(tmp_path / "h" / "last.pt", num_players=2, plate_level=1)
     assert net.heuristic_inputs and meta["heuristic_inputs"] is True and "--heuristic-inputs" in meta["command"]
-    info_code = alphazero.main(
-        ["--hidden", "64", "--resume", str(tmp_path / "h" / "last.pt"), "--out", str(tmp_path / "r")]
-    )
-    assert info_code == 2
-    assert "has heuristic_inputs=True, this run no --heuristic-inputs" in capsys.readouterr().err
+    capsys.readouterr()
+    resume = ["--resume", str(tmp_path / "h" / "last.pt"), "--out", str(tmp_path / "r")]
+    # past the shape's checks, refused only for its total: the checkpoint is at iteration 1
+    assert alphazero.main([*resume, "--iterations", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "is already at iteration 1" in err and "has heuristic_inputs" not in err and "has hidden" not in err
+    assert alphazero.main([*resume, "--hidden", "32", "--iterations", "2"]) == 2
+    assert "has hidden layers [64], this run --hidden [32]" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 def test_init_starts_a_new_run_from_a_checkpoint(tmp_path: Path, capsys) -> None:
@@ -845,8 +870,12 @@ def test_init_starts_a_new_run_from_a_checkpoint(tmp_path: Path, capsys) -> None
     assert torch.equal(net.trunk[0].weight, plain.trunk[0].weight)
     assert torch.equal(net.slide_input.weight[:, :-1], plain.slide_input.weight)
     assert not net.slide_input.weight[:, -1].any()
+    # --init takes the shape the options leave out from the checkpoint: its heuristic inputs, 64 units
+    shaped = _without(argv, "--hidden", "--iterations") + ["--iterations", "0"]
+    assert alphazero.main([*shaped, "--init", str(tmp_path / "i" / "last.pt"), "--out", str(tmp_path / "j")]) == 0
+    meta = json.loads((tmp_path / "j" / "last.json").read_text())
+    assert meta["heuristic_inputs"] is True and meta["hidden"] == [64]
     for extra, message in (
-        (["--init", str(tmp_path / "i" / "last.pt")], "has heuristic_inputs=True, this run no --heuristic-inputs"),
         (["--init", str(path), "--resume", str(path)], "--resume continues a run and --init starts a new one"),
         (["--init", str(path), "--hidden", "32"], "has hidden layers [64], this run --hidden [32]"),
     ):

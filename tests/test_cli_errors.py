@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import io
+import json
 import os
 import re
 import signal
@@ -1010,3 +1011,14 @@ def test_process_state_is_put_back_by_the_outermost_command_even_after_an_interr
     with cli_args.process_state_kept():
         cli_args.set_torch(threads=3, seed=5)
     assert (torch.threads, torch.state) == (4, "initial")
+
+
+def test_every_json_file_is_strict_json() -> None:
+    """One encoder for the files the commands write: NaN and infinities (an undefined spread,
+    no best metric yet) become null, at any depth, where json.dumps wrote NaN / -Infinity."""
+    from umbrella_env.paths import json_text
+
+    value = {"best": float("-inf"), "rows": [1.5, float("nan"), (float("inf"), 2)], "n": 3, "name": "x"}
+    text = json_text(value, indent=2)
+    assert json.loads(text) == {"best": None, "rows": [1.5, None, [None, 2]], "n": 3, "name": "x"}
+    assert "Infinity" not in text and "NaN" not in text

@@ -621,3 +621,43 @@ def test_using_an_env_before_reset_says_reset() -> None:
     raw.reset(seed=0)
     with pytest.raises(ValueError, match="unknown agent"):
         raw.observe("player_7")
+
+
+@pytest.mark.parametrize("make", [umbrella_env.env, umbrella_env.parallel_env])
+def test_the_spaces_of_an_unknown_agent_are_refused_as_observe_refuses_it(make) -> None:
+    """observation_space("bogus") and action_space("player_3") of a 2-player game were a bare
+    KeyError; observe names the agents, and so do they now (before and after reset)."""
+    env = make(num_players=2)
+    for _ in range(2):
+        for agent in ("bogus", "player_3", None, 0):
+            for space in (env.observation_space, env.action_space):
+                with pytest.raises(ValueError, match=r"unknown agent .*; the agents are \['player_0', 'player_1'\]"):
+                    space(agent)
+        assert env.action_space("player_1").n == 968
+        env.reset(seed=0)
+
+
+def test_a_reset_option_that_looks_like_one_the_env_reads_draws_a_warning() -> None:
+    """Unknown reset options are ignored (PettingZoo's api_test requires it), so a typo of
+    ``state`` dealt a random game without a word: a near miss now warns, naming the option."""
+    import warnings
+
+    solo = UmbrellaSoloEnv()
+    solo.reset(seed=0)
+    state = solo.unwrapped.get_state()
+    aec = umbrella_env.env(num_players=2)
+    vec = UmbrellaSoloVectorEnv(num_envs=2)
+    vec.reset(seed=0)
+    for reset, key, meant in (
+        (solo.reset, "stat", "state"),
+        (solo.reset, "State", "state"),
+        (aec.reset, "states", "state"),
+        (vec.reset, "reset_masks", "reset_mask"),
+    ):
+        with pytest.warns(UserWarning, match=f"reset option {key!r} is not one this env reads.*did you mean {meant!r}"):
+            reset(seed=1, options={key: None})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        solo.reset(options={"state": state, "options": 1, "seed_note": 2})  # read, or nothing like a read key
+        aec.reset(options={"options": 1})
+        vec.reset(options={"reset_mask": np.array([True, False])})

@@ -384,7 +384,7 @@ def test_a_checkpoint_of_the_first_release_loads_and_plays_the_same(exported, tm
     meta = json.loads(exported[0].with_suffix(".json").read_text())
     path.with_suffix(".json").write_text(json.dumps({**meta, "sha256": file_sha256(path)}))
     options = (
-        "--players 2 --timesteps 64 --n-envs 2 --eval-every 1000000 --snapshot-every 1000000 --eval-games 1 "
+        f"--players 2 --timesteps {loaded.num_timesteps + 64} --n-envs 2 --eval-every 1000000 --snapshot-every 1000000 --eval-games 1 "
         "--eval-opponent random --opponents random --max-turns 20 --no-progress --torch-threads 1"
     )
     assert ppo.main([*options.split(), "--resume", str(path), "--out", str(tmp_path / "resumed")]) == 0

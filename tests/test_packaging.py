@@ -7,6 +7,8 @@ install hints and the clone-only tools.
 
 from __future__ import annotations
 
+import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -75,17 +77,34 @@ def test_install_hints_name_the_package_outside_a_clone(monkeypatch) -> None:
     assert cli_args.install_hint("eval") == 'pip install "umbrella-env[eval]"'
 
 
-def test_the_openspiel_adapter_without_its_extra_names_the_extra(monkeypatch) -> None:
-    # pyspiel unimportable (None in sys.modules), as where the openspiel extra is missing
-    monkeypatch.setitem(sys.modules, "pyspiel", None)
-    monkeypatch.delitem(sys.modules, "umbrella_env.envs.openspiel", raising=False)
+@pytest.mark.parametrize(
+    ("module", "missing", "what", "extra"),
+    [
+        ("umbrella_env.envs.openspiel", "pyspiel", "umbrella_env.envs.openspiel", "openspiel"),
+        # these three raised a bare ModuleNotFoundError
+        ("umbrella_env.openspiel_bots", "pyspiel", "umbrella_env.openspiel_bots", "openspiel"),
+        ("umbrella_env.envs.sb3", "stable_baselines3", "umbrella_env.envs.sb3 (UmbrellaSB3VecEnv)", "train"),
+        ("umbrella_env.rllib_env", "ray", "umbrella_env.rllib_env", "ray"),
+    ],
+)
+def test_an_adapter_without_its_extra_names_the_extra(monkeypatch, module, missing, what, extra) -> None:
+    # the package unimportable (None in sys.modules), as where the extra is missing
+    monkeypatch.setitem(sys.modules, missing, None)
+    for name in [m for m in sys.modules if m.startswith(missing + ".")]:
+        monkeypatch.delitem(sys.modules, name)  # a loaded submodule would be imported without its package
+    monkeypatch.delitem(sys.modules, module, raising=False)
     with pytest.raises(cli_args.MissingExtra) as info:
-        import umbrella_env.envs.openspiel  # noqa: F401
-    assert str(info.value) == (
-        "umbrella_env.envs.openspiel needs the openspiel extra (pyspiel is missing): "
-        'pip install -c constraints.txt -e ".[openspiel]"'
-    )
-    assert "openspiel" in PYPROJECT["project"]["optional-dependencies"]
+        importlib.import_module(module)
+    # (the module named is the first one the import missed: here a subpackage, where the
+    # package is absent in a real installation)
+    assert re.fullmatch(
+        re.escape(f"{what} needs the {extra} extra ({missing}")
+        + r"(\.\w+)* "
+        + re.escape(f'is missing): pip install -c constraints.txt -e ".[{extra}]"'),
+        str(info.value),
+    ), str(info.value)
+    assert isinstance(info.value, ImportError)  # `except ImportError` in a user's code still catches it
+    assert extra in PYPROJECT["project"]["optional-dependencies"]
 
 
 @pytest.mark.parametrize(

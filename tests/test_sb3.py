@@ -210,3 +210,44 @@ def test_sb3_vec_env_keeps_each_games_reset_info_as_dummy_vec_env_does() -> None
             else:
                 assert np.array_equal(env.reset_infos[i]["action_mask"], before[i]["action_mask"])
     assert renewed > 0
+
+
+def test_a_model_trained_with_your_own_sb3_loop_is_saved_for_every_command(tmp_path) -> None:
+    """A MaskablePPO saved by SB3 alone has no sidecar: every command refused it, naming none
+    of the ways to write one. The error names agents.policy.save_model, which writes the
+    sidecar (checked first: a refused save writes nothing), and the agent then plays."""
+    from agents.policy import save_model
+    from agents.registry import make_agent
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.core.single import SingleGame
+
+    model = MaskablePPO("MlpPolicy", UmbrellaSB3VecEnv(num_envs=2), n_steps=32, batch_size=64, seed=0, device="cpu")
+    model.save(tmp_path / "plain.zip")
+    with pytest.raises(ValueError, match=r"save it with agents\.policy\.save_model\(model, PATH, num_players=N"):
+        make_agent(tmp_path / "plain.zip")
+    for bad, words in (
+        ({"num_players": 5}, "num_players must be None or an integer in 1-4, got 5"),
+        ({"num_players": 1, "plate_level": 0}, "plate_level must be None or an integer in 1-4, got 0"),
+        ({"num_players": 1, "max_turns": 0}, "max_turns"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            save_model(model, tmp_path / "saved", **bad)
+    with pytest.raises(ValueError, match="a MaskablePPO checkpoint is a .zip file"):
+        save_model(model, tmp_path / "saved.pt", num_players=1)
+    with pytest.raises(ValueError, match="expected a Stable-Baselines3 model"):
+        save_model(object(), tmp_path / "saved", num_players=1)
+    other = MaskablePPO("MlpPolicy", gym.make("CartPole-v1"), n_steps=32, batch_size=32, device="cpu")
+    with pytest.raises(ValueError, match=r"Umbrella's are observations of shape \(899,\) and Discrete\(968\)"):
+        save_model(other, tmp_path / "saved", num_players=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.zip"]
+    path = save_model(model, tmp_path / "saved", num_players=1, timesteps=0)
+    assert path == tmp_path / "saved.zip" and (tmp_path / "saved.json").is_file()
+    agent = make_agent(path, seed=0)
+    game = SingleGame.new(GameConfig(num_players=1), key=3)
+    for _ in range(20):
+        mask = game.legal_mask()
+        action = agent.act(game.observe(), mask, game)
+        assert mask[action]
+        game.step(action)
+    with pytest.raises(ValueError, match="was trained for num_players=1, but"):
+        make_agent(path, num_players=2)

@@ -134,6 +134,7 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
         assert (out / name).is_file(), name
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["timesteps"] >= 512 and summary["env_steps_per_second"] > 0
+    assert summary["eval_opponent"] == (None if players == 1 else "random")  # solo has none: it said "random"
     agent = PolicyAgent(out / "last.zip", num_players=players, plate_level=1)
     game = SingleGame.new(GameConfig(num_players=players), key=7)
     for _ in range(30):
@@ -167,7 +168,7 @@ def test_a_run_and_its_resume_leave_nothing_in_the_temporary_directory(tmp_path,
               "--torch-threads", "1"]  # fmt: skip
     out = tmp_path / "run"
     assert train.main(common + ["--net", "16", "--timesteps", "256", "--out", str(out)]) == 0
-    assert train.main(common + ["--timesteps", "256", "--resume", str(out / "last.zip"), "--out", str(out)]) == 0
+    assert train.main(common + ["--timesteps", "512", "--resume", str(out / "last.zip"), "--out", str(out)]) == 0
     assert [p.name for p in temp.iterdir() if p.name.startswith("SB3-")] == []  # (torch may keep its cache)
 
 
@@ -184,7 +185,8 @@ def test_resume_evaluates_on_the_grid_keeps_the_best_and_times_its_own_steps(tmp
     start = json.loads((out / "last.json").read_text())["timesteps"]
     first = json.loads((out / "train_summary.json").read_text())["history"]
     resume = [a for a in common if a not in ("--net", "32")]
-    assert train.main(resume + ["--timesteps", "512", "--resume", str(out / "last.zip"), "--out", str(out)]) == 0
+    # --timesteps is the run's total: 512 more steps
+    assert train.main(resume + ["--timesteps", "1024", "--resume", str(out / "last.zip"), "--out", str(out)]) == 0
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["history"][: len(first)] == first  # the first session's evaluations are kept
     grid = [h["timesteps"] for h in summary["history"][len(first) : -1]]  # the last is the final evaluation
@@ -209,7 +211,8 @@ def test_a_resumed_self_play_run_plays_against_the_resumed_model_from_its_first_
     )
     start = json.loads((out / "last.json").read_text())["timesteps"]
     assert json.loads((out / "snapshot.json").read_text())["timesteps"] < start
-    resume = ["--timesteps", "128", "--snapshot-every", "100000", "--resume", str(out / "last.zip"), "--out", str(out)]
+    resume = ["--timesteps", str(start + 128), "--snapshot-every", "100000", "--resume", str(out / "last.zip"),
+              "--out", str(out)]  # fmt: skip
     assert train.main(common + resume) == 0
     assert json.loads((out / "snapshot.json").read_text())["timesteps"] == start  # taken at the resume
 

@@ -24,6 +24,16 @@ PPO = ["--players", "2", "--n-envs", "4", "--eval-every", "256", "--eval-games",
        "--timesteps", "128"]  # fmt: skip
 
 
+def strict_json(path: Path) -> Any:
+    """The file's JSON, refused if it holds NaN or an infinity (Python's json module reads
+    them; JSON, and so JavaScript's and most other parsers, do not)."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{path.name} holds {name}, which is not JSON")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
 def _refused(main, argv: list[str], capsys) -> str:
     info_code = main(argv)
     assert info_code == 2
@@ -209,8 +219,8 @@ def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkey
     monkeypatch.setattr(ppo.TrainCallback, "evaluate", stop)
     out = tmp_path / "run"
     assert ppo.main([*PPO, "--out", str(out)]) == 130  # the final evaluation used to end in a traceback
-    summary = json.loads((out / "train_summary.json").read_text())
-    assert summary["interrupted"] is True and summary["final_metric"] is None
+    summary = strict_json(out / "train_summary.json")  # no evaluation: its best metric was -Infinity, not JSON
+    assert summary["interrupted"] is True and summary["final_metric"] is None and summary["best_metric"] is None
     assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] >= 128
     captured = capsys.readouterr()
     printed = captured.out
@@ -228,7 +238,7 @@ def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkey
             KeyboardInterrupt,
             130,
             "out",
-            ["interrupted while cloning heuristic (--pretrain): no checkpoint was written"],
+            ["interrupted in --pretrain heuristic (its teacher games or the cloning): no checkpoint was written"],
         ),
         (  # WorkerDied: what the pool's with block raises for a BrokenProcessPool
             WorkerDied,
@@ -318,7 +328,8 @@ def test_ppo_resume_from_best_keeps_only_the_evaluations_before_it(tmp_path) -> 
     first = json.loads((run / "train_summary.json").read_text())["history"]
     best = json.loads((run / "best.json").read_text())["timesteps"]
     assert best < first[-1]["timesteps"]  # the premise: later evaluations exist to be dropped
-    resume = [a for a in _without(PPO, "--eval-every") if a not in ("--net", "32")] + ["--eval-every", "128"]
+    resume = [a for a in _without(PPO, "--eval-every", "--timesteps") if a not in ("--net", "32")]
+    resume += ["--eval-every", "128", "--timesteps", str(best + 128)]  # the run's total
     assert ppo.main([*resume, "--resume", str(run / "best.zip"), "--out", str(tmp_path / "b")]) == 0
     history = json.loads((tmp_path / "b" / "train_summary.json").read_text())["history"]
     kept = [h for h in first if h["timesteps"] <= best]
@@ -353,7 +364,7 @@ def test_ppo_progress_csv_keeps_each_evaluation_at_its_own_step(tmp_path, monkey
     steps = [int(r["timesteps"]) for r in rows]
     assert steps == sorted(steps)
     best = json.loads((run / "best.json").read_text())["timesteps"]
-    resumed = [a for a in argv if a not in ("--net", "32")]
+    resumed = [a for a in _without(argv, "--timesteps") if a not in ("--net", "32")] + ["--timesteps", "1536"]
     assert ppo.main([*resumed, "--resume", str(run / "best.zip"), "--out", str(tmp_path / "b")]) == 0
     carried = read_rows(tmp_path / "b" / "progress.csv", "timesteps", best)
     assert any(int(r["timesteps"]) == best and r["eval/metric"] for r in carried)  # best.zip's own evaluation
@@ -1126,3 +1137,25 @@ def test_a_trainer_that_imports_torch_itself_puts_its_default_thread_count_back(
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-2:] == ["0", "2"]
+
+
+def test_ppo_resume_timesteps_are_the_runs_total(tmp_path, capsys) -> None:
+    """--timesteps on --resume is the run's total, as alphazero's --iterations and
+    rllib_train's --timesteps: the interrupted command with --resume added finishes the run it
+    started (it added as many steps again), and a total already reached is refused."""
+    from umbrella_env.training import ppo
+
+    run = tmp_path / "run"
+    assert ppo.main([*PPO, "--out", str(run)]) == 0  # 128 steps
+    done = json.loads((run / "last.json").read_text())["timesteps"]
+    resume = [a for a in _without(PPO, "--timesteps") if a not in ("--net", "32")] + ["--resume", str(run / "last.zip")]
+    err = _refused(ppo.main, [*resume, "--timesteps", str(done), "--out", str(tmp_path / "r")], capsys)
+    assert f"--timesteps {done}: --resume {str(run / 'last.zip')!r} has trained {done} steps" in err
+    assert f"give --timesteps of more than {done} (the run's total, not the number to add)" in err
+    assert not (tmp_path / "r").exists()
+    assert ppo.main([*resume, "--timesteps", str(done + 200), "--out", str(tmp_path / "r")]) == 0
+    # 200 more, in whole rollouts of 4 games x 32 steps: 256
+    assert f"for 256 steps (--timesteps {done + 200} less the {done} of --resume in whole rollouts of 128), " in (
+        capsys.readouterr().out
+    )
+    assert json.loads((tmp_path / "r" / "last.json").read_text())["timesteps"] == done + 256

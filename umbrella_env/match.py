@@ -102,6 +102,8 @@ def absolute_spec(spec: str) -> str:
     sent to a Ray worker, whose current folder is not the command's."""
     if not is_checkpoint(spec):
         return spec
+    if spec.startswith(NET_PREFIX) and spec[len(NET_PREFIX) :].strip().lower() in AZ_NAMES:
+        return spec  # a shipped network's name: no path
     for prefix in (RLLIB_PREFIX, NET_PREFIX):
         if spec.startswith(prefix):
             return prefix + str(Path(spec[len(prefix) :]).resolve())
@@ -111,7 +113,8 @@ def absolute_spec(spec: str) -> str:
 #: The agent specs :func:`build_agent` takes, in a command's ``--help`` (evaluate, play).
 SPECS_HELP = (
     f"{', '.join(AGENT_NAMES)}, the shipped networks {', '.join(AZ_NAMES)}, a .zip, .pt or .onnx "
-    f"checkpoint, {NET_PREFIX}PATH.pt (an alphazero network alone), {RLLIB_PREFIX}FOLDER, package.module:factory "
+    f"checkpoint, {NET_PREFIX}PATH.pt or {NET_PREFIX}NAME of a shipped one (an alphazero network alone), "
+    f"{RLLIB_PREFIX}FOLDER, package.module:factory "
     "(load only checkpoints and modules you trust: a .zip or RLlib checkpoint is unpickled and a module is run)"
 )
 

@@ -25,7 +25,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyspiel
+from umbrella_env.cli_args import missing_extra
+
+try:
+    import pyspiel
+except ImportError as exc:  # one line naming the extra, not a bare ModuleNotFoundError
+    missing_extra(__name__, exc, "umbrella_env.openspiel_bots", extra="openspiel")
 
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.engine import check_seed

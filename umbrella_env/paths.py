@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
+import math
 import os
 import secrets
 import shutil
@@ -23,6 +25,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (in nested dicts, lists and tuples too)
+    replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as strict JSON, the one way every file this project writes is encoded: NaN
+    and infinities (a spread of one game, no best metric yet) become ``null``, which every
+    parser reads, where Python's default ``NaN`` / ``-Infinity`` are not JSON."""
+    return json.dumps(finite(value), indent=indent, allow_nan=False)
 
 
 def output_dir_problem(path: Path) -> str | None:

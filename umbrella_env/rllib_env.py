@@ -51,8 +51,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from ray.rllib.callbacks.callbacks import RLlibCallback
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from umbrella_env.cli_args import missing_extra
+
+try:
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ImportError as exc:  # one line naming the extra, not a bare ModuleNotFoundError
+    missing_extra(__name__, exc, "umbrella_env.rllib_env", extra="ray")
 
 from agents.checks import check_real
 from agents.rllib_module import MASK_KEY, OBS_KEY
@@ -166,7 +172,7 @@ class TurnBasedEnv(MultiAgentEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        check_reset_options(options)
+        check_reset_options(options, reads=())
         refuse_state_option(options, "TurnBasedEnv")
         seed = runner_seed(seed, self._env_config)
         if seed is not None:

@@ -49,7 +49,6 @@ Bad input exits with status 2 and a message, before Ray starts or anything is wr
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import shutil
@@ -84,7 +83,14 @@ from umbrella_env.core.config import GameConfig
 from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import observe
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
-from umbrella_env.paths import default_run_dir, output_dir_problem, remove_entry, sibling_tmp, write_atomically
+from umbrella_env.paths import (
+    default_run_dir,
+    json_text,
+    output_dir_problem,
+    remove_entry,
+    sibling_tmp,
+    write_atomically,
+)
 from umbrella_env.ray_cluster import (
     RayUnavailable,
     cluster_cpus,
@@ -408,7 +414,7 @@ def save_checkpoint(algo: Any, path: Path, meta: dict[str, Any]) -> None:
     tmp = sibling_tmp(path)  # of this save alone (paths.sibling_tmp)
     try:
         algo.save_to_path(str(tmp.resolve()))
-        (tmp / METADATA).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        (tmp / METADATA).write_text(json_text(meta, indent=2) + "\n", encoding="utf-8")
         remove_entry(path)
         tmp.rename(path)
     finally:
@@ -845,7 +851,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     log = (out / "progress.jsonl").open("w", encoding="utf-8")
     carried = [] if resume is None else resume.rows
     for row in carried:  # the resumed run's lines up to its checkpoint; those after it are another lineage
-        log.write(json.dumps(row) + "\n")
+        log.write(json_text(row) + "\n")
     log.flush()
     history: list[dict[str, Any]] = [r for r in carried if not r.get("eval")]
     best_row = carried_best(carried, args, config.solo)
@@ -900,7 +906,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         if args.pretrain is not None:  # the clock (t0) includes the teacher games and the cloning
             pretrain_history = clone_teacher(algo, args, config, module_id)
             print(f"cloned {args.pretrain} in {time.perf_counter() - t0:.0f} s", flush=True)
-            log.write(json.dumps(run_eval()) + "\n")
+            log.write(json_text(run_eval()) + "\n")
         while steps < args.timesteps and (args.iterations is None or iteration < args.iterations):
             t_iter = time.perf_counter()
             try:
@@ -950,7 +956,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                 "seat_returns": {str(k): _num(v) for k, v in (runners.get("agent_episode_returns_mean") or {}).items()},
             }
             history.append(row)
-            log.write(json.dumps(row) + "\n")
+            log.write(json_text(row) + "\n")
             log.flush()
             print(f"iter {iteration:4d}  {steps:>10,} steps  {row['env_steps_per_s']:7,.0f} env steps/s  "
                   + _fields(row) + f"  [{row['seconds']:.0f} s]", flush=True)  # fmt: skip
@@ -973,7 +979,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                 except KeyboardInterrupt:
                     interrupted = True
                     break
-                log.write(json.dumps(ev) + "\n")
+                log.write(json_text(ev) + "\n")
                 log.flush()
         if interrupted:
             print(f"interrupted at {steps:,} env steps: a last evaluation and the summary follow "
@@ -985,7 +991,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         else:
             try:
                 final = run_eval()
-                log.write(json.dumps(final) + "\n")
+                log.write(json_text(final) + "\n")
             except KeyboardInterrupt:  # the first Ctrl-C of the run, or a second one: keep what was trained
                 interrupted = True
                 print("interrupted in the final evaluation: the summary follows, without it", flush=True)
@@ -1017,7 +1023,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         "best_eval": best_row,
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
     }
-    text = json.dumps(summary, indent=2) + "\n"  # whole or not at all (a kill mid-write), as the trainers'
+    text = json_text(summary, indent=2) + "\n"  # whole or not at all (a kill mid-write), as the trainers'
     write_atomically(out / "summary.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
     illegal_text = "no finished game reported illegal actions" if illegal is None else f"{illegal:.0f} illegal actions"
     play = out / "best" if (out / "best").exists() else out / "last"  # no best/ when no evaluation finished

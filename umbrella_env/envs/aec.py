@@ -211,9 +211,11 @@ class raw_env(AECEnv[str, dict[str, NDArray[Any]], int]):  # noqa: N801 - Pettin
         self._g: EnvGame | None = None
 
     def observation_space(self, agent: str) -> spaces.Dict:
+        self._agent_seat(agent)  # an unknown agent: a ValueError naming the agents, as observe's
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Discrete:
+        self._agent_seat(agent)
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ lifecycle

@@ -25,6 +25,7 @@ anything changes; callers mutate only after these functions return.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import warnings
@@ -112,13 +113,25 @@ def check_flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
-def check_reset_options(options: Any) -> None:
+def check_reset_options(options: Any, reads: Sequence[str] = ("state",)) -> None:
     """``reset(options=...)``: None or a dict, whose entries the envs ignore (PettingZoo's
-    ``api_test`` requires that unknown ones be accepted), except the native vector env's
-    ``reset_mask``, as Gymnasium's vector envs read it, and the single-game envs' ``state``
-    (:func:`state_option`)."""
+    ``api_test`` requires that unknown ones be accepted), except those the env ``reads``: the
+    native vector env's ``reset_mask``, as Gymnasium's vector envs read it, and the
+    single-game envs' ``state`` (:func:`state_option`).  An ignored key that looks like one
+    of them (``stat``, ``State``) draws a :class:`UserWarning` naming it: otherwise a typo
+    dealt a new game without a word."""
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+    for key in options or ():
+        if not isinstance(key, str) or key in reads:
+            continue
+        near = difflib.get_close_matches(key.lower(), reads, n=1, cutoff=0.75)
+        if near:
+            warnings.warn(
+                f"reset option {key!r} is not one this env reads, and is ignored; did you mean {near[0]!r}?",
+                UserWarning,
+                stacklevel=3,
+            )
 
 
 #: The ``reset`` option of the single-game envs that starts from a state dict.

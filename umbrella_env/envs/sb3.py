@@ -24,8 +24,14 @@ from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn, tile_images
+
+from umbrella_env.cli_args import missing_extra
+
+try:
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn, tile_images
+except ImportError as exc:  # one line naming the extra, not a bare ModuleNotFoundError
+    missing_extra(__name__, exc, "umbrella_env.envs.sb3 (UmbrellaSB3VecEnv)")
 
 from umbrella_env.core.engine import check_action_batch, check_seed
 from umbrella_env.envs.common import ILLEGAL_KEY, RENDER_FPS, refuse_state_option

@@ -156,7 +156,7 @@ class UmbrellaSoloVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], ND
         {"reset_mask": mask}`` (bool ``[num_envs]``, at least one True; after a first full
         reset) resets only the masked sub-envs, as in ``SyncVectorEnv``: the others keep their
         games and generators, and the returned observations include theirs."""
-        check_reset_options(options)
+        check_reset_options(options, reads=("reset_mask",))
         mask = self._reset_mask(options)
         seeds = seed_sequence(seed, self.num_envs, "env", allow_none=True)
         first = None

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import json
 import math
 import os
 import shlex
@@ -23,7 +22,7 @@ from umbrella_env.evaluation.plots import write_plots
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import PROG, SCRIPTS, TournamentResult
 from umbrella_env.match import band_label
-from umbrella_env.paths import output_folder, remove_entry, remove_run, signals_held
+from umbrella_env.paths import json_text, output_folder, remove_entry, remove_run, signals_held
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -229,17 +228,6 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
     return "\n".join(lines)
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by None."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
 #: The folder inside ``out`` where :func:`write_report` writes a report before it replaces the
 #: previous one.
 STAGING = ".report-partial"
@@ -268,9 +256,8 @@ def write_report(
         try:
             with open(staging / "games.jsonl", "w", encoding="utf-8") as fh:
                 for rec in result.records:
-                    fh.write(json.dumps(dataclasses.asdict(rec)) + "\n")
-            # NaN (a spread of one game) is not JSON: written as null, so strict parsers read the file
-            text = json.dumps(_finite(summary), indent=2, allow_nan=False) + "\n"
+                    fh.write(json_text(dataclasses.asdict(rec)) + "\n")
+            text = json_text(summary, indent=2) + "\n"
             (staging / "summary.json").write_text(text, encoding="utf-8")
             plots = write_plots(summary, staging)
             (staging / "report.md").write_text(_format_report(summary, plots, argv), encoding="utf-8")

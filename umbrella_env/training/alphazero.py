@@ -60,7 +60,6 @@ reproducible from ``--seed`` for fixed ``--workers`` and ``--torch-threads``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -121,7 +120,14 @@ from umbrella_env.parallel import (
     stop_pool,
     worker_died,
 )
-from umbrella_env.paths import default_run_dir, output_dir_problem, output_folder, remove_run, write_atomically
+from umbrella_env.paths import (
+    default_run_dir,
+    json_text,
+    output_dir_problem,
+    output_folder,
+    remove_run,
+    write_atomically,
+)
 from umbrella_env.training.divergence import (
     TrainingDiverged,
     check_losses,
@@ -953,7 +959,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument(
         "--out", type=path_option, default=None, help="output folder (default runs/az-<P>p-l<level>-<time>-<pid>)"
     )
-    p.add_argument("--resume", type=path_option, default=None, help="continue from a .pt checkpoint of this trainer")
+    p.add_argument(
+        "--resume",
+        type=path_option,
+        default=None,
+        help="continue from a .pt checkpoint of this trainer (--hidden, --slide-hidden and --heuristic-inputs, "
+        "left out, are the checkpoint's)",
+    )
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
     )
@@ -962,8 +974,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         type=path_option,
         default=None,
         help=f"start a new run from the weights of a .pt checkpoint of this trainer or a shipped model "
-        f"({', '.join(SHIPPED_MODELS)}) (same players, level and layer sizes; with --heuristic-inputs from a "
-        "network without them, the new inputs start at their defaults); its name and SHA-256 go to the sidecar",
+        f"({', '.join(SHIPPED_MODELS)}) (same players and level; the layer options left out are the checkpoint's; "
+        "with --heuristic-inputs from a network without them, the new inputs start at their defaults); its name "
+        "and SHA-256 go to the sidecar",
     )
     p.add_argument(
         "--no-progress",
@@ -1110,6 +1123,20 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             raise ValueError(f"{', '.join(ignored)}: not used by this run ({why}); leave them out")
 
 
+def adopt_architecture(meta: dict[str, Any], args: argparse.Namespace, given: Collection[str]) -> None:
+    """Set the options that shape the network (``--hidden``, ``--heuristic-inputs``,
+    ``--slide-hidden``) not given on the command line to the checkpoint's
+    (as PPO's ``--resume`` takes its network from the checkpoint), so resuming or continuing a
+    network does not mean repeating its shape; an option given is checked against it instead
+    (:func:`check_architecture`)."""
+    if "hidden" not in given and isinstance(meta.get("hidden"), list):
+        args.hidden = list(meta["hidden"])
+    if "heuristic_inputs" not in given:
+        args.heuristic_inputs = args.heuristic_inputs or bool(meta.get("heuristic_inputs", False))
+    if "slide_hidden" not in given:
+        args.slide_hidden = int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN))
+
+
 def check_architecture(
     flag: str, path: Path, meta: dict[str, Any], args: argparse.Namespace, config: GameConfig
 ) -> None:
@@ -1168,11 +1195,13 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         init_net = None
         if args.init is not None:
             init_meta = read_metadata(args.init)
+            adopt_architecture(init_meta, args, given)
             check_architecture("--init", args.init, init_meta, args, config)
             init_net, _ = load_network(args.init, num_players=config.num_players)  # a corrupt file is refused here
         resume = None
         if args.resume is not None:
             resume_meta = read_metadata(args.resume)
+            adopt_architecture(resume_meta, args, given)
             check_architecture("--resume", args.resume, resume_meta, args, config)
             done = int(resume_meta.get("iteration", 0))
             if args.iterations <= done:
@@ -1695,7 +1724,7 @@ class Trainer:
         return entry
 
     def write_history(self) -> None:
-        text = json.dumps(
+        text = json_text(
             {"command": self._origin()["command"], "resumed": self.resumed, "history": self.history}, indent=2
         )
         write_atomically(self.out / "history.json", lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))

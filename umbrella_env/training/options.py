@@ -75,10 +75,12 @@ _SCORE_BOUND = 1000.0
 
 
 def selection_metric(win_rate: float, mean_score: float, games: int, solo: bool) -> float:
-    """The number a trainer keeps its best checkpoint by: solo, the mean score; 2-4 players,
-    the win rate, ties broken by the mean score.  A win rate over ``games`` games is a
-    multiple of 1/(12 x games) (a shared win counts 1/k, k <= 4), so the mean score is
-    scaled to stay under one such step: it never outweighs a higher win rate."""
+    """The number the PPO trainers (``train.py``'s and ``rllib_train``'s) keep their best
+    checkpoint by: solo, the mean score; 2-4 players, the win rate, ties broken by the mean
+    score (the alphazero trainer keeps the first of equal win rates, docs/alphazero.md).  A
+    win rate over ``games`` games is a multiple of 1/(12 x games) (a shared win counts 1/k,
+    k <= 4), so the mean score is scaled to stay under one such step: it never outweighs a
+    higher win rate."""
     if solo:
         return mean_score
     return win_rate + mean_score / (_SCORE_BOUND * 12 * max(games, 1))

@@ -24,7 +24,9 @@
   (:func:`umbrella_env.match.play_game`); the best model is kept as ``best.zip``. ``last.zip`` is written at
   the end; each ``.zip`` has a ``.json`` sidecar with the configuration, so a model
   trained for one configuration is refused for another.
-* ``--resume PATH`` continues from a checkpoint. Every scalar SB3 logs (losses, KL,
+* ``--resume PATH`` continues from a checkpoint; ``--timesteps`` is then the run's total
+  (the checkpoint's steps included, as the other trainers count), so the interrupted
+  command with ``--resume`` added finishes the run it started. Every scalar SB3 logs (losses, KL,
   entropy, fps) goes to ``OUT/progress.csv``, a row per rollout, with a row per evaluation
   (``eval/metric``) at its own step (:mod:`umbrella_env.training.metrics`), and to
   TensorBoard's ``OUT/tb`` when tensorboard is installed. A progress bar shows the timesteps.
@@ -36,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 import time
 import zipfile
@@ -66,10 +67,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the trai
 import torch
 from gymnasium import spaces
 
-from agents.checkpoint import base_metadata, check_configuration, copy_checkpoint, save_with_sidecar, sidecar_path
+from agents.checkpoint import check_configuration, copy_checkpoint, sidecar_path
 from agents.checks import invalid_outputs
 from agents.features import FigureFeatures
-from agents.policy import PolicyAgent, load_model, moved_modules, read_metadata, save_policy
+from agents.policy import PolicyAgent, load_model, moved_modules, read_metadata, save_model
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
     HelpFormatter,
@@ -86,6 +87,7 @@ from umbrella_env.match import agent_action, build_agent, play_rotation
 from umbrella_env.parallel import WorkerDied, local_cpus, memory_bytes, oversubscribed
 from umbrella_env.paths import (
     default_run_dir,
+    json_text,
     output_dir_problem,
     output_file_problem,
     output_folder,
@@ -275,9 +277,9 @@ def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, se
 def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
     """The model and its sidecar, which records the model file's SHA-256, replaced both or
     neither (an interrupted save leaves the previous pair whole)."""
-    meta = base_metadata(config.num_players, config.plate_level, max_turns=config.max_turns, **extra)
-    # SB3 adds ".zip" only to a name without a suffix; the zip keeps a copy of the metadata
-    save_with_sidecar(path, meta, lambda file: save_policy(model, file, meta))
+    save_model(
+        model, path, num_players=config.num_players, plate_level=config.plate_level, max_turns=config.max_turns, **extra
+    )
 
 
 class TrainCallback(BaseCallback):
@@ -499,7 +501,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4")
-    p.add_argument("--timesteps", type=float, default=1_000_000, help="learner decisions to train for")
+    p.add_argument(
+        "--timesteps",
+        type=float,
+        default=1_000_000,
+        help="learner decisions to train for (default 1e6); with --resume, the run's total, not the number to add",
+    )
     p.add_argument("--n-envs", type=int, default=64, help="games played side by side")
     p.add_argument("--seed", type=trainer_seed, default=0, help=TRAINER_SEED_HELP)
     p.add_argument(
@@ -992,6 +999,12 @@ def main(argv: list[str] | None = None) -> int:
             best_beside(args.resume)  # its evaluations are read at the start of training
             # the metrics of the resumed run up to its checkpoint (refused here if damaged)
             metrics_rows = read_rows(Path(args.resume).parent / METRICS_FILE, "timesteps", resumed.num_timesteps)
+            done = int(resumed.num_timesteps)
+            if int(args.timesteps) <= done:
+                raise ValueError(
+                    f"--timesteps {int(args.timesteps):,}: --resume {str(args.resume)!r} has trained {done:,} steps; "
+                    f"give --timesteps of more than {done:,} (the run's total, not the number to add)"
+                )
         cached = load_pretrain_cache(args, config)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
@@ -1035,7 +1048,11 @@ def _train(
         try:
             pretrain_history, pretrain_eval = clone_teacher(model, args, config, cached)
         except KeyboardInterrupt:  # nothing is trained yet: nothing to save
-            print(f"\ninterrupted while cloning {args.pretrain} (--pretrain): no checkpoint was written", flush=True)
+            print(
+                f"\ninterrupted in --pretrain {args.pretrain} (its teacher games or the cloning): "
+                "no checkpoint was written",
+                flush=True,
+            )
             return 130
         except TrainingDiverged as exc:
             kept = "no checkpoint was written"
@@ -1054,13 +1071,19 @@ def _train(
             progress = False
     # PPO collects whole rollouts: the steps it trains are the next multiple of one rollout,
     # and the progress bar counts to that (it read "2,048/10" for --timesteps 10).
+    # A resume's --timesteps is the run's total (as alphazero's --iterations and rllib_train's
+    # --timesteps): it trains what is left of it.
     rollout = model.n_steps * model.n_envs
-    timesteps = -(-int(args.timesteps) // rollout) * rollout
+    done = 0 if args.resume is None else int(model.num_timesteps)
+    asked = int(args.timesteps) - done
+    timesteps = -(-asked // rollout) * rollout
     rounded = ""
-    if timesteps != int(args.timesteps):
-        rounded = f" (--timesteps {int(args.timesteps):,} in whole rollouts of {rollout:,})"
+    if timesteps != asked:
+        left = "" if done == 0 else f" less the {done:,} of --resume"
+        rounded = f" (--timesteps {int(args.timesteps):,}{left} in whole rollouts of {rollout:,})"
+    to = "" if done == 0 else f", to {done + timesteps:,} in all"
     print(
-        f"training {config.num_players}-player level {config.plate_level} for {timesteps:,} steps{rounded} "
+        f"training {config.num_players}-player level {config.plate_level} for {timesteps:,} steps{rounded}{to} "
         f"on {args.n_envs} games -> {out}",
         flush=True,
     )
@@ -1109,7 +1132,7 @@ def _train(
         "interrupted": interrupted,
         "seconds": round(elapsed, 1),
         "env_steps_per_second": round(steps / elapsed, 1),
-        "eval_opponent": args.eval_opponent,
+        "eval_opponent": None if config.solo else args.eval_opponent,
         # a resumed run keeps the cloning and the evaluations of the sessions before it
         "pretrain": pretrain_history if pretrain_history is not None else previous.get("pretrain"),
         "pretrain_eval": pretrain_eval if pretrain_eval is not None else previous.get("pretrain_eval"),
@@ -1118,7 +1141,7 @@ def _train(
         "final_metric": None if final is None else final.metric(config.solo),
     }
     write_atomically(
-        out / "train_summary.json", lambda tmp: tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        out / "train_summary.json", lambda tmp: tmp.write_text(json_text(summary, indent=2) + "\n", encoding="utf-8")
     )
     best = out / "best.zip"  # none when stopped before the first evaluation
     kept = (
