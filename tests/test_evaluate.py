@@ -997,3 +997,64 @@ def test_an_agent_is_handed_a_game_whose_unseen_tiles_are_redrawn(num_players: i
             differ += view.unseen_tiles() != game.unseen_tiles()
         assert agent_view(game).to_dict() == agent_view(game).to_dict()  # one view per position
     assert compared > 20 and differ > 0.8 * compared, (differ, compared)
+
+
+def test_a_report_records_the_versions_commit_and_checkpoints_that_made_it(small_2p, tmp_path):
+    """summary.json and report.md named no version, commit or checkpoint hash: a figure could
+    not be traced to the code and the networks that produced it (shipped networks have been
+    re-trained under the same names, and NumPy builds change a heuristic's games)."""
+    import hashlib
+    import subprocess
+
+    import numpy as np
+
+    from umbrella_env import __version__
+    from umbrella_env.evaluation.provenance import provenance
+
+    ev.write_report(small_2p, tmp_path / "out")
+    record = json.loads((tmp_path / "out" / "summary.json").read_text())["provenance"]
+    assert record["umbrella_env"] == __version__ and record["packages"]["numpy"] == np.__version__
+    assert record["checkpoints"] == {}  # no checkpoint played
+    repo = Path(__file__).resolve().parents[1]
+    if (repo / ".git").exists():
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+        assert record["source"]["commit"] == head.strip()
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert f"- umbrella-env {__version__}" in text and f"numpy {np.__version__}" in text
+    model = tmp_path / "m.zip"
+    model.write_bytes(b"any bytes")
+    digest = hashlib.sha256(b"any bytes").hexdigest()
+    got = provenance([str(model), "heuristic", "rllib:somewhere", "my_agents:factory"], ["m", "h", "r", "f"])
+    assert got["checkpoints"] == {"m": {"file": str(model), "sha256": digest}}
+
+
+def test_the_python_api_refuses_what_the_cli_refuses():
+    """run_tournament took seed=1.5 as 1, seed="7", workers=0 or -2 as 1, and a single spec
+    string as its letters ("unknown agent 'r'"); play_specs raised an AttributeError for a
+    dict config. Each is an EvaluationError naming the argument now, before any game."""
+    from umbrella_env.core.config import GameConfig
+
+    for kwargs, words in (
+        ({"seed": 1.5}, "--seed must be an integer >= 0, got 1.5"),
+        ({"seed": "7"}, "--seed must be an integer >= 0, got '7'"),
+        ({"seed": None}, "--seed must be an integer >= 0, got None"),
+        ({"seed": -1}, "--seed must be an integer >= 0, got -1"),
+        ({"workers": 0}, "--workers must be an integer >= 1, got 0"),
+        ({"workers": -2}, "--workers must be an integer >= 1, got -2"),
+    ):
+        with pytest.raises(ev.EvaluationError, match=re.escape(words)):
+            ev.run_tournament(["random", "greedy"], 2, games=2, **kwargs)
+    with pytest.raises(ev.EvaluationError, match=re.escape("got the single spec 'random': give ['random']")):
+        ev.run_tournament("random", 1, games=2)
+    with pytest.raises(ev.EvaluationError, match="config must be a GameConfig"):
+        ev.play_specs(["random", "random"], {"num_players": 2}, 1)
+    with pytest.raises(ev.EvaluationError, match="seed must be an integer >= 0, got 1.5"):
+        ev.play_specs(["random", "random"], GameConfig(num_players=2), 1.5)
+
+
+def test_a_built_in_name_in_capitals_is_the_same_agent():
+    """--agents heuristic HEURISTIC played heuristic against itself as two agents, without a
+    note; `random random` was already labelled random#2."""
+    specs, labels = ev.parse_specs(["heuristic", "HEURISTIC", " Greedy", "h=HEURISTIC"])
+    assert specs == ["heuristic", "heuristic", "greedy", "heuristic"]
+    assert labels == ["heuristic", "heuristic#2", "greedy", "h"]

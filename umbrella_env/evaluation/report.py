@@ -19,6 +19,7 @@ from typing import Any
 from umbrella_env.cli_args import program_name
 from umbrella_env.core.facts import MERIT_BANDS
 from umbrella_env.evaluation.plots import write_plots
+from umbrella_env.evaluation.provenance import provenance, provenance_lines
 from umbrella_env.evaluation.stats import ELO_BOOTSTRAP, ranked, summarise
 from umbrella_env.evaluation.tournament import PROG, SCRIPTS, TournamentResult
 from umbrella_env.match import band_label
@@ -148,6 +149,7 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
         f"- turns per game: mean {_f(summary['mean_turns'], 1)}; truncated at {summary['max_turns']} turns: "
         f"{summary['truncated_games']}",
         f"- written {datetime.now().isoformat(timespec='seconds')}",
+        *(provenance_lines(summary["provenance"]) if "provenance" in summary else []),
         "",
         "## Standings",
         "",
@@ -249,6 +251,8 @@ def write_report(
     it was, and no part of a report can be taken for a whole one."""
     out = Path(out)
     summary = summary if summary is not None else summarise(result)
+    if "provenance" not in summary:  # versions, commit and checkpoint hashes: where the numbers came from
+        summary = {**summary, "provenance": provenance(result.specs, result.labels)}
     staging = out / STAGING
     remove_entry(staging)  # left by a process killed while writing
     with output_folder(out), _removed(staging):

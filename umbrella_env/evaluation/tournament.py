@@ -70,7 +70,7 @@ import numpy as np
 
 from agents import AGENT_NAMES
 from agents.registry import AZ_NAMES
-from umbrella_env.cli_args import command_name, game_options_problem, int_problem, program_name
+from umbrella_env.cli_args import command_name, first_problem, game_options_problem, int_problem, program_name
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
 from umbrella_env.evaluation.ray_backend import play_on_ray
@@ -218,11 +218,13 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         m = _SPEC_LABEL.match(raw)
         labelled = m is not None and not Path(raw).exists()
         spec = m.group(2) if m is not None and labelled else raw
+        if spec.strip().lower() in AGENT_NAMES + AZ_NAMES:  # HEURISTIC is heuristic: one agent, numbered #2
+            spec = spec.strip().lower()
         if OPTIONS_LIKE.match(spec) and not Path(spec).exists():
             raise EvaluationError(f"agent {raw!r}: evaluate {NO_OPTIONS}")
         if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
             raise EvaluationError(f"agent {raw!r}: the label before '=' may use only letters, digits, '_', '.' and '-'")
-        label = m.group(1) if m is not None and labelled else _default_label(raw)
+        label = m.group(1) if m is not None and labelled else _default_label(spec)
         out_specs.append(spec)
         labels.append(label)
         chosen.append(labelled)
@@ -305,6 +307,15 @@ def play_specs(
     The record's ``seats`` are ``0..P-1`` and ``agents`` the specs; :func:`run_tournament`
     fills in tournament indices and labels.
     """
+    if not isinstance(config, GameConfig):
+        raise EvaluationError(
+            f"config must be a GameConfig (umbrella_env.core.config), got {type(config).__name__} {config!r}"
+        )
+    problem = int_problem("seed", seed, minimum=0)
+    if problem:
+        raise EvaluationError(problem)
+    if isinstance(specs_by_seat, (str, os.PathLike)):
+        raise EvaluationError(f"specs_by_seat must be a list of spec strings, one per seat, got {specs_by_seat!r}")
     P = config.num_players
     if len(specs_by_seat) != P:
         raise EvaluationError(f"{P}-player game needs {P} agent specs, got {len(specs_by_seat)}")
@@ -390,14 +401,34 @@ def _play_chunk(tasks: list[_Task], specs: list[str], labels: list[str], config:
 
 
 # --------------------------------------------------------------------------- tournament
-def validate(agent_specs: Sequence[str], num_players: int, plate_level: int, games: int, max_turns: int) -> None:
+def validate(
+    agent_specs: Sequence[str],
+    num_players: int,
+    plate_level: int,
+    games: int,
+    max_turns: int,
+    seed: int = 0,
+    workers: int | None = None,
+) -> None:
     """Raise :class:`EvaluationError` for an impossible tournament (before any agent is built)."""
     problem = game_options_problem(num_players, plate_level, max_turns)
     if problem is not None:
         raise EvaluationError(problem)
-    problem = int_problem("--games", games)
+    problem = first_problem(
+        [
+            int_problem("--games", games),
+            # the tournament is replayed from its seed: no None (fresh entropy), no 1.5 taken for 1
+            int_problem("--seed", seed, minimum=0),
+            None if workers is None else int_problem("--workers", workers),
+        ]
+    )
     if problem:
         raise EvaluationError(problem)
+    if isinstance(agent_specs, (str, os.PathLike)):  # a string is a sequence: 'random' was agents 'r', 'a', ...
+        raise EvaluationError(
+            f"agent_specs must be a list of spec strings, got the single spec {os.fspath(agent_specs)!r}: "
+            f"give [{os.fspath(agent_specs)!r}]"
+        )
     if not agent_specs:
         raise EvaluationError(f"no agents given; {valid_choices()}")
     for i, spec in enumerate(agent_specs, start=1):
@@ -451,7 +482,7 @@ def run_tournament(
     cluster at ``address`` or on a local Ray (:mod:`umbrella_env.evaluation.ray_backend`;
     ``workers`` must then be None: the cluster's CPUs decide): the same records for the same seed.
     """
-    validate(agent_specs, num_players, plate_level, games, max_turns)
+    validate(agent_specs, num_players, plate_level, games, max_turns, seed, workers)
     if backend not in BACKENDS:
         raise EvaluationError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if workers is not None and backend == "ray":
