@@ -20,6 +20,7 @@ The graph (the contract shared with :mod:`umbrella_env.export`):
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +80,34 @@ def sample_masked(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum((cdf <= u[:, None]).sum(axis=1), z.shape[1] - 1).astype(np.int64)
 
 
+#: The oldest onnxruntime this package plays with (pyproject.toml's extras say the same; an
+#: onnxruntime installed by other means is checked here, when a model is opened).
+ONNXRUNTIME_FLOOR = (1, 20)
+
+
+def onnxruntime_problem(version: str) -> str | None:
+    """Why onnxruntime ``version`` is too old to play with, or None."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    if found is not None and (int(found[1]), int(found[2])) >= ONNXRUNTIME_FLOOR:
+        return None
+    floor = ".".join(map(str, ONNXRUNTIME_FLOOR))
+    return (
+        f"onnxruntime {version} is older than {floor}, the oldest this package plays with (older ones were not "
+        f"tested, and do not all check the paths of a model's external data): pip install 'onnxruntime>={floor}'"
+    )
+
+
 def _open_session(path: Path, threads: int) -> Any:
     """An onnxruntime session of ``path`` on the CPU with ``threads`` intra-op threads, or a
-    ``ValueError`` (no onnxruntime, or a file it cannot load)."""
+    ``ValueError`` (no onnxruntime, one older than :data:`ONNXRUNTIME_FLOOR`, or a file it
+    cannot load)."""
     try:
         import onnxruntime as ort
     except ImportError:
         raise ValueError(f"playing from an .onnx model needs onnxruntime: {INSTALL_HINT}") from None
+    problem = onnxruntime_problem(str(getattr(ort, "__version__", "unknown")))
+    if problem:
+        raise ValueError(problem)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1

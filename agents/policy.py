@@ -8,7 +8,6 @@ trained for one configuration is refused for another with a clear message.
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 import threading
 import zipfile
@@ -53,6 +52,7 @@ from umbrella_env.core.actions import NUM_ACTIONS
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import OBS_SIZE
+from umbrella_env.paths import json_text
 
 #: The member of a checkpoint ``.zip`` that holds a copy of its sidecar's metadata (ignored
 #: by Stable-Baselines3, which reads ``data`` and the ``.pth`` members).
@@ -112,16 +112,29 @@ def save_model(
     saved the same way.  Returns the ``.zip``'s path (``.zip`` is added to a name without a
     suffix, as SB3 does).
 
-    Checked before anything is written (``ValueError``): the configuration, and a model whose
-    spaces are Umbrella's (shape ``(899,)`` observations, ``Discrete(968)`` actions)."""
+    Checked before anything is written (``ValueError``): the configuration, ``more`` (no key
+    of the game's own), and a MaskablePPO whose spaces are Umbrella's (shape ``(899,)``
+    observations, ``Discrete(968)`` actions): what every loader refuses is not written."""
     check_configuration_options(num_players=num_players, plate_level=plate_level)
+    own = sorted(set(more) & {*base_metadata(1, 1), "max_turns", "sha256"})
+    if own:
+        raise ValueError(f"save_model: {', '.join(own)} are the checkpoint's own keys, set from the model and the game")
     path = Path(path)
     if not path.suffix:
         path = path.with_suffix(".zip")
     if path.suffix.lower() != ".zip":
         raise ValueError(f"a MaskablePPO checkpoint is a .zip file, got {str(path)!r}")
-    if not callable(getattr(model, "save", None)) or getattr(model, "policy", None) is None:
-        raise ValueError(f"expected a Stable-Baselines3 model (MaskablePPO) to save, got {type(model).__name__}")
+    try:
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    except ImportError:
+        raise ValueError(f"saving a trained policy (sb3-contrib) needs the train extra: {INSTALL_HINT}") from None
+    if not callable(getattr(model, "save", None)) or not isinstance(
+        getattr(model, "policy", None), MaskableActorCriticPolicy
+    ):
+        raise ValueError(
+            f"expected a MaskablePPO model (sb3-contrib) to save, got {type(model).__name__}: the checkpoints "
+            "load as MaskablePPO"
+        )
     check_spaces(model.observation_space, model.action_space, path)
     turns = DEFAULT_MAX_TURNS if max_turns is None else max_turns
     config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=turns)  # checked: ConfigError
@@ -138,7 +151,7 @@ def save_policy(model: Any, file: str | Path, meta: Mapping[str, Any]) -> None:
         file = file.with_suffix(".zip")
     model.save(file)
     with zipfile.ZipFile(file, "a") as archive:
-        archive.writestr(ZIP_METADATA, json.dumps(dict(meta)))
+        archive.writestr(ZIP_METADATA, json_text(dict(meta)))
 
 
 INSTALL_HINT = install_hint("train")

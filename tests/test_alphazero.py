@@ -740,6 +740,7 @@ def test_net_prefix_takes_a_shipped_models_name() -> None:
     """``net:az-2p`` is az-2p's network alone, as the README quotes it (a wheel's users have no
     agents/models/ path to type); it stays a name when sent to a worker, and its label is not
     the other shipped network's ``az-2p-net``."""
+    from umbrella_env.evaluation import run_tournament
     from umbrella_env.evaluation.tournament import parse_specs
     from umbrella_env.match import absolute_spec
 
@@ -750,6 +751,10 @@ def test_net_prefix_takes_a_shipped_models_name() -> None:
     assert not make_agent("net:az-solo").use_search
     assert absolute_spec("net:az-2p") == "net:az-2p"
     assert parse_specs(["net:az-2p", "az-2p-net"])[1] == ["net:az-2p", "az-2p-net"]
+    # the report's hash of the file that played, taken before the games: the shipped file's
+    result = run_tournament(["net:az-2p", "random"], 2, games=2, seed=1)
+    sidecar = json.loads(shipped_path("az-2p").with_suffix(".json").read_text())
+    assert result.checkpoints == {"net:az-2p": {"file": str(shipped_path("az-2p")), "sha256": sidecar["sha256"]}}
     agent = build_agent("net:az-2p", GameConfig(num_players=2))
     with pytest.raises(AgentSpecError, match="was trained for num_players=2"):
         build_agent("net:az-2p", GameConfig(num_players=1))

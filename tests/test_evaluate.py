@@ -1009,7 +1009,7 @@ def test_a_report_records_the_versions_commit_and_checkpoints_that_made_it(small
     import numpy as np
 
     from umbrella_env import __version__
-    from umbrella_env.evaluation.provenance import provenance
+    from umbrella_env.evaluation.provenance import checkpoint_hashes
 
     ev.write_report(small_2p, tmp_path / "out")
     record = json.loads((tmp_path / "out" / "summary.json").read_text())["provenance"]
@@ -1024,8 +1024,8 @@ def test_a_report_records_the_versions_commit_and_checkpoints_that_made_it(small
     model = tmp_path / "m.zip"
     model.write_bytes(b"any bytes")
     digest = hashlib.sha256(b"any bytes").hexdigest()
-    got = provenance([str(model), "heuristic", "rllib:somewhere", "my_agents:factory"], ["m", "h", "r", "f"])
-    assert got["checkpoints"] == {"m": {"file": str(model), "sha256": digest}}
+    got = checkpoint_hashes([str(model), "heuristic", "rllib:somewhere", "my_agents:factory"], ["m", "h", "r", "f"])
+    assert got == {"m": {"file": str(model), "sha256": digest}}
 
 
 def test_the_python_api_refuses_what_the_cli_refuses():
@@ -1055,6 +1055,6 @@ def test_the_python_api_refuses_what_the_cli_refuses():
 def test_a_built_in_name_in_capitals_is_the_same_agent():
     """--agents heuristic HEURISTIC played heuristic against itself as two agents, without a
     note; `random random` was already labelled random#2."""
-    specs, labels = ev.parse_specs(["heuristic", "HEURISTIC", " Greedy", "h=HEURISTIC"])
-    assert specs == ["heuristic", "heuristic", "greedy", "heuristic"]
-    assert labels == ["heuristic", "heuristic#2", "greedy", "h"]
+    specs, labels = ev.parse_specs(["heuristic", "HEURISTIC", " Greedy", "h=HEURISTIC", "net:AZ-2P", "net:az-2p"])
+    assert specs == ["heuristic", "heuristic", "greedy", "heuristic", "net:az-2p", "net:az-2p"]
+    assert labels == ["heuristic", "heuristic#2", "greedy", "h", "net:az-2p", "net:az-2p#2"]

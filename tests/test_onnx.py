@@ -978,3 +978,29 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
     logits, _ = net.predict(obs[:20])
     for o, m, row in zip(obs[:20], masks[:20], logits):
         assert agent.act(o, m) == int(np.flatnonzero(m)[np.argmax(row[m])])
+
+
+def test_an_onnxruntime_older_than_the_floor_is_named_when_a_model_opens(monkeypatch, tmp_path) -> None:
+    """pyproject.toml's extras ask for onnxruntime >= 1.20, but one installed by other means was
+    used whatever its version; the floor is checked where a model is opened, in one line."""
+    import types
+
+    from agents.onnx_agent import ONNXRUNTIME_FLOOR, onnxruntime_problem
+    from tests.test_packaging import PYPROJECT
+
+    floor = ".".join(map(str, ONNXRUNTIME_FLOOR))
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert f"onnxruntime>={floor}" in extras["onnx"] and f"onnxruntime>={floor}" in extras["train"]  # one floor
+    assert onnxruntime_problem("1.20.0") is None and onnxruntime_problem("1.32.0") is None
+    assert onnxruntime_problem("2.0.1") is None
+    assert "onnxruntime 1.19.2 is older than 1.20" in onnxruntime_problem("1.19.2")
+    assert "pip install 'onnxruntime>=1.20'" in onnxruntime_problem("weird")
+    old = types.ModuleType("onnxruntime")
+    old.__version__ = "1.16.3"
+    monkeypatch.setitem(sys.modules, "onnxruntime", old)
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"never read: the version is checked first")
+    with pytest.raises(ValueError, match=re.escape("onnxruntime 1.16.3 is older than 1.20")):
+        from agents.onnx_agent import _open_session
+
+        _open_session(model, 1)

@@ -234,8 +234,14 @@ def test_a_model_trained_with_your_own_sb3_loop_is_saved_for_every_command(tmp_p
             save_model(model, tmp_path / "saved", **bad)
     with pytest.raises(ValueError, match="a MaskablePPO checkpoint is a .zip file"):
         save_model(model, tmp_path / "saved.pt", num_players=1)
-    with pytest.raises(ValueError, match="expected a Stable-Baselines3 model"):
-        save_model(object(), tmp_path / "saved", num_players=1)
+    from stable_baselines3 import PPO
+
+    plain_ppo = PPO("MlpPolicy", UmbrellaSB3VecEnv(num_envs=1), n_steps=32, batch_size=32, device="cpu")
+    for not_maskable in (object(), plain_ppo):  # PPO was saved, then refused by every loader
+        with pytest.raises(ValueError, match="expected a MaskablePPO model"):
+            save_model(not_maskable, tmp_path / "saved", num_players=1)
+    with pytest.raises(ValueError, match="obs_size are the checkpoint's own keys"):
+        save_model(model, tmp_path / "saved", num_players=1, obs_size=5)  # every loader refused the file
     other = MaskablePPO("MlpPolicy", gym.make("CartPole-v1"), n_steps=32, batch_size=32, device="cpu")
     with pytest.raises(ValueError, match=r"Umbrella's are observations of shape \(899,\) and Discrete\(968\)"):
         save_model(other, tmp_path / "saved", num_players=1)

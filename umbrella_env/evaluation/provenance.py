@@ -59,7 +59,10 @@ def source_commit(tree: Path | None) -> dict[str, Any] | None:
 
 
 def _git(tree: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, timeout=20, check=True)
+    # --no-optional-locks: `git status` would take the index lock to refresh it, and a git
+    # command of the user's in that clone at the same moment would fail
+    command = ["git", "--no-optional-locks", "-C", str(tree), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=20, check=True)
     return done.stdout.strip()
 
 
@@ -79,13 +82,21 @@ def checkpoint_file(spec: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def provenance(specs: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
-    """The ``provenance`` of a report of the agents ``specs`` (shown as ``labels``)."""
+def checkpoint_hashes(specs: Sequence[str], labels: Sequence[str]) -> dict[str, dict[str, str]]:
+    """``{label: {"file", "sha256"}}`` of the agents ``specs`` that load a file: taken when a
+    tournament has built its agents, before its games (a file replaced later, by a training
+    run writing its best.zip, is not the one recorded)."""
     checkpoints: dict[str, dict[str, str]] = {}
     for spec, label in zip(specs, labels):
         path = checkpoint_file(spec)
         if path is not None:
             checkpoints[label] = {"file": str(path), "sha256": file_sha256(path)}
+    return checkpoints
+
+
+def provenance(checkpoints: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The ``provenance`` of a report whose agents loaded ``checkpoints``
+    (:func:`checkpoint_hashes`)."""
     return {
         "umbrella_env": __version__,
         "source": source_commit(source_tree()),

@@ -252,7 +252,7 @@ def write_report(
     out = Path(out)
     summary = summary if summary is not None else summarise(result)
     if "provenance" not in summary:  # versions, commit and checkpoint hashes: where the numbers came from
-        summary = {**summary, "provenance": provenance(result.specs, result.labels)}
+        summary = {**summary, "provenance": provenance(result.checkpoints)}
     staging = out / STAGING
     remove_entry(staging)  # left by a process killed while writing
     with output_folder(out), _removed(staging):

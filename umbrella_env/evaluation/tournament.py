@@ -73,6 +73,7 @@ from agents.registry import AZ_NAMES
 from umbrella_env.cli_args import command_name, first_problem, game_options_problem, int_problem, program_name
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
+from umbrella_env.evaluation.provenance import checkpoint_hashes
 from umbrella_env.evaluation.ray_backend import play_on_ray
 from umbrella_env.match import (
     NET_PREFIX,
@@ -157,6 +158,9 @@ class TournamentResult:
     tables: list[tuple[int, ...]]
     records: list[GameRecord] = field(default_factory=list, repr=False)
     elapsed: float = 0.0
+    #: The files the agents loaded and their SHA-256, taken before the games
+    #: (:func:`umbrella_env.evaluation.provenance.checkpoint_hashes`).
+    checkpoints: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:  # the dataclass's listed every game (2 MB for 10,000 games in a notebook cell)
         return (
@@ -220,6 +224,8 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         spec = m.group(2) if m is not None and labelled else raw
         if spec.strip().lower() in AGENT_NAMES + AZ_NAMES:  # HEURISTIC is heuristic: one agent, numbered #2
             spec = spec.strip().lower()
+        elif spec.startswith(NET_PREFIX) and spec[len(NET_PREFIX) :].strip().lower() in AZ_NAMES:
+            spec = NET_PREFIX + spec[len(NET_PREFIX) :].strip().lower()  # net:AZ-2P is net:az-2p
         if OPTIONS_LIKE.match(spec) and not Path(spec).exists():
             raise EvaluationError(f"agent {raw!r}: evaluate {NO_OPTIONS}")
         if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
@@ -525,6 +531,7 @@ def run_tournament(
         seed=int(seed),
         workers=workers,
         tables=plan_tables(len(specs), num_players),
+        checkpoints=checkpoint_hashes(specs, labels),
     )
     tasks = _schedule(result)
     bar = Progress(len(tasks), progress, f"{len(result.tables)} table(s)")

@@ -37,7 +37,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 import zipfile
@@ -1032,7 +1031,12 @@ def _train(
         print(note, file=sys.stderr)
     args.torch_threads = args.torch_threads or local_cpus()
     set_torch(threads=max(1, args.torch_threads))
-    tb = str(out / "tb") if importlib.util.find_spec("tensorboard") is not None else None
+    try:  # what SB3 writes with: a tensorboard that is installed but does not import is none
+        from torch.utils.tensorboard import SummaryWriter  # noqa: F401
+
+        tb: str | None = str(out / "tb")
+    except ImportError:
+        tb = None
     if args.resume is not None:
         try:
             # the seed of this run, not the one saved in the checkpoint (which load would apply)
