@@ -189,9 +189,15 @@ def _format_report(summary: dict[str, Any], plots: Iterable[Path], argv: Sequenc
             f"Win rate per seat played (a win shared by k counts 1/k; equal strength is {100 / P:.0f}%), "
             "95% Wilson interval"
             + (
-                " (agents held several seats of a game: the seats column counts them, and the interval, "
-                "which takes them as independent, is wider than it should be)"
-                if summary["multi_seat"]
+                " and mean score with a 95% Student-t interval, both over deals: every deal is played in every "
+                "seating, and those games share its luck, so the win rate's interval counts the games as their "
+                "effective number (summary.json: effective_games) and the mean score's is over the deals' means"
+                + (
+                    " (agents held several seats of a game: the seats column counts them)"
+                    if summary["multi_seat"]
+                    else ""
+                )
+                if summary.get("intervals_over") == "deals"
                 else ""
             )
             + "; OpenSkill Plackett-Luce rating from each game's ranks (mean over "

@@ -23,8 +23,9 @@ from umbrella_env.match import outcome_ranks, win_credits
 Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 
 
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (fractional successes allowed)."""
+def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (fractional successes allowed; ``n`` may be an
+    effective sample size, :func:`by_deal`)."""
     if n <= 0:
         return (0.0, 1.0)
     p = successes / n
@@ -70,6 +71,38 @@ def mean_interval(values: Sequence[float], z: float | None = None) -> tuple[floa
     q = t95(x.size - 1) if z is None else z
     half = q * float(x.std(ddof=1)) / math.sqrt(x.size)
     return (m, m - half, m + half)
+
+
+#: The fewest players at which a report's intervals count the games of one deal as one
+#: sample (:func:`by_deal`): a deal is played in every seating, 6 or 24 games at 3 or 4
+#: players, which share its luck (a mean score's standard error 1.27-1.32 times the one
+#: over games for the heuristic, 2,000-2,400 deals, 2026-12-07); the 2 seatings of a
+#: 2-player deal do not (0.95-0.99, 1,500 deals), so 2-player intervals stay over games.
+DEAL_CLUSTERED_PLAYERS = 3
+
+
+def by_deal(samples: Sequence[Sequence[tuple[float, float]]]) -> tuple[tuple[float, float, float], float]:
+    """The 95% interval of an agent's mean score, and the effective number of games of its
+    win rate, from its games grouped by deal (``samples[d]``: its (score, credit) pairs on
+    deal ``d``): a cluster-robust estimate.  The score interval is Student's t over the
+    deals' means (every deal is played in every seating, so each holds as many of the
+    agent's games; nan bounds below 2 deals); the effective number of games is the games
+    over the design effect of the credits (their variance over deals' means relative to the
+    variance over games), for the Wilson interval (the deal count below 2 deals; the games
+    when the credits do not vary)."""
+    games = [v for deal in samples for v in deal]
+    n, k = len(games), len(samples)
+    mean = float(np.mean([s for s, _ in games])) if games else math.nan
+    if k < 2:
+        return (mean, math.nan, math.nan), float(k)
+    score_means = np.array([np.mean([s for s, _ in deal]) for deal in samples])
+    half = t95(k - 1) * float(score_means.std(ddof=1)) / math.sqrt(k)
+    credits = np.array([c for _, c in games])
+    credit_means = np.array([np.mean([c for _, c in deal]) for deal in samples])
+    naive = float(credits.var(ddof=1)) / n
+    clustered = float(credit_means.var(ddof=1)) / k
+    effective = float(n) if naive == 0 or clustered == 0 else n * naive / clustered
+    return (mean, mean - half, mean + half), effective
 
 
 #: Orderings of the games averaged by :func:`openskill_ratings` (fewer past 400,000 updates).
@@ -147,11 +180,14 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
     h2h_n = np.zeros((n, n), dtype=np.int64)
     seat_wins = [0.0] * P
     seat_scores: list[list[int]] = [[] for _ in range(P)]
+    clustered = not result.solo and P >= DEAL_CLUSTERED_PLAYERS
+    deals: list[dict[tuple[int, int], list[tuple[float, float]]]] = [{} for _ in range(n)]
     for rec in result.records:
         credits = win_credits(rec.ranks, rec.truncated)
         ranks = outcome_ranks(rec.ranks, rec.truncated)  # a truncated game is a draw here too
         for s, a in enumerate(rec.seats):
             scores[a].append(rec.scores[s])
+            deals[a].setdefault((rec.table, rec.key), []).append((rec.scores[s], credits[s]))
             wins[a] += credits[s]
             truncated[a] += rec.truncated
             seat_counts[a][s] += 1
@@ -181,6 +217,9 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
     for a in range(n):
         games = len(scores[a])
         mean, lo, hi = mean_interval(scores[a])
+        effective: float = games
+        if clustered:  # the games of one deal share its luck: intervals over deals (by_deal)
+            (mean, lo, hi), effective = by_deal(list(deals[a].values()))
         entry: dict[str, Any] = {
             "label": result.labels[a],
             "spec": result.specs[a],
@@ -203,7 +242,9 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
             mu, sigma = ratings[a]
             entry["wins"] = wins[a]
             entry["win_rate"] = wins[a] / games if games else math.nan
-            entry["win_ci"] = list(wilson_interval(wins[a], games))
+            entry["win_ci"] = list(wilson_interval(wins[a] / games * effective, effective) if games else (0.0, 1.0))
+            if clustered:
+                entry.update(deals=len(deals[a]), effective_games=effective)
             entry.update(mu=mu, sigma=sigma, ordinal=mu - 3 * sigma)
             assert elo is not None
             entry.update(elo=elo[a].elo, elo_ci=[elo[a].low, elo[a].high])
@@ -211,6 +252,7 @@ def summarise(result: TournamentResult) -> dict[str, Any]:
     turns = [r.turns for r in result.records]
     out: dict[str, Any] = {
         "mode": "solo" if result.solo else "multiplayer",
+        "intervals_over": "deals" if clustered else "games",
         "num_players": P,
         "plate_level": result.plate_level,
         "max_turns": result.max_turns,

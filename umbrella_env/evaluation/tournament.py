@@ -33,16 +33,18 @@ alone, so results do not depend on the number of workers or on the order in whic
 finish.  Workers re-create agents from their spec strings (once per process and seat)
 and reset them before every game: an agent's play must depend only on its reset seed.
 
-**Statistics** (:func:`umbrella_env.evaluation.stats.summarise`).  Per agent and seat
+**Statistics** (:func:`umbrella_env.evaluation.stats.summarise`). Per agent and seat
 played: win rate (:func:`umbrella_env.match.win_credits`: a win shared by k seats counts
 1/k, a truncated game is a draw) with its 95% Wilson interval; mean score with a 95%
-Student-t interval; an OpenSkill Plackett-Luce rating (mu, sigma, ordinal = mu - 3 sigma)
-updated game by game from the ranks, averaged over several seeded orderings of the games
-(:func:`openskill_ratings`); a Bradley-Terry rating on the Elo scale with a bootstrapped
-95% interval; and a head-to-head table: the rate at which the row agent finished ahead
-of the column agent in the games both played (ties count 1/2; at 2 players this is the
-win rate).  Solo: the score distribution, mean score with its interval, the rulebook's
-merit bands, and the head-to-head rate of scoring more on the same deal.
+Student-t interval (at 3-4 players both over deals, whose every seating shares the deal's
+luck: :func:`~umbrella_env.evaluation.stats.by_deal`); an OpenSkill Plackett-Luce rating
+(mu, sigma, ordinal = mu - 3 sigma) updated game by game from the ranks, averaged over
+several seeded orderings of the games (:func:`openskill_ratings`); a Bradley-Terry rating
+on the Elo scale with a bootstrapped 95% interval; and a head-to-head table: the rate at
+which the row agent finished ahead of the column agent in the games both played (ties
+count 1/2; at 2 players this is the win rate). Solo: the score distribution, mean score
+with its interval, the rulebook's merit bands, and the head-to-head rate of scoring more
+on the same deal.
 
 Writes ``report.md``, PNG plots, ``summary.json`` and ``games.jsonl`` to ``--out``
 (default ``runs/eval-<time>-<pid>``).  Bad input exits with status 2 and a message.
