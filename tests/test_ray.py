@@ -633,6 +633,10 @@ def test_a_run_resumes_from_its_checkpoint_in_another_folder_or_its_own(
     assert seconds == sorted(seconds)  # they go on counting
     assert (out / "best" / "umbrella.json").is_file()  # kept, or replaced by a better evaluation
     assert json.loads((out / "last" / "umbrella.json").read_text(encoding="utf-8"))["iteration"] == 3
+    # --max-turns left out: the checkpoint's 40, not the option's default 400 (a new game, unsaid)
+    assert train([*_without(resume, "--max-turns", "--iterations"), "--iterations", "3", "--resume",
+                  str(run_2p / "last"), "--out", str(tmp_path / "turns")]) == 0  # fmt: skip
+    assert json.loads((tmp_path / "turns" / "last" / "umbrella.json").read_text(encoding="utf-8"))["max_turns"] == 40
     own = tmp_path / "own"  # the run continued in its own folder
     shutil.copytree(run_2p, own)
     assert train([*resume, "--resume", str(own / "last"), "--out", str(own)]) == 0
@@ -938,3 +942,27 @@ def test_an_update_whose_outputs_explode_stops_before_its_evaluation(
     err = capsys.readouterr().err
     assert "error: training diverged in the PPO update of iteration 1: the policy's outputs are not finite" in err
     assert "could not sample" not in err and not out.exists()
+
+
+def test_a_resume_seeds_rllib_anew_so_it_does_not_deal_the_first_sessions_games_again() -> None:
+    """RLlib seeds its env runners from --seed alone: a resumed session with the same seed
+    dealt the first session's games again. A resume's seed is derived with the checkpoint's
+    step count, as train.py's."""
+    import argparse
+
+    from umbrella_env import rllib_train
+    from umbrella_env.training.options import resume_seed
+
+    args = argparse.Namespace(seed=0)
+    assert rllib_train.run_seed(args, None) == 0
+    resume = rllib_train.Resume(Path("x"), {"timesteps": 800, "iteration": 2}, [])
+    assert rllib_train.run_seed(args, resume) == resume_seed(0, 800) != 0
+    parsed = rllib_train.build_parser().parse_args([*SMOKE, "--players", "2"])
+    assert rllib_train.build_config(parsed, 123).seed == 123 and rllib_train.build_config(parsed).seed == 0
+
+
+def test_the_solo_env_passes_gymnasiums_own_checker() -> None:
+    """MaskedSoloEnv.reset never seeded np_random, and gymnasium's check_env failed on it."""
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(MaskedSoloEnv({"num_players": 1}), skip_render_check=True)

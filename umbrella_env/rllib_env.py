@@ -285,7 +285,9 @@ class MaskedSoloEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        obs, info = self.env.reset(seed=runner_seed(seed, self._env_config), options=options)
+        seed = runner_seed(seed, self._env_config)
+        super().reset(seed=seed)  # np_random seeded as Gymnasium's checker expects (the deals are the inner env's)
+        obs, info = self.env.reset(seed=seed, options=options)
         self.episode_illegal_actions = 0
         self._score = float(info["score"])
         return masked_observation(obs, info["action_mask"]), {}

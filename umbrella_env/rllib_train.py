@@ -79,7 +79,7 @@ from umbrella_env.cli_args import (
     sigterm_as_interrupt,
 )
 from umbrella_env.core import engine as E
-from umbrella_env.core.config import GameConfig
+from umbrella_env.core.config import MAX_TURNS_LIMIT, GameConfig
 from umbrella_env.core.jsonio import parse_json
 from umbrella_env.core.observation import observe
 from umbrella_env.match import AgentError, AgentSpecError, absolute_spec, build_agent, play_rotation
@@ -118,6 +118,7 @@ from umbrella_env.training.options import (
     check_layers,
     given_among,
     given_options,
+    resume_seed,
     selection_metric,
     win_rate_text,
 )
@@ -348,8 +349,16 @@ def _to_shared(agent_id: Any, episode: Any, **kwargs: Any) -> str:
     return SHARED
 
 
-def build_config(args: argparse.Namespace) -> Any:
-    """The ``PPOConfig`` of a run (RLlib's new API stack)."""
+def run_seed(args: argparse.Namespace, resume: Resume | None) -> int:
+    """The seed RLlib seeds a run's env runners and learner with: ``--seed``, or for a resume
+    :func:`~umbrella_env.training.options.resume_seed` of it and the checkpoint's step count
+    (with ``--seed`` alone a resumed session dealt the first session's games again)."""
+    return args.seed if resume is None else resume_seed(args.seed, int(resume.meta["timesteps"]))
+
+
+def build_config(args: argparse.Namespace, seed: int | None = None) -> Any:
+    """The ``PPOConfig`` of a run (RLlib's new API stack), seeded with ``seed`` (default
+    ``--seed``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -387,7 +396,7 @@ def build_config(args: argparse.Namespace) -> Any:
         # An env runner that fails (an opponent agent raising, an env bug) stops the run with its
         # error: RLlib's default restarts it silently and the run goes on sampling nothing.
         .fault_tolerance(restart_failed_env_runners=False, ignore_env_runner_failures=False)
-        .debugging(seed=args.seed)
+        .debugging(seed=args.seed if seed is None else seed)
     )
     if solo:
         return config.rl_module(rl_module_spec=module)
@@ -608,6 +617,9 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
         "its iteration", meta.get("iteration"), minimum=0
     )
     net, features = meta.get("net"), meta.get("features")
+    turns = meta.get("max_turns")
+    if not problem and turns is not None:
+        problem = int_problem("its max_turns", turns, minimum=1, maximum=MAX_TURNS_LIMIT)
     if not problem and net is not None:
         if not (isinstance(net, list) and net and all(type(n) is int for n in net)):
             problem = f"its net must be a list of layer sizes, got {net!r}"
@@ -640,6 +652,8 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
                 f"{flag} {_shown(getattr(args, dest))} differs from the checkpoint's ({_shown(saved)}): leave {flag} "
                 "out (a resume takes the checkpoint's)"
             )
+    if turns is not None and "max_turns" not in given:
+        args.max_turns = int(turns)  # the game it trained on (it was --max-turns' default, unsaid)
     if not config.solo and opponents is not None and "opponents" not in given:
         args.opponents = list(opponents) or None  # the run goes on against whom it trained with
         for spec in opponents:
@@ -749,6 +763,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or default_run_dir(f"rllib-{args.players}p-l{args.level}")
     try:
         resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv), out, config)
+        config = check_options(args)  # with the checkpoint's --max-turns when not given
     except ValueError as exc:
         return _fail(str(exc))
     problem = output_dir_problem(out)
@@ -819,7 +834,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
         flush=True,
     )
     t_build = time.perf_counter()
-    algo = build_config(args).build_algo()
+    algo = build_config(args, run_seed(args, resume)).build_algo()
     steps = iteration = 0
     if resume is not None:
         try:

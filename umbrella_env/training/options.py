@@ -8,6 +8,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.checks import MAX_LAYER_SIZE, MAX_LAYERS
 from umbrella_env.cli_args import command_name, game_options_problem, seed_option
 from umbrella_env.evaluation.stats import wilson_interval
@@ -72,6 +74,16 @@ TRAINER_SEED_HELP = f"seed, 0 to {MAX_SEED} (default 0)"
 
 #: Above any mean score a game can have (the tie-break of :func:`selection_metric` scales by it).
 _SCORE_BOUND = 1000.0
+
+
+def resume_seed(seed: int, timesteps: int) -> int:
+    """The seed of a run resumed with ``--seed seed`` from a checkpoint of ``timesteps``
+    steps (both PPO trainers): its deals, seats and opponents, the learner's sampling and the
+    minibatch order.  ``MaskablePPO.load`` would reseed everything with the seed saved in the
+    checkpoint, and RLlib seeds its env runners from ``--seed`` alone, so a resume replayed
+    the first run's deals; derived with the step count, a resume with the first run's seed
+    does not replay them either."""
+    return int(np.random.SeedSequence([seed, timesteps, 1]).generate_state(1)[0])
 
 
 def selection_metric(win_rate: float, mean_score: float, games: int, solo: bool) -> float:

@@ -115,6 +115,7 @@ from umbrella_env.training.options import (
     check_layers,
     given_options,
     overwrite_problem,
+    resume_seed,
     selection_metric,
     trainer_seed,
     win_rate_text,
@@ -389,15 +390,6 @@ def meta_timesteps(resume: Path | None) -> int | None:
     if problem:
         raise ValueError(f"--resume: the sidecar {str(sidecar_path(resume))!r} is damaged: {problem}")
     return int(timesteps)
-
-
-def resume_seed(seed: int, timesteps: int) -> int:
-    """The seed of a run resumed with ``--seed seed`` from a checkpoint of ``timesteps``
-    steps: its deals, seats and opponents, the learner's sampling and the minibatch order.
-    ``MaskablePPO.load`` would reseed everything with the seed saved in the checkpoint, so a
-    resume replayed the first run's deals whatever its ``--seed``; derived with the step
-    count, a resume with the first run's seed does not replay them either."""
-    return int(np.random.SeedSequence([seed, timesteps, 1]).generate_state(1)[0])
 
 
 def run_seed(args: argparse.Namespace) -> int:
