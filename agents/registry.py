@@ -43,6 +43,15 @@ SPEC_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 AZ_NAMES: tuple[str, ...] = ("az-2p", "az-2p-net", "az-solo", "az-solo-net")
 
 
+def net_shipped_name(spec: str) -> str | None:
+    """The shipped network ``net:NAME`` names (``net:AZ-2P`` is ``az-2p``), or None: the one
+    reading of a ``net:`` spec that is a name, not a path, for every caller."""
+    if not spec.startswith(NET_PREFIX):
+        return None
+    name = spec[len(NET_PREFIX) :].strip().lower()
+    return name if name in AZ_NAMES else None
+
+
 def spec_choices(*more: str) -> str:
     """The agent specs :func:`make_agent` takes, in words ("one of 'random', ..."), and
     ``more`` that a caller takes besides (``match.build_agent``: a factory): every
@@ -121,8 +130,8 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
         return RLlibAgent(spec, seed=seed, **_options(spec, RLlibAgent, kwargs))
     if spec.startswith(NET_PREFIX):
         target = spec[len(NET_PREFIX) :]
-        shipped = target.strip().lower() in AZ_NAMES
-        if not shipped and not target.lower().endswith(".pt"):
+        shipped = net_shipped_name(spec)
+        if shipped is None and not target.lower().endswith(".pt"):
             raise ValueError(
                 f"agent {spec!r}: {NET_PREFIX}PATH needs the path of an alphazero .pt checkpoint "
                 f"or the name of a shipped one ({', '.join(AZ_NAMES)})"
@@ -133,7 +142,7 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
                 f"give the path without {NET_PREFIX!r} for the network with search"
             )
         module = _az_module(spec)
-        path = module.model_file(target) if shipped else target
+        path = module.model_file(shipped) if shipped else target
         return module.AZAgent(path, seed=seed, **{**_options(spec, module.AZAgent, kwargs), "search": False})
     if spec.lower().endswith(".zip"):
         from agents.policy import PolicyAgent

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.checkpoint import file_sha256
-from agents.registry import AZ_NAMES, NET_PREFIX
+from agents.registry import AZ_NAMES, NET_PREFIX, net_shipped_name
 from agents.rllib_agent import PREFIX as RLLIB_PREFIX
 from umbrella_env import __version__
 from umbrella_env.cli_args import source_tree
@@ -69,7 +69,7 @@ def _git(tree: Path, *args: str) -> str:
 def checkpoint_file(spec: str) -> Path | None:
     """The file an agent spec loads (a ``.zip``, ``.onnx`` or ``.pt``, a shipped network by
     name), or None (a built-in agent, a factory, an RLlib folder)."""
-    name = spec.strip().lower().removeprefix(NET_PREFIX)
+    name = net_shipped_name(spec) or spec.strip().lower()
     if name in AZ_NAMES:
         try:  # the shipped networks' table lives with their agent, which needs torch
             from agents.az.agent import model_file

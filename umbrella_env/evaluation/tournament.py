@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from agents import AGENT_NAMES
-from agents.registry import AZ_NAMES
+from agents.registry import AZ_NAMES, net_shipped_name
 from umbrella_env.cli_args import command_name, first_problem, game_options_problem, int_problem, program_name
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
@@ -226,8 +226,8 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         spec = m.group(2) if m is not None and labelled else raw
         if spec.strip().lower() in AGENT_NAMES + AZ_NAMES:  # HEURISTIC is heuristic: one agent, numbered #2
             spec = spec.strip().lower()
-        elif spec.startswith(NET_PREFIX) and spec[len(NET_PREFIX) :].strip().lower() in AZ_NAMES:
-            spec = NET_PREFIX + spec[len(NET_PREFIX) :].strip().lower()  # net:AZ-2P is net:az-2p
+        elif net_shipped_name(spec) is not None:
+            spec = f"{NET_PREFIX}{net_shipped_name(spec)}"  # net:AZ-2P is net:az-2p
         if OPTIONS_LIKE.match(spec) and not Path(spec).exists():
             raise EvaluationError(f"agent {raw!r}: evaluate {NO_OPTIONS}")
         if not m and _LABEL_LIKE.match(raw) and not Path(raw).exists():
