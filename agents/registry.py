@@ -52,6 +52,16 @@ def net_shipped_name(spec: str) -> str | None:
     return name if name in AZ_NAMES else None
 
 
+def expand_home(spec: str) -> str:
+    """``spec`` with a ``~`` after its ``rllib:`` or ``net:`` prefix expanded to the home
+    folder (a shell expands ``~`` only at the start of a word: ``rllib:~/runs/x/best`` reaches
+    us as typed); every other spec unchanged."""
+    for prefix in (RLLIB_PREFIX, NET_PREFIX):
+        if spec.startswith(prefix + "~"):
+            return prefix + os.path.expanduser(spec[len(prefix) :])
+    return spec
+
+
 def spec_choices(*more: str) -> str:
     """The agent specs :func:`make_agent` takes, in words ("one of 'random', ..."), and
     ``more`` that a caller takes besides (``match.build_agent``: a factory): every
@@ -126,6 +136,7 @@ def make_agent(spec: str | os.PathLike[str], *, seed: int | None = None, **kwarg
         spec = os.fspath(spec)
     if not isinstance(spec, str):
         raise ValueError(f"agent spec must be a string, got {type(spec).__name__}: {spec!r}")
+    spec = expand_home(spec)
     if spec.startswith(RLLIB_PREFIX):  # an RLlib checkpoint folder (python -m umbrella_env.rllib_train)
         return RLlibAgent(spec, seed=seed, **_options(spec, RLlibAgent, kwargs))
     if spec.startswith(NET_PREFIX):

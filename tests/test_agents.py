@@ -899,3 +899,20 @@ def test_a_torch_agent_without_torch_says_how_to_install_it(spec: str, monkeypat
 def test_agents_take_numpy_flags() -> None:
     assert make_agent("heuristic", look_ahead=np.False_).look_ahead is False
     assert make_agent("search", common_numbers=np.True_).common_numbers is True
+
+
+def test_a_home_folder_after_a_checkpoint_prefix_is_expanded(tmp_path, monkeypatch) -> None:
+    """``rllib:~/x`` reached the loader as typed (a shell expands ``~`` only at the start of a
+    word) and was looked up in a folder named ``~`` (RLlib audit, 2026-12-07)."""
+    from agents.registry import expand_home
+    from umbrella_env.evaluation.tournament import parse_specs
+    from umbrella_env.match import absolute_spec
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert expand_home("rllib:~/runs/best") == f"rllib:{tmp_path}/runs/best"
+    assert expand_home("net:~/a.pt") == f"net:{tmp_path}/a.pt"
+    assert expand_home("~/a.zip") == "~/a.zip" and expand_home("heuristic") == "heuristic"  # the shell's, or none
+    assert absolute_spec("rllib:~/runs/best") == f"rllib:{tmp_path}/runs/best"
+    assert parse_specs(["net:~/a.pt", "random"])[0] == [f"net:{tmp_path}/a.pt", "random"]
+    with pytest.raises(ValueError, match=re.escape(f"RLlib checkpoint '{tmp_path}/nothere' is not a folder")):
+        make_agent("rllib:~/nothere")

@@ -643,6 +643,23 @@ def test_a_run_resumes_from_its_checkpoint_in_another_folder_or_its_own(
     assert [r["iteration"] for r in _lines(own / "progress.jsonl") if not r.get("eval")] == [1, 2, 3]
 
 
+def test_a_resume_takes_the_checkpoints_training_options_unless_given(
+    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resume took --shaping, --ent-coef, --train-batch, ... from the command line: left
+    out, they were the options' defaults (a train batch of 4,000 for a run of 400), unsaid,
+    and umbrella.json did not record the shaping (RLlib audit, 2026-12-07)."""
+    meta = json.loads((run_2p / "last" / "umbrella.json").read_text(encoding="utf-8"))
+    assert (meta["train_batch"], meta["batch_size"], meta["shaping"], meta["ent_coef"]) == (400, 200, 0.1, 0.01)
+    bare = [*_without(SMOKE, "--iterations", "--net", "--train-batch", "--batch-size"), *VS_RANDOM]
+    out = tmp_path / "bare"
+    assert train([*bare, "--iterations", "3", "--num-env-runners", "0", "--ent-coef", "0.02",
+                  "--resume", str(run_2p / "last"), "--out", str(out)]) == 0  # fmt: skip
+    assert "note: the checkpoint's run trained with --ent-coef 0.01; this run uses 0.02" in capsys.readouterr().out
+    after = json.loads((out / "last" / "umbrella.json").read_text(encoding="utf-8"))
+    assert (after["train_batch"], after["batch_size"], after["shaping"], after["ent_coef"]) == (400, 200, 0.1, 0.02)
+
+
 def test_a_resume_trains_against_the_checkpoints_opponents_unless_told_otherwise(
     run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -966,3 +983,17 @@ def test_the_solo_env_passes_gymnasiums_own_checker() -> None:
     from gymnasium.utils.env_checker import check_env
 
     check_env(MaskedSoloEnv({"num_players": 1}), skip_render_check=True)
+
+
+def test_the_benchmark_prints_its_rows_without_rllibs_notices(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """rllib_bench printed RLlib's "You are running PPO on the new API stack!" warning above
+    its rows (RLlib audit, 2026-12-07): rllib_train silenced it, the benchmark did not."""
+    from umbrella_env import rllib_bench
+
+    assert rllib_bench.main(["--runners", "0", "--steps", "400", "--bench-iterations", "1", "--train-batch", "400",
+                             "--batch-size", "200", "--max-turns", "40"]) == 0  # fmt: skip
+    out, err = capfd.readouterr()
+    assert "sampling env steps/s" in out and '"env_runners": 0' in out
+    assert "new API stack" not in out + err + caplog.text  # pytest's logging plugin takes the records

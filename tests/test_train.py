@@ -218,6 +218,14 @@ def test_a_resumed_self_play_run_plays_against_the_resumed_model_from_its_first_
 
 
 def test_resume_refuses_another_trainers_checkpoint_and_settings_it_would_ignore(tmp_path, capsys) -> None:
+    """A checkpoint whose sidecar does not record its network and PPO settings (one written
+    before 2026-12-07) refuses them given: it cannot tell they are its own."""
+    assert train.main(["--timesteps", "64", "--n-envs", "2", "--eval-games", "1", "--net", "16", "--no-progress",
+                       "--torch-threads", "1", "--out", str(tmp_path)]) == 0  # fmt: skip
+    meta = json.loads((tmp_path / "last.json").read_text())
+    for key in ("net", "features", "n_epochs", "batch_size", "learning_rate", "ent_coef"):
+        del meta[key]
+    (tmp_path / "last.json").write_text(json.dumps(meta))
     for argv, message in [
         (["--resume", str(tmp_path / "last.pt")], "expected a .zip checkpoint of this trainer"),
         (["--resume", str(tmp_path / "last.zip"), "--net", "64"], "--net comes from the checkpoint on --resume"),

@@ -1159,3 +1159,45 @@ def test_ppo_resume_timesteps_are_the_runs_total(tmp_path, capsys) -> None:
         capsys.readouterr().out
     )
     assert json.loads((tmp_path / "r" / "last.json").read_text())["timesteps"] == done + 256
+
+
+def test_ppo_resume_goes_on_with_its_runs_settings_and_takes_the_command_it_was_given(tmp_path, capsys) -> None:
+    """A 2-player resume without --shaping and --opponents trained with the options' defaults
+    (0.1, random + self), not the run's, and said nothing; the interrupted command with
+    --resume added was refused for repeating --net or --learning-rate (review, 2026-12-07)."""
+    from umbrella_env.training import ppo
+
+    run = tmp_path / "run"
+    first = [*PPO, "--shaping", "0.3", "--learning-rate", "1e-4", "--opponents", "greedy", "self"]
+    assert ppo.main([*first, "--out", str(run)]) == 0
+    meta = json.loads((run / "last.json").read_text())
+    assert (meta["shaping"], meta["opponents"], meta["net"], meta["learning_rate"]) == (
+        0.3, ["greedy", "self"], [32, 32], 1e-4
+    )  # fmt: skip
+    capsys.readouterr()
+    again = [*_without(first, "--timesteps"), "--timesteps", "256", "--resume", str(run / "last.zip")]
+    assert ppo.main([*again, "--out", str(tmp_path / "same")]) == 0  # the same command, --resume added
+    assert "note:" not in capsys.readouterr().out
+    bare = [*_without(PPO, "--timesteps"), "--timesteps", "256", "--resume", str(run / "last.zip")]
+    bare = [a for a in bare if a not in ("--net", "32")]
+    assert ppo.main([*bare, "--out", str(tmp_path / "bare")]) == 0  # the options left out: the run's
+    resumed = json.loads((tmp_path / "bare" / "last.json").read_text())
+    assert (resumed["shaping"], resumed["opponents"], resumed["learning_rate"]) == (0.3, ["greedy", "self"], 1e-4)
+    assert ppo.main([*bare, "--shaping", "0.2", "--out", str(tmp_path / "other")]) == 0
+    assert "note: the checkpoint's run trained with --shaping 0.3; this run uses 0.2" in capsys.readouterr().out
+    assert json.loads((tmp_path / "other" / "last.json").read_text())["shaping"] == 0.2
+    for extra, message in [
+        (["--net", "64"], "--net 64 differs from the checkpoint's (32 32): leave --net out"),
+        (["--learning-rate", "2e-4"], "--learning-rate 0.0002 differs from the checkpoint's (0.0001)"),
+    ]:
+        err = _refused(ppo.main, [*bare, *extra, "--out", str(tmp_path / "refused")], capsys)
+        assert message in err and not (tmp_path / "refused").exists()
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    for name in ("last.zip", "last.json"):
+        (damaged / name).write_bytes((run / name).read_bytes())
+    meta["shaping"] = 5.0
+    (damaged / "last.json").write_text(json.dumps(meta))
+    err = _refused(ppo.main, [*_without(bare, "--resume"), "--resume", str(damaged / "last.zip"),
+                              "--out", str(tmp_path / "refused")], capsys)  # fmt: skip
+    assert "--resume: the checkpoint's recorded --shaping must be a number in [0, 1], got 5.0" in err

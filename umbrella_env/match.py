@@ -50,7 +50,7 @@ import numpy as np
 
 from agents import AGENT_NAMES, make_agent
 from agents.checkpoint import check_game_configuration
-from agents.registry import AZ_NAMES, NET_PREFIX, SPEC_FACTORY, net_shipped_name, spec_choices
+from agents.registry import AZ_NAMES, NET_PREFIX, SPEC_FACTORY, expand_home, net_shipped_name, spec_choices
 from agents.rllib_agent import PREFIX as RLLIB_PREFIX  # an RLlib checkpoint folder: rllib:PATH
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts
@@ -102,6 +102,7 @@ def absolute_spec(spec: str) -> str:
     sent to a Ray worker, whose current folder is not the command's."""
     if not is_checkpoint(spec):
         return spec
+    spec = expand_home(spec)
     if net_shipped_name(spec) is not None:
         return spec  # a shipped network's name: no path
     for prefix in (RLLIB_PREFIX, NET_PREFIX):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 import time
@@ -27,7 +26,7 @@ from typing import Any
 
 from umbrella_env.cli_args import command, first_problem, int_problem, set_torch
 from umbrella_env.ray_cluster import RayUnavailable, cluster_cpus, import_ray, ray_session, stop_algorithm
-from umbrella_env.rllib_train import MULTIPLAYER_ONLY, build_config, build_parser, check_options
+from umbrella_env.rllib_train import MULTIPLAYER_ONLY, build_config, build_parser, check_options, quiet_ray
 from umbrella_env.training.options import given_among
 
 PROG = "python -m umbrella_env.rllib_bench"
@@ -126,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, RayUnavailable) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    logging.getLogger("ray").setLevel(logging.ERROR)
+    quiet_ray()
     rows = []
     try:
         with ray_session(args.address, what=PROG) as ray:

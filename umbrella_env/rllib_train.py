@@ -114,12 +114,14 @@ from umbrella_env.training.options import (
     MAX_LEARNING_RATE,
     MAX_SHAPING,
     TRAIN_MAX_TURNS,
+    adopt_recorded,
     check_game,
     check_layers,
     given_among,
     given_options,
     resume_seed,
     selection_metric,
+    shown_option,
     win_rate_text,
 )
 
@@ -280,6 +282,17 @@ TRAINER = "rllib PPO (python -m umbrella_env.rllib_train)"
 FEATURES = ("figure", "none")
 #: The options that shape the RLModule: a resume takes the checkpoint's (``umbrella.json``).
 NETWORK_OPTIONS = (("--net", "net"), ("--features", "features"))
+#: The training options a checkpoint records (``umbrella.json``) and a resume takes when the
+#: command line leaves them out (a given one that differs is used, and a note says so);
+#: ``--shaping`` at 2-4 players only.
+TRAINING_OPTIONS = (
+    ("--shaping", "shaping"),
+    ("--learning-rate", "learning_rate"),
+    ("--ent-coef", "ent_coef"),
+    ("--train-batch", "train_batch"),
+    ("--batch-size", "batch_size"),
+    ("--n-epochs", "n_epochs"),
+)
 #: ``--opponents self``: every seat is the shared policy (the default of a new run)
 SELF_PLAY = "self"
 
@@ -649,11 +662,18 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
             setattr(args, dest, saved)
         elif getattr(args, dest) != saved:
             raise ValueError(
-                f"{flag} {_shown(getattr(args, dest))} differs from the checkpoint's ({_shown(saved)}): leave {flag} "
-                "out (a resume takes the checkpoint's)"
+                f"{flag} {shown_option(getattr(args, dest))} differs from the checkpoint's ({shown_option(saved)}): "
+                f"leave {flag} out (a resume takes the checkpoint's)"
             )
     if turns is not None and "max_turns" not in given:
         args.max_turns = int(turns)  # the game it trained on (it was --max-turns' default, unsaid)
+    training = [(flag, dest) for flag, dest in TRAINING_OPTIONS if not (config.solo and dest in MULTIPLAYER_ONLY)]
+    try:
+        notes = adopt_recorded(args, given, meta, training)  # the ranges: check_options, run after this
+    except ValueError as exc:
+        raise ValueError(f"{damaged}: {exc}") from None
+    for note in notes:
+        print(note, flush=True)
     if not config.solo and opponents is not None and "opponents" not in given:
         args.opponents = list(opponents) or None  # the run goes on against whom it trained with
         for spec in opponents:
@@ -722,11 +742,6 @@ def carried_best(rows: list[dict[str, Any]], args: argparse.Namespace, solo: boo
         and (r["results"][0].get("opponent"), r["results"][0].get("games")) == (first, args.eval_games)
     ]
     return max(same, key=lambda r: r["metric"], default=None)
-
-
-def _shown(value: Any) -> str:
-    """An option's value as typed: ``256 256`` for a list."""
-    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 class TrainingFailed(RuntimeError):
@@ -816,12 +831,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.rmdir()
 
 
+def quiet_ray() -> None:
+    """Ray's and RLlib's notices (the new API stack's, deprecations) off in this process:
+    the commands' own lines say what matters."""
+    for name in ("ray", *QUIET_LOGGERS):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, ray: Any, resume: Resume | None) -> int:
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     set_torch(threads=args.torch_threads)
-    for name in ("ray", *QUIET_LOGGERS):  # RLlib's notices; the progress lines say what matters
-        logging.getLogger(name).setLevel(logging.ERROR)
+    quiet_ray()
     module_id = SOLO_MODULE if config.solo else SHARED
     probe = probe_positions(config)
     opponents = [None] if config.solo else list(args.eval_opponent)
@@ -861,6 +882,8 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
     def checkpoint_meta() -> dict[str, Any]:
         return metadata(config, module_id, timesteps=steps, iteration=iteration, seed=args.seed,
                         opponents=_opponent_specs(args), net=list(args.net), features=args.features,
+                        **{dest: getattr(args, dest) for _, dest in TRAINING_OPTIONS
+                           if not (config.solo and dest in MULTIPLAYER_ONLY)},
                         resumed_from=None if resume is None else str(resume.path.resolve()))  # fmt: skip
 
     log = (out / "progress.jsonl").open("w", encoding="utf-8")

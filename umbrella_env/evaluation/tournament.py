@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from agents import AGENT_NAMES
-from agents.registry import AZ_NAMES, net_shipped_name
+from agents.registry import AZ_NAMES, expand_home, net_shipped_name
 from umbrella_env.cli_args import command_name, first_problem, game_options_problem, int_problem, program_name
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
 from umbrella_env.core.engine import draw_key
@@ -223,7 +223,7 @@ def parse_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     for raw in specs:
         m = _SPEC_LABEL.match(raw)
         labelled = m is not None and not Path(raw).exists()
-        spec = m.group(2) if m is not None and labelled else raw
+        spec = expand_home(m.group(2) if m is not None and labelled else raw)
         if spec.strip().lower() in AGENT_NAMES + AZ_NAMES:  # HEURISTIC is heuristic: one agent, numbered #2
             spec = spec.strip().lower()
         elif net_shipped_name(spec) is not None:

@@ -61,6 +61,50 @@ def apply_preset(args: argparse.Namespace, preset: Mapping[str, Any], given: Col
     return args
 
 
+def shown_option(value: Any) -> str:
+    """An option's value as typed: ``256 256`` for a list, ``0.1`` for a rate."""
+    return (
+        " ".join(map(str, value))
+        if isinstance(value, list)
+        else f"{value:g}"
+        if isinstance(value, float)
+        else str(value)
+    )
+
+
+def adopt_recorded(
+    args: argparse.Namespace, given: Collection[str], meta: Mapping[str, Any], options: Sequence[tuple[str, str]]
+) -> list[str]:
+    """A ``--resume`` goes on with the settings its checkpoint recorded: each option of
+    ``options`` (flag, destination) left out of the command line takes the checkpoint's value;
+    one given that differs is kept, and a note line says so (returned, to be printed).  A
+    value of another type than the option's (a damaged file) is a ``ValueError`` naming it;
+    its range is the caller's options check, run after this.  A checkpoint written before an
+    option was recorded leaves the option as it is."""
+    notes = []
+    for flag, dest in options:
+        saved, now = meta.get(dest), getattr(args, dest)
+        if saved is None:
+            continue
+        if isinstance(now, float) and type(saved) is int:
+            saved = float(saved)  # JSON writes 1.0 as 1.0, but a hand-edited 1 is the same rate
+        same_kind = type(saved) is type(now) or (
+            isinstance(now, list | type(None)) and isinstance(saved, list) and all(type(v) is str for v in saved)
+        )
+        if isinstance(now, int) and not isinstance(now, bool) and type(saved) is not int:
+            same_kind = False
+        if not same_kind:
+            raise ValueError(f"--resume: the checkpoint records {flag} as {saved!r}, which is not a value of {flag}")
+        if dest not in given:
+            setattr(args, dest, saved)
+        elif now != saved:
+            notes.append(
+                f"note: the checkpoint's run trained with {flag} {shown_option(saved)}; "
+                f"this run uses {shown_option(now)}"
+            )
+    return notes
+
+
 #: The largest --seed of the trainers: Stable-Baselines3 (and NumPy's legacy seeding) take
 #: seeds below 2**32.
 MAX_SEED = 2**32 - 1

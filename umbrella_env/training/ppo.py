@@ -82,7 +82,7 @@ from umbrella_env.cli_args import (
 from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
-from umbrella_env.match import agent_action, build_agent, play_rotation
+from umbrella_env.match import absolute_spec, agent_action, build_agent, play_rotation
 from umbrella_env.parallel import WorkerDied, local_cpus, memory_bytes, oversubscribed
 from umbrella_env.paths import (
     default_run_dir,
@@ -110,6 +110,7 @@ from umbrella_env.training.options import (
     TRAIN_COMMAND,
     TRAIN_MAX_TURNS,
     TRAINER_SEED_HELP,
+    adopt_recorded,
     apply_preset,
     check_game,
     check_layers,
@@ -117,6 +118,7 @@ from umbrella_env.training.options import (
     overwrite_problem,
     resume_seed,
     selection_metric,
+    shown_option,
     trainer_seed,
     win_rate_text,
 )
@@ -274,11 +276,47 @@ def evaluate_model(model: Any, config: GameConfig, opponent: str, games: int, se
     return EvalResult(games, *play_rotation(learner, opp, config, games, seed))
 
 
-def save_checkpoint(model: Any, path: Path, config: GameConfig, extra: dict[str, Any]) -> None:
-    """The model and its sidecar, which records the model file's SHA-256, replaced both or
-    neither (an interrupted save leaves the previous pair whole)."""
+#: The run's settings a 2-4 player checkpoint records beyond the model, for a ``--resume``
+#: to go on with them unless the command line gives others (:func:`adopt_settings`).
+_RUN_SETTINGS = (("--shaping", "shaping"), ("--opponents", "opponents"))
+
+
+def recorded_settings(args: argparse.Namespace, config: GameConfig) -> dict[str, Any]:
+    """:data:`_RUN_SETTINGS` as a checkpoint's sidecar records them (checkpoint paths
+    absolute, so that a resume from another folder finds them); none in solo."""
+    if config.solo:
+        return {}
+    return {"shaping": float(args.shaping), "opponents": [absolute_spec(s) for s in args.opponents]}
+
+
+def model_settings(model: Any) -> dict[str, Any]:
+    """The network and PPO settings the model keeps (:data:`_FROM_CHECKPOINT`), as options."""
+    kwargs = model.policy_kwargs
+    return {
+        "net": [int(n) for n in kwargs.get("net_arch", [])],
+        "features": "figure" if kwargs.get("features_extractor_class") is FigureFeatures else "none",
+        "n_epochs": int(model.n_epochs),
+        "batch_size": int(model.batch_size),
+        "learning_rate": float(model.learning_rate),
+        "ent_coef": float(model.ent_coef),
+    }
+
+
+def save_checkpoint(
+    model: Any, path: Path, config: GameConfig, extra: dict[str, Any], settings: dict[str, Any] | None = None
+) -> None:
+    """The model and its sidecar, which records the model file's SHA-256, the model's
+    settings (:func:`model_settings`) and the run's ``settings`` (:func:`recorded_settings`),
+    replaced both or neither (an interrupted save leaves the previous pair whole)."""
     save_model(
-        model, path, num_players=config.num_players, plate_level=config.plate_level, max_turns=config.max_turns, **extra
+        model,
+        path,
+        num_players=config.num_players,
+        plate_level=config.plate_level,
+        max_turns=config.max_turns,
+        **model_settings(model),
+        **(settings or {}),
+        **extra,
     )
 
 
@@ -304,6 +342,7 @@ class TrainCallback(BaseCallback):
     ) -> None:
         super().__init__()
         self.args, self.config, self.pool, self.out = args, config, pool, out
+        self.settings = recorded_settings(args, config)
         self.best = best
         #: the run's progress.csv: each evaluation is a row of its own, at its own step
         self.metrics = metrics
@@ -324,7 +363,7 @@ class TrainCallback(BaseCallback):
         """The learner as it is now becomes the "self" opponent (when the pool has one)."""
         if self.pool is not None and "self" in self.pool.specs:
             path = self.out / "snapshot.zip"
-            save_checkpoint(self.model, path, self.config, {"timesteps": int(t)})
+            save_checkpoint(self.model, path, self.config, {"timesteps": int(t)}, self.settings)
             # its samples draw from its own generator, seeded by the run's seed and the step
             seed = int(np.random.SeedSequence([self.args.seed, int(t)]).generate_state(1)[0])
             self.pool.snapshot = PolicyAgent(path, deterministic=False, seed=seed)
@@ -357,6 +396,7 @@ class TrainCallback(BaseCallback):
                 self.out / "best.zip",
                 self.config,
                 {"timesteps": int(self.num_timesteps), "eval": {label: metric}, "eval_games": self.args.eval_games},
+                self.settings,
             )
         # TensorBoard's point at the rollout's end, as SB3 writes everything it records; the
         # CSV's row at the evaluation's own step (a resume from best.zip keeps its row)
@@ -901,11 +941,6 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
                 f"--resume {str(args.resume)!r}: expected a .zip checkpoint of this trainer (MaskablePPO); "
                 f"an alphazero .pt checkpoint resumes with {TRAIN_COMMAND[0]} --algo alphazero --resume"
             )
-        for flag, attr in _FROM_CHECKPOINT:
-            if attr in given:
-                raise ValueError(
-                    f"{flag} comes from the checkpoint on --resume (its network and PPO settings); leave it out"
-                )
     if args.resume is not None and args.pretrain is not None:
         raise ValueError(
             "--pretrain (also set by --quick) clones a teacher into a new policy, and --resume continues a trained "
@@ -917,6 +952,46 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
                 raise ValueError(
                     f"{flag} needs --pretrain AGENT (the teacher to clone); leave it out or add --pretrain"
                 )
+
+
+def adopt_settings(args: argparse.Namespace, given: Collection[str], solo: bool) -> None:
+    """A ``--resume`` keeps its checkpoint's network and PPO settings (:data:`_FROM_CHECKPOINT`:
+    one given must equal the recorded one, so the interrupted command with ``--resume`` added
+    runs) and, at 2-4 players, goes on with its run's ``--shaping`` and ``--opponents``
+    (:data:`_RUN_SETTINGS`) unless the command line gives them: a given one that differs is
+    used, and a note says so.  ``ValueError`` for a sidecar that cannot be read or records a
+    value out of range."""
+    if "opponents" in given:  # compared with the recorded ones, whose checkpoint paths are absolute
+        args.opponents = [absolute_spec(s) for s in args.opponents]
+    try:
+        meta = read_metadata(args.resume)
+    except ValueError as exc:
+        raise ValueError(f"--resume: {exc}") from None
+    for flag, dest in _FROM_CHECKPOINT:
+        if dest not in given:
+            continue
+        saved, now = meta.get(dest), getattr(args, dest)
+        if saved is None:  # a checkpoint written before the sidecar recorded them
+            raise ValueError(
+                f"{flag} comes from the checkpoint on --resume (its network and PPO settings); leave it out"
+            )
+        if dest == "batch_size":  # as build_model sets it: at most a rollout
+            now = min(now, N_STEPS * args.n_envs)
+        if (list(now) if dest == "net" else now) != saved:
+            raise ValueError(
+                f"{flag} {shown_option(now)} differs from the checkpoint's ({shown_option(saved)}): leave {flag} "
+                "out (a resume keeps its network and PPO settings)"
+            )
+    if solo:
+        return
+    notes = adopt_recorded(args, given, meta, _RUN_SETTINGS)
+    problem = real_problem("--shaping", args.shaping, minimum=0, maximum=MAX_SHAPING)
+    if problem is None and not args.opponents:
+        problem = "--opponents is empty"
+    if problem:
+        raise ValueError(f"--resume: the checkpoint's recorded {problem}")
+    for note in notes:
+        say(note)
 
 
 def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, set[str]]:
@@ -938,6 +1013,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_options(args, given)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
+        if args.resume is not None:
+            adopt_settings(args, given, config.solo)
         # Unknown agents, and checkpoints made for another game, are refused here, before any work.
         if args.pretrain is not None:
             build_agent(args.pretrain, config)
@@ -1117,7 +1194,9 @@ def _train(
         _close(bar)
     elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
-    save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)})
+    save_checkpoint(
+        model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)}, recorded_settings(args, config)
+    )
     metrics.flush()  # a resume stopped before its first row: its file is the resumed rows, not the stopped run's
     summary = {
         "players": config.num_players,
