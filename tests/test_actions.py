@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from umbrella_env.core import actions as A
+from umbrella_env.core import engine as E
 from umbrella_env.core.actions import (
     ACTION_PHASE,
     ACTION_STRINGS,
@@ -22,7 +23,9 @@ from umbrella_env.core.actions import (
     phase_of_action,
     string_to_action,
 )
+from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError
+from umbrella_env.core.single import SingleGame
 
 ALL_IDS = range(NUM_ACTIONS)
 
@@ -245,6 +248,19 @@ def test_non_integer_ids_raise(bad: object) -> None:
     for fn in (check_action_id, decode, action_to_string, phase_of_action):
         with pytest.raises(ActionError, match=f"action must be an integer id.*of type {type(bad).__name__}"):
             fn(bad)  # type: ignore[arg-type]
+
+
+def test_a_0d_integer_array_is_an_id_and_other_arrays_are_named_with_their_dtype() -> None:
+    """Every env's step took ``np.array(5)`` and SingleGame.step_checked refused it; a 0-d
+    float array was reported as a float, not as the array it was (env API audit, 2026-12-07)."""
+    assert check_action_id(np.array(5)) == 5 and type(check_action_id(np.array(5, dtype=np.uint16))) is int
+    for bad, dtype in [(np.array(5.0), "float64"), (np.array(True), "bool"), (np.array([5]), "int64")]:
+        with pytest.raises(ActionError, match=re.escape(f"got a {dtype} array of shape {bad.shape}")):
+            check_action_id(bad)
+    game = SingleGame.new(GameConfig(num_players=2), 0)
+    game.step_checked(np.array(game.legal_actions()[0]))
+    with pytest.raises(ActionError, match=r"an integer array of shape \(2,\), got int 5$"):
+        E.check_action_batch(5, 2)
 
 
 def test_action_error_is_a_value_error() -> None:

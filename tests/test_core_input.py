@@ -14,7 +14,7 @@ from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.components import components_from_dict, default_components
 from umbrella_env.core.config import MAX_TURNS_LIMIT, GameConfig
-from umbrella_env.core.errors import ConfigError, StateError
+from umbrella_env.core.errors import ConfigError, StateError, UmbrellaError
 from umbrella_env.core.image import image_regions
 from umbrella_env.core.observation import observe
 from umbrella_env.core.reference import ReferenceGame
@@ -200,3 +200,42 @@ def test_renderers_take_numpy_ints_and_refuse_what_they_cannot_draw() -> None:
     assert "<desc>made by\ta test</desc>" in state_to_svg(d, description="made by\ta test")
     with pytest.raises(StateError, match="nested too deeply"):
         state_from_json("[" * 100_000 + "]" * 100_000)
+
+
+def _bad_calls() -> dict[str, Any]:
+    import gymnasium as gym
+
+    import umbrella_env
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.core.single import SingleGame
+
+    def started(make: Any) -> Any:
+        env = make()
+        env.reset(seed=0)
+        return env
+
+    vec = lambda **kw: gym.make_vec("umbrella_env/Solo-v0", num_envs=2, vectorization_mode="vector_entry_point", **kw)  # noqa: E731
+    return {
+        "a reward mode": lambda: umbrella_env.env(reward_mode="x"),
+        "a flag": lambda: umbrella_env.env(auto_forced=1),
+        "max_cycles": lambda: umbrella_env.env(max_cycles=5),
+        "reset options": lambda: umbrella_env.env().reset(options=[1]),
+        "an agent": lambda: started(umbrella_env.env).observe("player_9"),
+        "an agent's space": lambda: umbrella_env.env().observation_space("x"),
+        "a parallel step before reset": lambda: umbrella_env.parallel_env().step({}),
+        "an autoreset mode": lambda: vec(autoreset_mode="x"),
+        "a vector step before reset": lambda: vec().step(np.zeros(2, dtype=np.int64)),
+        "a game index": lambda: E.check_index(E.init(GameConfig(num_players=2), 1, 0), 9),
+        "an observer seat": lambda: SingleGame.new(GameConfig(num_players=2), 0).observe(7),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_calls()))
+def test_every_bad_argument_of_the_environment_library_is_an_umbrella_error(case: str) -> None:
+    """core/errors.py says every error on bad input derives from UmbrellaError; an unknown
+    reward mode, a flag that is not a bool, an unknown agent, a game index, a step before
+    reset and more were plain ValueError / TypeError / IndexError / RuntimeError (env API
+    audit, 2026-12-07).  Each still is one of those too, for code that catches them."""
+    with pytest.raises(UmbrellaError) as info:
+        _bad_calls()[case]()
+    assert isinstance(info.value, ValueError | TypeError | IndexError | RuntimeError)

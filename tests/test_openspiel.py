@@ -210,6 +210,9 @@ def test_resampling_redraws_hidden_tiles_and_keeps_the_information_state() -> No
     # a seeded sampler gives the same draws
     again = [state.resample_from_infostate(0, np.random.default_rng(0).random) for _ in range(1)]
     assert again[0].game.hidden_tiles() == samples[0].game.hidden_tiles()
+    for player in (2, -1, 9, 0.0, True):  # OpenSpiel's own methods refuse them; a sample was returned
+        with pytest.raises(ValueError, match=re.escape(f"player_id: expected a player in [0, 2), got {player!r}")):
+            state.resample_from_infostate(player, sampler)
 
 
 def test_clones_are_independent() -> None:

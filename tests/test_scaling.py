@@ -104,3 +104,19 @@ def test_without_the_ray_extra_every_ray_entry_point_names_the_install_command(t
     assert "evaluate.py --backend ray needs the ray extra" in out["evaluate"][1]
     assert RAY_INSTALL in out["agent"] and "RLlib checkpoint" in out["agent"]
     assert not (tmp_path / "eval").exists() or not any((tmp_path / "eval").iterdir())
+
+
+def test_parallel_env_steps_return_infos_of_their_own() -> None:
+    """A step's infos keep the mover they named: PettingZoo's wrapper handed out (and wrote
+    active_agent into) the AEC env's info dicts, so later steps rewrote earlier infos."""
+    env = umbrella_env.parallel_env(num_players=2)
+    observations, infos = env.reset(seed=0)
+    kept = []
+    for _ in range(6):
+        mover = infos["player_0"]["active_agent"]
+        action = int(np.flatnonzero(observations[mover]["action_mask"])[0])
+        observations, _, _, _, infos = env.step({mover: action})
+        kept.append((infos, infos["player_0"]["active_agent"]))
+    assert [i["player_0"]["active_agent"] for i, _ in kept] == [named for _, named in kept]
+    infos["player_1"]["mine"] = 1
+    assert all("mine" not in i and "active_agent" not in i for i in env.unwrapped.infos.values())

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from umbrella_env.core.components import load_components
+from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ComponentError, StateError
 from umbrella_env.core.jsonio import parse_json
-from umbrella_env.core.serialize import state_from_json
+from umbrella_env.core.serialize import state_from_json, state_to_json
+from umbrella_env.core.single import SingleGame
 
 SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "models"
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -33,7 +35,7 @@ def test_every_refusal_of_json_text_is_a_short_value_error(text: str, words: str
 
 def test_a_state_or_a_component_file_of_crafted_json_gets_the_projects_error(tmp_path: Path) -> None:
     for text in (DEEP, LONG_NUMBER):
-        with pytest.raises(StateError, match="not valid JSON text"):
+        with pytest.raises(StateError, match=r"^state: not valid JSON \((JSON nested|Exceeds)"):
             state_from_json(text)  # a number past the digit limit was a plain ValueError
         f = tmp_path / "components.json"
         f.write_text(text, encoding="utf-8")
@@ -148,3 +150,19 @@ def test_too_many_hidden_layers_on_the_command_line_are_refused() -> None:
     check_layers("--hidden", [64] * MAX_LAYERS)
     with pytest.raises(ValueError, match=f"--hidden: at most {MAX_LAYERS} hidden layers, got {MAX_LAYERS + 1}"):
         check_layers("--hidden", [64] * (MAX_LAYERS + 1))
+
+
+def test_a_key_given_twice_in_json_is_refused_as_in_toml(tmp_path: Path) -> None:
+    """JSON kept the last of two values of a key, silently, where TOML refuses it (env API
+    audit, 2026-12-07): a state or component file with a key twice was read as the other."""
+    with pytest.raises(ValueError, match=r"^not valid JSON \(the key 'reserve' is given twice in one object\)$"):
+        parse_json('{"reserve": 5, "reserve": 30}')
+    assert parse_json('[{"a": 1}, {"a": 2}]') == [{"a": 1}, {"a": 2}]  # one key in each of two objects
+    f = tmp_path / "components.json"
+    f.write_text('{"reserve": 5, "reserve": 30}', encoding="utf-8")
+    with pytest.raises(ComponentError, match="given twice"):
+        load_components(f)
+    text = state_to_json(SingleGame.new(GameConfig(num_players=2), 0).to_dict())
+    assert '"turn": 0' in text
+    with pytest.raises(StateError, match=r"^state: not valid JSON \(the key 'turn' is given twice in one object\)$"):
+        state_from_json(text.replace('"turn": 0', '"turn": 0, "turn": 1', 1))

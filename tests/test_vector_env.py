@@ -24,19 +24,24 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([rng.choice(np.flatnonzero(row)) if row.any() else 0 for row in mask])
 
 
-@pytest.mark.parametrize("plate_level", [1, 4])
-def test_native_vector_env_equals_sync_vector_of_single_envs(plate_level: int) -> None:
+@pytest.mark.parametrize("plate_level, auto_forced", [(1, False), (4, False), (1, True), (4, True)])
+def test_native_vector_env_equals_sync_vector_of_single_envs(plate_level: int, auto_forced: bool) -> None:
+    """``auto_forced`` too: the native env refused it (a TypeError for an unexpected
+    keyword, env API audit, 2026-12-07) while every single env took it."""
     n = 6
-    native = make_native(n, plate_level=plate_level)
-    sync = gym.make_vec("umbrella_env/Solo-v0", num_envs=n, vectorization_mode="sync", plate_level=plate_level)
+    native = make_native(n, plate_level=plate_level, auto_forced=auto_forced)
+    sync = gym.make_vec(
+        "umbrella_env/Solo-v0", num_envs=n, vectorization_mode="sync", plate_level=plate_level, auto_forced=auto_forced
+    )
     assert native.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     obs_n, info_n = native.reset(seed=11)
     obs_s, info_s = sync.reset(seed=11)
     np.testing.assert_array_equal(obs_n, obs_s)
     rng = np.random.default_rng(0)
-    episodes = 0
+    episodes = single = 0
     for _ in range(120):
         np.testing.assert_array_equal(info_n["action_mask"], info_s["action_mask"])
+        single += int((info_n["action_mask"].sum(axis=1) == 1).sum())  # a forced decision shown
         np.testing.assert_array_equal(info_n["score"], info_s["score"])
         assert info_n["phase"].tolist() == info_s["phase"].tolist()
         actions = random_actions(info_n["action_mask"], rng)
@@ -48,6 +53,7 @@ def test_native_vector_env_equals_sync_vector_of_single_envs(plate_level: int) -
         np.testing.assert_array_equal(trunc_n, trunc_s)
         episodes += int(term_n.sum())
     assert episodes >= n  # several autoresets happened
+    assert single == 0 or not auto_forced  # (solo rarely has one: play_forced_rows is tested at 2-4 players)
 
 
 def test_spaces_masks_and_dtypes() -> None:
@@ -396,3 +402,37 @@ def test_reset_mask_keeps_the_observation_of_a_sub_env_an_illegal_action_ended()
         runs.append(after)
         v.close()
     assert np.array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_play_forced_rows_takes_each_games_forced_decisions_as_play_forced(num_players: int) -> None:
+    """The native vector env's ``auto_forced`` (:func:`play_forced_rows`) against the single
+    envs' (:func:`play_forced`), game by game, on batches where forced decisions happen."""
+    from umbrella_env.core import batch_io
+    from umbrella_env.core import engine as E
+    from umbrella_env.core.config import GameConfig
+    from umbrella_env.core.single import SingleGame
+    from umbrella_env.envs.common import play_forced, play_forced_rows
+
+    config, n = GameConfig(num_players=num_players), 6
+    keys = np.arange(100, 100 + n, dtype=np.uint64)
+    state = E.allocate(config, n)
+    E.reset(state, np.arange(n), keys=keys)
+    games = [SingleGame.new(config, int(k)) for k in keys]
+    rng, forced, held = np.random.default_rng(num_players), 0, 0
+    while not state.done.all():  # forced decisions (validations) come late in a game
+        mask = E.legal_action_mask(state)
+        acts = random_actions(mask, rng)
+        acts[state.done] = -1
+        E.step_unchecked(state, acts)
+        rows = rng.random(n) < 0.8  # some games held back: their forced decisions wait
+        play_forced_rows(state, rows)
+        for b, game in enumerate(games):
+            if acts[b] >= 0:
+                game.step(int(acts[b]))
+                if rows[b]:
+                    forced += play_forced(game)
+                else:
+                    held += int(len(game.legal_actions()) == 1 and not game.done)
+            assert batch_io.to_dict(state, b) == game.to_dict()
+    assert forced > 0 and held > 0

@@ -192,11 +192,17 @@ def decode(action: int) -> tuple[int, tuple[int, ...]]:
 
 
 def check_action_id(action: object) -> int:
-    """Return ``action`` as an int, or raise :class:`ActionError` if it is not an id."""
+    """Return ``action`` as an int, or raise :class:`ActionError` if it is not an id (an
+    int, a NumPy integer, or a 0-d integer array, as the envs' ``step`` takes)."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = action[()]
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        raise ActionError(
-            f"action must be an integer id in [0, {NUM_ACTIONS}), got {action!r} of type {type(action).__name__}"
+        got = (
+            f"a {action.dtype} array of shape {action.shape}"
+            if isinstance(action, np.ndarray)
+            else f"{action!r} of type {type(action).__name__}"
         )
+        raise ActionError(f"action must be an integer id in [0, {NUM_ACTIONS}), got {got}")
     a = int(action)
     if not 0 <= a < NUM_ACTIONS:
         raise ActionError(f"action id {a} is out of range: expected an integer in [0, {NUM_ACTIONS})")

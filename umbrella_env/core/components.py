@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from umbrella_env.core.errors import ComponentError
+from umbrella_env.core.errors import ArgumentTypeError, ComponentError
 from umbrella_env.core.jsonio import parse_json
 
 #: Colour letters, index 0..3 (blue, green, red, yellow).
@@ -62,7 +62,7 @@ class FrozenDict(dict[Any, Any]):
     reach every game unvalidated."""
 
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("a component set cannot be changed; build another with load_components")
+        raise ArgumentTypeError("a component set cannot be changed; build another with load_components")
 
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
 

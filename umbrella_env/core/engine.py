@@ -58,7 +58,14 @@ from numpy.typing import NDArray
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
 from umbrella_env.core.config import GameConfig
-from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError
+from umbrella_env.core.errors import (
+    ActionError,
+    ArgumentTypeError,
+    ConfigError,
+    GameOverError,
+    IllegalActionError,
+    OutOfRangeError,
+)
 from umbrella_env.core.tables import (
     LINE_CELLS,
     OPPOSITE,
@@ -157,7 +164,7 @@ ARRAY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(BatchState) if f.na
 def check_index(state: BatchState, b: Any) -> int:
     """``b`` as the index of one game of the batch, or IndexError."""
     if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, np.integer)) or not 0 <= b < state.batch_size:
-        raise IndexError(f"game index must be an int in [0, {state.batch_size}), got {b!r}")
+        raise OutOfRangeError(f"game index must be an int in [0, {state.batch_size}), got {b!r}")
     return int(b)
 
 
@@ -171,9 +178,9 @@ def check_indices(state: BatchState, idx: Any) -> NDArray[np.intp]:
     if a.size == 0:
         return np.zeros(0, np.intp)
     if a.ndim != 1 or a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer):
-        raise IndexError(f"game indices must be a 1-D sequence of ints, got {idx!r}")
+        raise OutOfRangeError(f"game indices must be a 1-D sequence of ints, got {idx!r}")
     if int(a.min()) < 0 or int(a.max()) >= state.batch_size:
-        raise IndexError(f"game indices must be in [0, {state.batch_size}), got {a.tolist()}")
+        raise OutOfRangeError(f"game indices must be in [0, {state.batch_size}), got {a.tolist()}")
     return a.astype(np.intp)
 
 
@@ -181,7 +188,7 @@ def take(state: BatchState, idx: IntArray) -> BatchState:
     """A new batch holding copies of the games ``idx`` (repeats allowed), in that order."""
     idx = check_indices(state, idx)
     if idx.size == 0:
-        raise IndexError("take needs at least one game index (a batch holds at least one game)")
+        raise OutOfRangeError("take needs at least one game index (a batch holds at least one game)")
     return BatchState(config=state.config, **{name: getattr(state, name)[idx] for name in ARRAY_FIELDS})
 
 
@@ -190,7 +197,7 @@ def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
     game of ``source`` per index, in order)."""
     idx = check_indices(state, idx)
     if not isinstance(source, BatchState):
-        raise TypeError(f"put: source must be a BatchState, got {type(source).__name__}")
+        raise ArgumentTypeError(f"put: source must be a BatchState, got {type(source).__name__}")
     if source.config != state.config:
         raise ConfigError(f"put: the source batch is configured as {source.config}, the batch as {state.config}")
     if source.config.components is not state.config.components:  # an equal set built again (a pickled one is the same)
@@ -199,7 +206,7 @@ def put(state: BatchState, idx: IntArray, source: BatchState) -> None:
             "tables are per set): build both from the same GameConfig"
         )
     if source.batch_size != idx.size:
-        raise IndexError(f"put: {idx.size} slot(s) for the {source.batch_size} game(s) of the source")
+        raise OutOfRangeError(f"put: {idx.size} slot(s) for the {source.batch_size} game(s) of the source")
     for name in ARRAY_FIELDS:
         getattr(state, name)[idx] = getattr(source, name)
 
@@ -274,7 +281,7 @@ def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
 
 def _check_generator(rng: Any, what: str) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{what} needs a numpy Generator (np.random.default_rng(seed)), got {rng!r}")
+        raise ArgumentTypeError(f"{what} needs a numpy Generator (np.random.default_rng(seed)), got {rng!r}")
     return rng
 
 
@@ -622,10 +629,12 @@ def check_action_batch(
     if scalar and arr.ndim == 0 and n == 1 or column and arr.shape == (n, 1):
         arr = arr.reshape(n)
     if arr.shape != (n,) or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        raise ActionError(
-            f"expected one action per game, an integer array of shape ({n},), got {arr.dtype} array of shape "
-            f"{arr.shape}"
+        got = (
+            f"{type(actions).__name__} {actions!r}"
+            if isinstance(actions, int | float | complex)  # a Python number, not an array: say so
+            else f"{arr.dtype} array of shape {arr.shape}"
         )
+        raise ActionError(f"expected one action per game, an integer array of shape ({n},), got {got}")
     if arr.dtype.kind == "u" and n and arr.max() > np.iinfo(np.int64).max:
         i = int(np.argmax(arr > np.iinfo(np.int64).max))
         raise ActionError(

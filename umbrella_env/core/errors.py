@@ -31,6 +31,24 @@ class StateError(UmbrellaError, ValueError):
     """A state dict that is corrupt or inconsistent; the message names the field."""
 
 
+class ArgumentError(UmbrellaError, ValueError):
+    """An argument of a call outside what the call takes: an unknown agent or option value,
+    a seat, a layout, a reset option."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of a call of the wrong type (a flag that is not a bool, options that are
+    not a dict), or a change to what cannot be changed (a component set)."""
+
+
+class OutOfRangeError(UmbrellaError, IndexError):
+    """An index argument out of range: a game of a batch, a seat, a slot."""
+
+
+class NotStartedError(UmbrellaError, RuntimeError):
+    """An environment used before its ``reset()`` (or ``step_wait`` before ``step_async``)."""
+
+
 class IllegalActionWarning(UserWarning):
     """An illegal action under ``illegal_action="loss"``: the game ends as the mover's loss.
     One warning per step that has one; silence them with

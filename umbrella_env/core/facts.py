@@ -73,6 +73,7 @@ import numpy as np
 
 from umbrella_env.core.actions import PHASE_COVER
 from umbrella_env.core.components import NUM_COLOURS, NUM_SPACES
+from umbrella_env.core.errors import ArgumentError
 
 __all__ = [
     "CENTRAL_ZONE",
@@ -309,7 +310,7 @@ def merit_band(score: float) -> str:
     """The verdict of the solo merit table for a final score, or for a mean score: a mean
     between two bands belongs to the lower one (26.5 has not reached 27, "impressive")."""
     if math.isnan(score):
-        raise ValueError(f"score {score!r} is not a number")
+        raise ArgumentError(f"score {score!r} is not a number")
     for _, high, name in MERIT_BANDS:
         if score < high + 1:
             return name

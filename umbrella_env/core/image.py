@@ -57,6 +57,7 @@ from umbrella_env.core.components import (
     plate_neighbours,
     rotate_cells,
 )
+from umbrella_env.core.errors import ConfigError
 from umbrella_env.core.render import actor_of, drawn_state
 from umbrella_env.core.serialize import zone_counts
 
@@ -305,7 +306,7 @@ def image_regions(num_players: int) -> dict[str, Box]:
     ``(0, height, 0, width)``.
     """
     if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not 1 <= num_players <= 4:
-        raise ValueError(f"num_players: expected an int in 1..4, got {num_players!r}")
+        raise ConfigError(f"num_players: expected an int in 1..4, got {num_players!r}")
     lay = _layout(int(num_players))
     out: dict[str, Box] = {"image": (0, lay.height, 0, lay.width)}
     for i, panel in enumerate(lay.seats):

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.components import MAX_COUNT
+from umbrella_env.core.errors import ArgumentError
 
 __all__ = [
     "GLOBAL_SEGMENTS",
@@ -142,12 +143,12 @@ def observe(state: E.BatchState, seats: Any = None, scores: Any = None) -> NDArr
     else:
         given = np.asarray(seats)
         if given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer) or given.ndim > 1:
-            raise ValueError(f"observer seats must be an int or {B} ints (one per game), got {seats!r}")
+            raise ArgumentError(f"observer seats must be an int or {B} ints (one per game), got {seats!r}")
         if given.ndim == 1 and given.size != B:
-            raise ValueError(f"observer seats: expected one seat per game ({B}), got {given.size}")
+            raise ArgumentError(f"observer seats: expected one seat per game ({B}), got {given.size}")
         o = np.broadcast_to(given, (B,)).astype(np.intp)
         if (o < 0).any() or (o >= P).any():
-            raise ValueError(f"observer seats must be in [0, {P}), got {np.unique(o).tolist()}")
+            raise ArgumentError(f"observer seats must be in [0, {P}), got {np.unique(o).tolist()}")
     out = np.zeros((B, OBS_SIZE), dtype=np.float32)
     flat = out.reshape(-1)
     row = (np.arange(B) * OBS_SIZE)[:, None]  # [B, 1] start of each game's row

@@ -71,6 +71,7 @@ from umbrella_env.core.components import (
     default_components,
     rotate_cells,
 )
+from umbrella_env.core.errors import ArgumentError, ArgumentTypeError
 from umbrella_env.core.serialize import validate_state_dict
 
 __all__ = ["LAYOUTS", "actor_of", "drawn_state", "render_text"]
@@ -101,17 +102,17 @@ def render_text(
     ``"grid"`` (the picture above) or ``"lines"`` (one fact per line, module doc).
     """
     if layout not in LAYOUTS:
-        raise ValueError(f"layout: expected one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}")
+        raise ArgumentError(f"layout: expected one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}")
     s, cs = drawn_state(d, components, over)
     if seat is not None and not (
         isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < s["num_players"]
     ):
-        raise ValueError(f"seat: expected a seat 0..{s['num_players'] - 1} or None, got {seat!r}")
+        raise ArgumentError(f"seat: expected a seat 0..{s['num_players'] - 1} or None, got {seat!r}")
     p = s["num_players"]
     if seats is not None and not all(
         isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < p for i in seats
     ):
-        raise ValueError(f"seats: expected seats from 0 to {p - 1}, got {list(seats)!r}")
+        raise ArgumentError(f"seats: expected seats from 0 to {p - 1}, got {list(seats)!r}")
     title = "solo" if p == 1 else f"{p} players"
     lines = [f"Umbrella, {title}, plate level {s['plate_level']}"]
     for i in range(p) if seats is None else sorted(set(int(k) for k in seats)):
@@ -140,7 +141,7 @@ def shown_over(s: dict[str, Any], over: bool) -> dict[str, Any]:
     """A validated state dict as the renderers show it: with ``over``, a game ended outside
     the rules (terminated, phase ``game_over``; the dict is not changed)."""
     if not isinstance(over, (bool, np.bool_)):
-        raise TypeError(f"over must be a bool, got {over!r}")
+        raise ArgumentTypeError(f"over must be a bool, got {over!r}")
     return {**s, "phase": "game_over", "terminated": True} if over else s
 
 

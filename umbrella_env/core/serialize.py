@@ -230,7 +230,10 @@ def state_from_json(s: str | bytes, *, components: ComponentSet | None = None) -
     try:
         data = parse_json(s)
     except (ValueError, TypeError) as exc:
-        raise StateError(f"state: not valid JSON text ({exc})") from None
+        said = str(exc)  # parse_json's own refusals already say "not valid JSON"
+        raise StateError(
+            f"state: {said}" if said.startswith("not valid JSON") else f"state: not valid JSON ({said})"
+        ) from None
     return validate_state_dict(data, components=components)
 
 

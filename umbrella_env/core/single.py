@@ -88,7 +88,14 @@ from umbrella_env.core import engine as E
 from umbrella_env.core import facts as F
 from umbrella_env.core.components import ComponentSet
 from umbrella_env.core.config import GameConfig
-from umbrella_env.core.errors import ConfigError, GameOverError, IllegalActionError
+from umbrella_env.core.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ConfigError,
+    GameOverError,
+    IllegalActionError,
+    OutOfRangeError,
+)
 from umbrella_env.core.serialize import encode_state
 from umbrella_env.core.single_deal import deal
 from umbrella_env.core.single_observer import ObserverLayout, SingleObserver
@@ -217,7 +224,7 @@ def _slide_table() -> np.ndarray:
 def _checked(name: str, value: Any, n: int) -> int:
     """``value`` as an int in ``[0, n)``, or IndexError naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
-        raise IndexError(f"{name} must be an int in [0, {n}), got {value!r}")
+        raise OutOfRangeError(f"{name} must be an int in [0, {n}), got {value!r}")
     return int(value)
 
 
@@ -627,18 +634,18 @@ class SingleGame:
         stack = self._stacks[self._seat_slot(seat, slot)]
         for name, value in (("depth", depth), ("code", code)):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"set_hidden_tile: {name} must be an int, got {value!r}")
+                raise ArgumentTypeError(f"set_hidden_tile: {name} must be an int, got {value!r}")
         depth, code = int(depth), int(code)
         if len(stack) < 2:
             held = "no tile" if not stack else "1 tile, its top"
-            raise ValueError(f"set_hidden_tile: seat {seat}'s slot {slot} holds {held}: nothing is hidden there")
+            raise ArgumentError(f"set_hidden_tile: seat {seat}'s slot {slot} holds {held}: nothing is hidden there")
         if not 0 <= depth < len(stack) - 1:
-            raise ValueError(
+            raise ArgumentError(
                 f"set_hidden_tile: depth {depth} of seat {seat}'s slot {slot} is not hidden "
                 f"(the stack holds {len(stack)} tiles; depths 0..{len(stack) - 2} are under the top)"
             )
         if not 0 <= code < 2 * len(self.config.components.tiles):
-            raise ValueError(f"set_hidden_tile: tile code {code} is out of range")
+            raise ArgumentError(f"set_hidden_tile: tile code {code} is out of range")
         stack[depth] = code
 
     # ------------------------------------------------------------------- legal actions
@@ -739,7 +746,7 @@ class SingleGame:
             or not isinstance(seat, (int, np.integer))
             or not 0 <= seat < self.tables.num_players
         ):
-            raise ValueError(f"observer seat must be an int in [0, {self.tables.num_players}), got {seat!r}")
+            raise ArgumentError(f"observer seat must be an int in [0, {self.tables.num_players}), got {seat!r}")
         observer = self._observer
         if observer.stale_scores:
             observer.write_scores(self)

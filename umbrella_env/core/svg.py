@@ -53,6 +53,7 @@ from umbrella_env.core.components import (
     plate_neighbours,
     rotate_cells,
 )
+from umbrella_env.core.errors import ArgumentError
 from umbrella_env.core.image import (
     _ACTOR,
     _ADVANCE,
@@ -222,7 +223,7 @@ def state_to_svg(
     if description is not None and (
         not isinstance(description, str) or any(ord(c) < 32 and c not in "\t\n\r" for c in description)
     ):
-        raise ValueError(
+        raise ArgumentError(
             f"description: expected text without control characters (XML cannot hold them), got {description!r}"
         )
     s, cs = drawn_state(state, components, over)

@@ -17,7 +17,7 @@ from pettingzoo.utils import wrappers
 
 from umbrella_env.core import actions as A
 from umbrella_env.core.engine import check_seed
-from umbrella_env.core.errors import ActionError, GameOverError
+from umbrella_env.core.errors import ActionError, ArgumentError, ArgumentTypeError, GameOverError
 from umbrella_env.core.observation import observation_bounds
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
@@ -178,7 +178,7 @@ class raw_env(AECEnv[str, dict[str, NDArray[Any]], int]):  # noqa: N801 - Pettin
         max_cycles: int | None = None,
     ) -> None:
         if max_cycles is not None:  # PettingZoo's make passes it through; a cycle is no unit of this game
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"max_cycles={max_cycles!r}: Umbrella limits a game in whole turns, not cycles of agent steps "
                 "(a turn takes one to several decisions of one or two agents); give max_turns (default 3000)"
             )
@@ -307,7 +307,7 @@ class raw_env(AECEnv[str, dict[str, NDArray[Any]], int]):  # noqa: N801 - Pettin
         try:
             return self._seat[agent]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}") from None
+            raise ArgumentError(f"unknown agent {agent!r}; the agents are {self.possible_agents}") from None
 
     # ------------------------------------------------------------------ extras
     def state(self) -> np.ndarray:

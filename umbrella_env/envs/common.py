@@ -44,7 +44,16 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import engine as E
 from umbrella_env.core.components import ComponentSet, components_of
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
-from umbrella_env.core.errors import ActionError, ConfigError, IllegalActionError, IllegalActionWarning, StateError
+from umbrella_env.core.errors import (
+    ActionError,
+    ArgumentError,
+    ArgumentTypeError,
+    ConfigError,
+    IllegalActionError,
+    IllegalActionWarning,
+    NotStartedError,
+    StateError,
+)
 from umbrella_env.core.image import render_rgb
 from umbrella_env.core.observation import observation_layout
 from umbrella_env.core.render import render_text
@@ -102,14 +111,14 @@ def multiplayer_config(
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
+        raise ArgumentError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
     return value
 
 
 def check_flag(name: str, value: Any) -> bool:
     """``value`` as a Python bool (a NumPy bool too, as NumPy ints are ints), else TypeError."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
+        raise ArgumentTypeError(f"{name} must be a bool, got {value!r}")
     return bool(value)
 
 
@@ -121,7 +130,7 @@ def check_reset_options(options: Any, reads: Sequence[str] = ("state",)) -> None
     of them (``stat``, ``State``) draws a :class:`UserWarning` naming it: otherwise a typo
     dealt a new game without a word."""
     if options is not None and not isinstance(options, Mapping):
-        raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        raise ArgumentTypeError(f"options must be a dict or None, got {type(options).__name__}")
     for key in options or ():
         if not isinstance(key, str) or key in reads:
             continue
@@ -152,7 +161,7 @@ def refuse_state_option(options: Mapping[str, Any] | None, env_name: str) -> Non
     """An env that cannot start from a state dict refuses the ``state`` option, rather than
     dealing a new game as if it had not been given."""
     if options and STATE_OPTION in options:
-        raise ValueError(
+        raise ArgumentError(
             f"options[{STATE_OPTION!r}] starts a single-game env (AEC, parallel, solo) from a state dict; "
             f"{env_name} has no such option"
         )
@@ -208,8 +217,6 @@ def judge_action(action: Any, legal: NDArray[np.bool_], phase: int, illegal_acti
     not an id in range, :class:`IllegalActionError` for an illegal id under ``"raise"``.
     ``who`` names the mover in the messages.  Changes nothing.
     """
-    if isinstance(action, np.ndarray) and action.shape == ():
-        action = action.item()
     try:
         a = A.check_action_id(action)
     except ActionError as exc:
@@ -542,7 +549,7 @@ def require_game(game: EnvGame | None, start: str = "reset() (or set_state())") 
     """``game``, or a RuntimeError when the env has none yet: a single-game env before its
     first ``start`` call (the method names the message gives)."""
     if game is None:
-        raise RuntimeError(f"call {start} before using the environment")
+        raise NotStartedError(f"call {start} before using the environment")
     return game
 
 
@@ -557,6 +564,19 @@ def play_forced(game: SingleGame) -> int:
         game.step(legal[0])
         taken += 1
     return taken
+
+
+def play_forced_rows(state: E.BatchState, rows: NDArray[np.bool_]) -> None:
+    """:func:`play_forced` for the games ``rows`` (bool ``[N]``) of a batch: each takes every
+    decision with a single legal option, all of them stepping together."""
+    rows = rows & ~state.done
+    while rows.any():
+        mask = E.legal_action_mask(state)
+        rows &= mask.sum(axis=1) == 1
+        if not rows.any():
+            return
+        E.step_unchecked(state, np.where(rows, mask.argmax(axis=1), -1))
+        rows &= ~state.done
 
 
 # --------------------------------------------------------------------------- rendering

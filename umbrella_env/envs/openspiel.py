@@ -65,6 +65,7 @@ except ImportError as exc:  # one line naming the extra, not a bare ModuleNotFou
 from umbrella_env.core import actions as A
 from umbrella_env.core import facts as F
 from umbrella_env.core.config import DEFAULT_MAX_TURNS, GameConfig
+from umbrella_env.core.errors import ActionError, ArgumentError, ConfigError
 from umbrella_env.core.hidden import determinize
 from umbrella_env.core.observation import OBS_SIZE
 from umbrella_env.core.render import render_text
@@ -110,14 +111,14 @@ def _config(params: dict[str, Any] | None, solo: bool) -> GameConfig:
     values = {"players": 1 if solo else 2, "level": 1, "max_turns": DEFAULT_MAX_TURNS}
     ranges = {"players": (1, 1) if solo else (2, 4), "level": (1, 4), "max_turns": (1, MAX_TURNS)}
     if solo and "players" in params:
-        raise ValueError(f"{SOLO_GAME_NAME} has one player and no 'players' parameter ({GAME_NAME} has 2-4)")
+        raise ConfigError(f"{SOLO_GAME_NAME} has one player and no 'players' parameter ({GAME_NAME} has 2-4)")
     unknown = sorted(set(params) - set(values))
     if unknown:
-        raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))}: expected {', '.join(sorted(values))}")
+        raise ConfigError(f"unknown parameter(s) {', '.join(map(repr, unknown))}: expected {', '.join(sorted(values))}")
     for name, value in params.items():
         low, high = ranges[name]
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-            raise ValueError(f"parameter {name!r}: expected an int in [{low}, {high}], got {value!r}")
+            raise ConfigError(f"parameter {name!r}: expected an int in [{low}, {high}], got {value!r}")
         values[name] = int(value)
     return GameConfig(num_players=values["players"], plate_level=values["level"], max_turns=values["max_turns"])
 
@@ -172,7 +173,7 @@ class UmbrellaGame(pyspiel.Game):
         self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict[str, Any] | None = None
     ) -> UmbrellaObserver:
         if params:
-            raise ValueError(f"the Umbrella observer takes no parameters, got {params!r}")
+            raise ConfigError(f"the Umbrella observer takes no parameters, got {params!r}")
         return UmbrellaObserver(iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False))
 
 
@@ -220,7 +221,7 @@ class UmbrellaState(pyspiel.State):
     def _apply_action(self, action: int) -> None:
         if self.game is None:
             if not 0 <= action < 256:
-                raise ValueError(f"a chance outcome is a byte of the deal key, an int in [0, 256), got {action}")
+                raise ActionError(f"a chance outcome is a byte of the deal key, an int in [0, 256), got {action}")
             self._key_bytes.append(int(action))
             if len(self._key_bytes) == KEY_BYTES:
                 key = sum(b << (8 * i) for i, b in enumerate(self._key_bytes))
@@ -257,6 +258,9 @@ class UmbrellaState(pyspiel.State):
         """A copy with the hidden tiles redrawn from what ``player_id`` cannot see
         (remembering the covered tiles that were tops once); seeded by ``probability_sampler``
         (a callable returning a float in [0, 1), as OpenSpiel's samplers)."""
+        players = self.get_game().num_players()
+        if isinstance(player_id, bool) or not isinstance(player_id, int | np.integer) or not 0 <= player_id < players:
+            raise ArgumentError(f"player_id: expected a player in [0, {players}), got {player_id!r}")
         copy = self.clone()
         if self.game is not None:
             seed = int(float(probability_sampler()) * 2**53)
@@ -325,7 +329,7 @@ def load_game(players: int = 2, level: int = 1, max_turns: int = DEFAULT_MAX_TUR
     """``pyspiel.load_game`` of ``python_umbrella`` (``players`` 2-4) or, for ``players=1``,
     ``python_umbrella_solo``; each parameter checked, with its valid range in the error."""
     if isinstance(players, bool) or not isinstance(players, (int, np.integer)) or not 1 <= players <= 4:
-        raise ValueError(f"players: expected an int in [1, 4] (1 is the solo game), got {players!r}")
+        raise ConfigError(f"players: expected an int in [1, 4] (1 is the solo game), got {players!r}")
     solo = players == 1
     params = {"level": level, "max_turns": max_turns} | ({} if solo else {"players": players})
     _config(params, solo)  # checked here first: pyspiel refuses a value that is not an int in its own words

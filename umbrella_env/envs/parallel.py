@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
-from umbrella_env.core.errors import ActionError, GameOverError, StateError
+from umbrella_env.core.errors import ActionError, GameOverError, NotStartedError, StateError
 from umbrella_env.envs.aec import env, raw_env
 from umbrella_env.envs.common import state_option, takes_arguments_of
 
@@ -50,7 +50,7 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
 
     def step(self, actions: Any) -> Any:
         if getattr(self, "agents", None) is None:
-            raise RuntimeError("call reset() before step()")
+            raise NotStartedError("call reset() before step()")
         if not self.agents:  # PettingZoo's wrapper would return 4 dicts, not the 5 of a step
             raise GameOverError("the game is over (every agent is done): call reset() to start a new one")
         if not isinstance(actions, Mapping):
@@ -63,8 +63,17 @@ class _TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
                 f"got actions for {sorted(map(str, actions))})"
             )
         observations, rewards, terminations, truncations, infos = super().step(actions)
-        if not self.agents:  # nobody moves: PettingZoo's wrapper would leave the last mover's name
-            infos = {agent: {k: v for k, v in info.items() if k != "active_agent"} for agent, info in infos.items()}
+        # PettingZoo's wrapper hands out (and writes active_agent into) the AEC env's own info
+        # dicts, which live for the whole game: a step's infos changed at every later step.
+        # Each step returns dicts of its own, and the AEC env's infos are left as they were.
+        mover = self.aec_env.agent_selection if self.agents else None
+        for info in self.aec_env.unwrapped.infos.values():
+            info.pop("active_agent", None)
+        infos = {
+            agent: {k: v for k, v in info.items() if k != "active_agent"}
+            | ({"active_agent": mover} if mover is not None and agent in self.agents else {})
+            for agent, info in infos.items()
+        }
         return observations, rewards, terminations, truncations, infos
 
 

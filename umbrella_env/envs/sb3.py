@@ -34,6 +34,7 @@ except ImportError as exc:  # one line naming the extra, not a bare ModuleNotFou
     missing_extra(__name__, exc, "umbrella_env.envs.sb3 (UmbrellaSB3VecEnv)")
 
 from umbrella_env.core.engine import check_action_batch, check_seed
+from umbrella_env.core.errors import ArgumentError, NotStartedError
 from umbrella_env.envs.common import ILLEGAL_KEY, RENDER_FPS, refuse_state_option
 from umbrella_env.envs.vector import UmbrellaSoloVectorEnv
 
@@ -119,7 +120,7 @@ class BatchVecEnv(VecEnv):
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
-            raise RuntimeError("step_async must be called before step_wait")
+            raise NotStartedError("step_async must be called before step_wait")
         try:
             out = self._step_batch(self._actions)
         finally:
@@ -193,7 +194,7 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
 
     def __init__(self, num_envs: int = 8, **kwargs: Any) -> None:
         if "autoreset_mode" in kwargs:
-            raise ValueError(
+            raise ArgumentError(
                 "autoreset_mode: an SB3 VecEnv always resets a finished game in the step that ends it "
                 "(same_step); leave it out"
             )
@@ -239,7 +240,9 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
     def get_images(self) -> Sequence[np.ndarray | None]:
         """Every game's picture (``render_mode="rgb_array"``), as SB3's ``DummyVecEnv``."""
         if self.render_mode != "rgb_array":
-            raise ValueError(f"get_images() needs render_mode='rgb_array'; this env was made with {self.render_mode!r}")
+            raise ArgumentError(
+                f"get_images() needs render_mode='rgb_array'; this env was made with {self.render_mode!r}"
+            )
         return list(self.venv.render())  # type: ignore[arg-type]
 
     def render(self, mode: str | None = None) -> Any:
@@ -248,7 +251,7 @@ class UmbrellaSB3VecEnv(BatchVecEnv):
         records it).  SB3's default would call a per-env ``render`` the batched env does not
         have."""
         if mode is not None and mode != self.render_mode:
-            raise ValueError(f"render(mode={mode!r}): this env was made with render_mode={self.render_mode!r}")
+            raise ArgumentError(f"render(mode={mode!r}): this env was made with render_mode={self.render_mode!r}")
         if self.render_mode == "rgb_array":
             return tile_images(list(self.venv.render()))  # type: ignore[arg-type]  # rgb_array: pictures
         return self.venv.render()

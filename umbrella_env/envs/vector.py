@@ -17,6 +17,7 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.engine import check_seed
+from umbrella_env.core.errors import ArgumentError, NotStartedError
 from umbrella_env.core.observation import observation_bounds, observe
 from umbrella_env.envs.common import (
     ILLEGAL_ACTION_MODES,
@@ -25,10 +26,12 @@ from umbrella_env.envs.common import (
     RENDER_FPS,
     IllegalEnd,
     check_choice,
+    check_flag,
     check_reset_options,
     ended_observation,
     judge_actions,
     make_config,
+    play_forced_rows,
     refuse_state_option,
     render_state,
     save_state,
@@ -81,7 +84,8 @@ class UmbrellaSoloVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], ND
       ``set_attr`` raise ``NotImplementedError`` naming the batched equivalents
       (:meth:`action_masks`, :meth:`get_state`, ``info``), or ``vectorization_mode="sync"``.
     * Arguments as the single env: ``plate_level``, ``reward_mode``, ``illegal_action``,
-      ``max_turns``, ``components`` (a ComponentSet or its dict form), ``render_mode``
+      ``max_turns``, ``components`` (a ComponentSet or its dict form), ``auto_forced``
+      (after a step, every decision with a single legal option is taken), ``render_mode``
       ("ansi": the text of every game; "rgb_array": a tuple of every game's picture).
     * Checks and policies are the single env's (:mod:`umbrella_env.envs.common`): every
       action is checked before anything changes, so a refused step changes nothing (not
@@ -106,20 +110,22 @@ class UmbrellaSoloVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], ND
         components: Any = None,
         autoreset_mode: str | AutoresetMode = "next_step",
         max_episode_steps: int | None = None,
+        auto_forced: bool = False,
     ) -> None:
         E.check_batch_size("num_envs", num_envs)
         if max_episode_steps is not None:
-            raise ValueError(
+            raise ArgumentError(
                 f"max_episode_steps={max_episode_steps!r}: the native vector env limits episodes in whole turns, "
                 "not steps; give max_turns, or vectorization_mode='sync' for Gymnasium's step limit"
             )
         self.config = make_config(1, plate_level, max_turns, components)
         self.reward_mode = check_choice("reward_mode", reward_mode, SOLO_REWARD_MODES)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        self.auto_forced = check_flag("auto_forced", auto_forced)
         if isinstance(autoreset_mode, AutoresetMode):  # Gymnasium's enum names the same modes
             names = {mode: name for name, mode in _AUTORESET_MODES.items()}
             if autoreset_mode not in names:
-                raise ValueError(
+                raise ArgumentError(
                     f"autoreset_mode={autoreset_mode}: the native vector env resets finished games itself "
                     f"(AutoresetMode.NEXT_STEP or SAME_STEP); for {autoreset_mode} use vectorization_mode='sync'"
                 )
@@ -183,11 +189,11 @@ class UmbrellaSoloVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], ND
             return None
         mask = options["reset_mask"]
         if not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (self.num_envs,)):
-            raise ValueError(
+            raise ArgumentError(
                 f"options['reset_mask'] must be a bool NumPy array of shape ({self.num_envs},), got {mask!r}"
             )
         if not mask.any():
-            raise ValueError("options['reset_mask'] must select at least one sub-env (all False resets nothing)")
+            raise ArgumentError("options['reset_mask'] must select at least one sub-env (all False resets nothing)")
         self._require_started("options['reset_mask'] (it resets some sub-envs of a started env)")
         return mask
 
@@ -205,8 +211,10 @@ class UmbrellaSoloVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], ND
         if resetting.size:
             self._reset_games(resetting)
         E.step_unchecked(state, acts)
-        all_scores = E.scores(state)
         stepped = live & ~illegal
+        if self.auto_forced:
+            play_forced_rows(state, stepped)
+        all_scores = E.scores(state)
         rewards = step_rewards(
             self.reward_mode, self._scores[:, None], all_scores, state.done, state.terminated, lambda: E.ranks(state)
         )[:, 0]
@@ -294,7 +302,7 @@ class UmbrellaSoloVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], ND
     def _require_started(self, what: str) -> None:
         """Before the first reset the batch holds no game (zeros, not a position)."""
         if not self._started:
-            raise RuntimeError(f"call reset() before {what}")
+            raise NotStartedError(f"call reset() before {what}")
 
     def _observe(self, scores: np.ndarray) -> np.ndarray:
         obs = observe(self._state, scores=scores)
