@@ -136,11 +136,32 @@ def save_model(
             "load as MaskablePPO"
         )
     check_spaces(model.observation_space, model.action_space, path)
+    trained = _env_config(model)
+    if trained is not None and (trained.num_players, trained.plate_level) != (num_players, plate_level):
+        raise ValueError(
+            f"save_model: the model's env plays num_players={trained.num_players}, plate_level="
+            f"{trained.plate_level}, but num_players={num_players}, plate_level={plate_level} were given"
+        )
     turns = DEFAULT_MAX_TURNS if max_turns is None else max_turns
     config = GameConfig(num_players=num_players, plate_level=plate_level, max_turns=turns)  # checked: ConfigError
     meta = base_metadata(config.num_players, config.plate_level, max_turns=config.max_turns, **more)
     save_with_sidecar(path, meta, lambda file: save_policy(model, file, meta))
     return path
+
+
+def _env_config(model: Any) -> GameConfig | None:
+    """The GameConfig of the env ``model`` is attached to (an Umbrella vector env, through
+    SB3's wrappers), or None when it has none or it cannot be told."""
+    env = getattr(model, "get_env", lambda: None)()
+    for _ in range(16):  # VecMonitor, VecNormalize, ... each hold the next as .venv
+        if env is None:
+            return None
+        for holder in (env, getattr(env, "venv", None)):
+            config = getattr(holder, "config", None)
+            if isinstance(config, GameConfig):
+                return config
+        env = getattr(env, "venv", None)
+    return None
 
 
 def save_policy(model: Any, file: str | Path, meta: Mapping[str, Any]) -> None:

@@ -775,6 +775,53 @@ def test_play_forgives_an_opponent_that_exits_and_names_it_by_its_spec() -> None
     assert "_Forgiving" not in text
 
 
+class FloatAgent:
+    """An opponent that answers a legal id as a float (a factory for play)."""
+
+    name = "floaty"
+    needs_game = False
+
+    def reset(self, seed=None) -> None:
+        pass
+
+    def act(self, observation, action_mask, game=None) -> float:
+        return float(np.flatnonzero(action_mask)[0])
+
+
+def test_play_names_a_non_integer_answer_as_such_not_as_an_illegal_move() -> None:
+    """An opponent answering 4.0 was told it "chose 4.0, which is not legal" while 4 was
+    legal; evaluate.py names the type (agents audit, 2026-12-07)."""
+    out = io.StringIO()
+    argv = ["--players", "2", "--seat", "1", "--opponents", "tests.test_play:FloatAgent", "--seed", "1"]
+    assert main(argv, stdin=ScriptedStdin(["quit"]), stdout=out) == 0
+    text = out.getvalue()
+    assert re.search(r"returned \d+\.0 \(float\): an action is an int id in \[0, 968\)", text), text
+    assert "which is not legal" not in text
+
+
+@pytest.mark.parametrize("word", ["quit", "EXIT", "q"])
+def test_the_start_up_prompts_take_quit_as_the_game_does(word: str) -> None:
+    """On a terminal, 'quit' at "Players" was "please type a number" and at "Opponent for
+    seat 1" an unknown agent named 'quit': only Ctrl-D left (agents audit, 2026-12-07)."""
+    for argv, lines in (([], [word]), (["--players", "2", "--level", "1"], [word])):
+        out = io.StringIO()
+        assert main(["--seed", "4", *argv], stdin=ScriptedStdin(lines, tty=True), stdout=out) == 0
+        assert "No game started." in out.getvalue() and "unknown agent" not in out.getvalue()
+
+
+def test_enter_with_several_legal_moves_says_what_it_does() -> None:
+    """Enter with several legal moves repeated the prompt and said nothing."""
+    g = _reach_where(lambda g: len(g.legal_actions()) > 1, 1, 1)
+    s = session(players=1)
+    s.game = g
+    out = io.StringIO()
+    s.io = Console(ScriptedStdin(["", "quit"]), out)
+    s.human_decision()
+    assert f"Enter plays a move only when it is the only one; type one of the {len(g.legal_actions())}" in (
+        out.getvalue()
+    )
+
+
 @pytest.mark.posix
 def test_a_move_typed_on_a_terminal_can_be_edited_and_recalled() -> None:
     """On a terminal the arrow keys typed escape codes into the move ('not a move:

@@ -242,6 +242,9 @@ def test_a_model_trained_with_your_own_sb3_loop_is_saved_for_every_command(tmp_p
             save_model(not_maskable, tmp_path / "saved", num_players=1)
     with pytest.raises(ValueError, match="obs_size are the checkpoint's own keys"):
         save_model(model, tmp_path / "saved", num_players=1, obs_size=5)  # every loader refused the file
+    for wrong in ({"num_players": 2}, {"num_players": 1, "plate_level": 2}):  # written, then played in other games
+        with pytest.raises(ValueError, match=r"the model's env plays num_players=1, plate_level=1, but"):
+            save_model(model, tmp_path / "saved", **wrong)
     other = MaskablePPO("MlpPolicy", gym.make("CartPole-v1"), n_steps=32, batch_size=32, device="cpu")
     with pytest.raises(ValueError, match=r"Umbrella's are observations of shape \(899,\) and Discrete\(968\)"):
         save_model(other, tmp_path / "saved", num_players=1)

@@ -8,8 +8,9 @@ You take one seat (``--seat``, default 0); every other seat is played by an agen
 from a spec by :func:`umbrella_env.match.build_agent` (any agent ``evaluate.py`` takes, e.g.
 ``heuristic``, ``az-2p`` or a checkpoint; ``--help`` lists them all), one spec per other
 seat (a single spec is used for all of them).
-``--players 1`` is the solo game (docs/rules.md §8).  Options left out are asked for when
-stdin is a terminal, and take their defaults otherwise.
+``--players 1`` is the solo game (docs/rules.md §8).  ``--players``, ``--level`` and
+``--opponents``, left out, are asked for when stdin is a terminal (``quit`` at a question
+leaves); every option left out takes its default otherwise.
 
 Before each of your decisions the whole table is drawn (:func:`render.render_text`,
 your seat marked ``[you]``) with the phase and who decides; ``--board mine`` draws only

@@ -51,7 +51,8 @@ def build_parser(out: TextIO) -> _Parser:
         out,
         prog=program_name("python -m umbrella_env.play", ("umbrella-play",)),
         description="Play Umbrella against agents in the terminal.",
-        epilog="Options left out are asked for when stdin is a terminal.",
+        epilog="--players, --level and --opponents, left out, are asked for when stdin is a terminal "
+        "(the others take their defaults).",
     )
     p.add_argument("--players", type=int, choices=range(1, 5), help="1 = solo, 2-4 players (default 2)")
     p.add_argument("--level", type=int, choices=range(1, 5), help="score-plate level 1-4 (default 1)")
@@ -84,6 +85,10 @@ def build_parser(out: TextIO) -> _Parser:
     return p
 
 
+#: Words that leave an option prompt as the end of input does ("No game started.").
+_QUIT_WORDS = frozenset({"quit", "exit", "q"})
+
+
 def _ask_choice(io: Console, prompt: str, default: int, allowed: range = range(1, 5)) -> int | None:
     while True:
         line = io.ask(f"{prompt} [{default}]: ")
@@ -92,6 +97,8 @@ def _ask_choice(io: Console, prompt: str, default: int, allowed: range = range(1
         text = line.strip()
         if not text:
             return default
+        if text.lower() in _QUIT_WORDS:
+            return None
         if text.isdecimal() and int(text) in allowed:
             return int(text)
         io.say(f"  please type a number from {allowed.start} to {allowed.stop - 1}, or press Enter for {default}")
@@ -115,6 +122,8 @@ def _ask_opponent(io: Console, seat: int, default: str, config: GameConfig) -> s
     while True:
         line = io.ask(f"Opponent for seat {seat} ({names} or a .zip/.pt/.onnx checkpoint) [{default}]: ")
         if line is None:
+            return None
+        if line.strip().lower() in _QUIT_WORDS:
             return None
         spec = line.strip() or default
         try:

@@ -156,8 +156,14 @@ class _Forgiving:
         view = game if getattr(self.agent, "needs_game", True) else None
         try:
             a = self.agent.act(observation, action_mask, view)
-            legal_answer = isinstance(a, (int, np.integer)) and not isinstance(a, bool) and a in legal
-            problem = None if legal_answer else f"chose {a}, which is not legal"
+            integer = isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+            problem = (
+                f"returned {a!r} ({type(a).__name__}): an action is an int id in [0, {A.NUM_ACTIONS})"
+                if not integer
+                else None
+                if a in legal
+                else f"chose {a}, which is not legal"
+            )
         except (Exception, SystemExit) as e:  # a broken agent must not end the player's game
             problem = f"failed ({type(e).__name__}: {e})"
         if problem is not None:
@@ -456,6 +462,9 @@ class Session:
                 legal = g.legal_actions()
                 if len(legal) == 1:  # the only move, as the status line offers
                     return legal[0]
+                self.io.say(
+                    f"  Enter plays a move only when it is the only one; type one of the {len(legal)} (or 'legal')"
+                )
                 continue
             command = COMMANDS.get(" ".join(text.lower().split()))
             if command == "quit":
