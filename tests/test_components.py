@@ -72,6 +72,37 @@ def test_default_set_matches_rules_tables() -> None:
     assert DEFAULT.plates[4].powers == {"extra_turn": (0, 1), "swap_stage": (3, 4), "swap_zone": (5, 6)}
 
 
+def test_the_default_set_is_the_whole_catalogue_of_docs_rules_md() -> None:
+    """docs/rules.md §6.1, §6.2, §7.2 and §7.4, every entry: the spot checks above let six
+    single-cell changes of tile faces (tiles 2, 4, 5, 9) and changes of layouts B and D pass
+    every rule test (rules audit, 2026-12-07)."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text(encoding="utf-8")
+    tiles = re.findall(r"^\|\s*(\d+) \| `([.X/]+)` \| `([.X/]+)` \|$", text, re.M)
+    assert [(int(t), white, black) for t, white, black in tiles] == [
+        (t, *DEFAULT.tiles[t]) for t in range(NUM_TILES)
+    ]  # fmt: skip
+    layouts = re.findall(r"^\| ([A-Z]) \| ([BGRY]{4}) \| ([BGRY]{4}) \| ([BGRY]{4}) \| ([BGRY]{4}) \|$", text, re.M)
+    assert {name: tuple(rows) for name, *rows in layouts} == dict(DEFAULT.layouts)
+    plates = re.findall(r"^\| ([1-4]) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$", text, re.M)
+    assert [int(level) for level, *_ in plates] == list(LEVELS)
+    groups = tuple(
+        (tuple(int(x) for x in g.split(", ")), int(v)) for g, v in re.findall(r"\{([\d, ]+)\} \+(\d+)", text)
+    )
+    for level, top, bottom, bonus in plates:
+        plate = DEFAULT.plates[int(level)]
+        assert plate.spaces == tuple(top.split() + bottom.split())
+        if "fixed groups" in bonus or "same fixed groups" in bonus:
+            assert plate.groups == groups[:3] and plate.adjacency_bonus is None
+        else:
+            assert plate.groups is None and plate.adjacency_bonus == (3, 5, 8) and "+3 / +5 / +8" in bonus
+        assert bool(plate.powers) == ("powers" in bonus)
+    assert DEFAULT.plates[4].powers == {"extra_turn": (0, 1), "swap_stage": (3, 4), "swap_zone": (5, 6)}
+    for power, pair in (("extra turn", "0 and 1"), ("stage swap", "3 and 4"), ("zone swap", "5 and 6")):
+        assert f"**{power}**, between spaces {pair}" in text
+
+
 def test_every_default_face_has_four_cells_and_no_two_match_under_rotation() -> None:
     seen = set()
     for t in range(NUM_TILES):

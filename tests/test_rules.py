@@ -33,7 +33,13 @@ from umbrella_env.core.actions import (
     swap_stage_action,
     swap_zone_action,
 )
-from umbrella_env.core.components import COLOURS, components_from_dict, default_components, rotate_cells
+from umbrella_env.core.components import (
+    COLOURS,
+    NUM_TILES,
+    components_from_dict,
+    default_components,
+    rotate_cells,
+)
 from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ActionError, GameOverError, IllegalActionError
 
@@ -284,6 +290,27 @@ def test_setup_solo(engine):
         assert complete_figures(d, 0) == []
         assert d["supply"] == 6 and d["phase"] == "slide" and d["end_triggered_by"] is None
     assert faces_seen == {"black"}
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 4])
+def test_setup_tiles_faces_and_solo_umbrellas_are_dealt_at_random(engine, num_players):
+    """docs/rules.md §3.3 (each player gets 4 random tiles, each with a random face up) and
+    §8.1 (the 20 solo umbrellas shuffled, then dealt 5 to each zone): over 80 seeds every
+    tile reaches seat 0, its tile sets differ, a seat's faces are drawn tile by tile, and a
+    solo zone holds mixed colours.  A deal of tiles 0-3 to seat 0 and 4-7 to seat 1, one
+    face for a seat's four tiles, and unshuffled solo zones (BBBBB, GGGGG, ...) each passed
+    every rule test (rules audit, 2026-12-07)."""
+    cfg = GameConfig(num_players=num_players)
+    deals = [engine.dump(engine.new(cfg, seed)) for seed in range(80)]
+    held = [[e for s in d["slots"][0] for e in s] for d in deals]
+    assert {e["tile"] for h in held for e in h} == set(range(NUM_TILES))
+    assert len({frozenset(e["tile"] for e in h) for h in held}) > 70
+    if num_players == 1:
+        zones = [d["zones"][z] for d in deals for z in ("left", "right", "top", "personal")]
+        assert sum(len(set(z)) > 1 for z in zones) > 0.9 * len(zones) and len(set(zones)) > 30  # of 56 multisets
+    else:  # faces one by one: a seat's four tiles show both faces in 7 deals of 8
+        mixed = [len({e["face"] for s in d["slots"][p] for e in s}) == 2 for d in deals for p in range(num_players)]
+        assert sum(mixed) > 0.6 * len(mixed)
 
 
 @pytest.mark.parametrize("num_players", [1, 2])
