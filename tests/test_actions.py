@@ -4,6 +4,7 @@ readable strings and the errors on bad input."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -259,6 +260,17 @@ def test_a_0d_integer_array_is_an_id_and_other_arrays_are_named_with_their_dtype
             check_action_id(bad)
     game = SingleGame.new(GameConfig(num_players=2), 0)
     game.step_checked(np.array(game.legal_actions()[0]))
+
+    class Tensor:  # another library's 0-d array (a torch tensor): the batched steps took theirs
+        def __init__(self, value: Any) -> None:
+            self.value = value
+
+        def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+            return np.asarray(self.value, dtype=dtype)
+
+    assert check_action_id(Tensor(np.int64(7))) == 7
+    with pytest.raises(ActionError, match=re.escape("got a float32 array of shape ()")):
+        check_action_id(Tensor(np.float32(7)))
     with pytest.raises(ActionError, match=r"an integer array of shape \(2,\), got int 5$"):
         E.check_action_batch(5, 2)
 

@@ -1139,3 +1139,18 @@ def test_self_play_in_the_trainers_process_keeps_its_torch_threads() -> None:
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.train
+def test_init_starts_from_the_checkpoints_network_without_imitating_the_teacher_again() -> None:
+    """--init X without --pretrain-games fitted 1,000 heuristic games first (73 s of a tiny
+    run; a network stronger than the heuristic pulled back to it; trainer audit, 2026-12-07)."""
+    from umbrella_env.training import alphazero
+
+    def pretrain_games(*argv: str) -> int:
+        return alphazero.parse_options(alphazero.build_parser(), list(argv))[0].pretrain_games
+
+    assert pretrain_games("--players", "2") == 1000
+    assert pretrain_games("--players", "2", "--init", "az-2p") == 0
+    assert pretrain_games("--players", "2", "--init", "az-2p", "--teacher", "search") == 1000
+    assert pretrain_games("--players", "2", "--init", "az-2p", "--pretrain-games", "50") == 50

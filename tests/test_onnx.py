@@ -964,6 +964,11 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
         next(broken.parameters()).fill_(float("nan"))
     nan_parity = export.check_parity(broken, out, obs[:8], masks[:8])
     assert nan_parity.max_logit_diff == nan_parity.max_logit_rel == float("inf")
+    other = export.AZPolicyNet(copy.deepcopy(module.net))  # another network: other moves, not near ties
+    with torch.no_grad():
+        for p in other.parameters():
+            p.add_(torch.randn(p.shape, generator=torch.Generator().manual_seed(1)) * 0.2)
+    assert export.check_parity(other, out, obs[:64], masks[:64]).other_actions > 0
     chunked = export.check_parity(module, out, obs, masks, chunk=64)  # in chunks, the same figures
     assert (chunked.positions, chunked.same_actions) == (parity.positions, parity.same_actions)
     assert chunked.max_logit_diff == pytest.approx(parity.max_logit_diff, abs=1e-5)
@@ -972,7 +977,7 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
         scale = float(module(torch.as_tensor(obs), torch.as_tensor(masks))[0].abs().max())
     assert parity.max_logit_diff <= 1e-6 * max(10.0, scale), (parity, scale)
     assert parity.max_value_diff <= 1e-5, parity
-    assert parity.same_actions == parity.positions
+    assert parity.same_actions == parity.positions and parity.other_actions == 0
     net, _ = load_network(source)
     agent = make_agent(str(out), num_players=2, plate_level=1)
     logits, _ = net.predict(obs[:20])
@@ -1029,3 +1034,4 @@ def test_a_confident_policy_exports_its_logits_checked_against_their_size(export
     rel = re.search(r"max \|logit diff\| (\S+), .* \(logits relative to their size: (\S+)\)", said)
     assert rel is not None, said  # the absolute difference is over the tolerance: the relative one is shown
     assert float(rel.group(1)) > export.TOLERANCE >= float(rel.group(2))
+    assert re.search(r"same action (\d+)/\1", said), said  # the same greedy move everywhere

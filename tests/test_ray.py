@@ -651,13 +651,29 @@ def test_a_resume_takes_the_checkpoints_training_options_unless_given(
     and umbrella.json did not record the shaping (RLlib audit, 2026-12-07)."""
     meta = json.loads((run_2p / "last" / "umbrella.json").read_text(encoding="utf-8"))
     assert (meta["train_batch"], meta["batch_size"], meta["shaping"], meta["ent_coef"]) == (400, 200, 0.1, 0.01)
+    run = tmp_path / "run"  # the run's settings made other than the options' defaults
+    shutil.copytree(run_2p, run)
+    edited = {**meta, "shaping": 0.2, "learning_rate": 3e-4, "n_epochs": 2, "batch_size": 100}
+    (run / "last" / "umbrella.json").write_text(json.dumps(edited), encoding="utf-8")
     bare = [*_without(SMOKE, "--iterations", "--net", "--train-batch", "--batch-size"), *VS_RANDOM]
     out = tmp_path / "bare"
-    assert train([*bare, "--iterations", "3", "--num-env-runners", "0", "--ent-coef", "0.02",
-                  "--resume", str(run_2p / "last"), "--out", str(out)]) == 0  # fmt: skip
-    assert "note: the checkpoint's run trained with --ent-coef 0.01; this run uses 0.02" in capsys.readouterr().out
+    # --train-batch 300 alone: the checkpoint's batch of 100 fits it (the default 500 did not)
+    assert train([*bare, "--iterations", "3", "--num-env-runners", "0", "--ent-coef", "0.02", "--train-batch", "300",
+                  "--resume", str(run / "last"), "--out", str(out)]) == 0  # fmt: skip
+    said = capsys.readouterr().out
+    assert "note: the checkpoint's run trained with --ent-coef 0.01; this run uses 0.02" in said
+    assert "note: the checkpoint's run trained with --train-batch 400; this run uses 300" in said
     after = json.loads((out / "last" / "umbrella.json").read_text(encoding="utf-8"))
-    assert (after["train_batch"], after["batch_size"], after["shaping"], after["ent_coef"]) == (400, 200, 0.1, 0.02)
+    taken = ("train_batch", "batch_size", "shaping", "ent_coef", "learning_rate", "n_epochs")
+    assert tuple(after[k] for k in taken) == (300, 100, 0.2, 0.02, 3e-4, 2)
+    for bad, words in (
+        ({"shaping": "x"}, "is damaged: the checkpoint records --shaping as 'x', which is not a value of --shaping"),
+        ({"shaping": 5.0}, "--resume: with the settings the checkpoint records: --shaping must be a number in [0, 1]"),
+    ):
+        (run / "last" / "umbrella.json").write_text(json.dumps({**edited, **bad}), encoding="utf-8")
+        assert train([*bare, "--iterations", "3", "--resume", str(run / "last"), "--out", str(tmp_path / "no")]) == 2
+        said = capsys.readouterr()
+        assert words in said.err and said.err.count("--resume:") == 1 and "note:" not in said.out
 
 
 def test_a_resume_trains_against_the_checkpoints_opponents_unless_told_otherwise(

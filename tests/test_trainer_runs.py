@@ -92,6 +92,33 @@ def test_az_resume_applies_the_learning_rate_and_weight_decay_given(az_run: Path
     assert (group["lr"], group["weight_decay"]) == (saved["lr"], saved["weight_decay"])
 
 
+def test_az_resume_goes_on_with_its_runs_settings_unless_given(az_run: Path, tmp_path, capsys) -> None:
+    """A resume left --max-turns, --simulations, --selfplay, ... at the options' defaults,
+    unsaid (a run of 40-turn games went on at 100 turns, a policy-gradient run with the
+    Gumbel search; trainer audit, 2026-12-07); the sidecar recorded them all along."""
+    import shutil
+
+    from umbrella_env.training import alphazero
+
+    meta = json.loads((az_run / "last.json").read_text())
+    assert (meta["max_turns"], meta["simulations"]) == (40, 2)
+    bare = [*_without(TINY, "--pretrain-games", "--pretrain-epochs", "--iterations", "--max-turns", "--simulations"),
+            "--iterations", "2", "--resume", str(az_run / "last.pt")]  # fmt: skip
+    assert alphazero.main([*bare, "--out", str(tmp_path / "a")]) == 0
+    assert "note:" not in capsys.readouterr().out
+    after = json.loads((tmp_path / "a" / "last.json").read_text())
+    assert (after["max_turns"], after["simulations"]) == (40, 2)
+    assert alphazero.main([*bare, "--simulations", "3", "--out", str(tmp_path / "b")]) == 0
+    assert "note: the checkpoint's run trained with --simulations 2; this run uses 3" in capsys.readouterr().out
+    assert json.loads((tmp_path / "b" / "last.json").read_text())["simulations"] == 3
+    run = tmp_path / "run"
+    shutil.copytree(az_run, run)
+    (run / "last.json").write_text(json.dumps({**meta, "selfplay": "other"}))
+    bare[-1] = str(run / "last.pt")
+    err = _refused(alphazero.main, [*bare, "--out", str(tmp_path / "c")], capsys)
+    assert "--resume: with the settings the checkpoint records: --selfplay must be one of gumbel" in err
+
+
 def test_az_resume_says_what_it_cannot_continue(az_run: Path, tmp_path, capsys) -> None:
     # A lone last.pt, or best.pt beside last.pt's optimizer state, started a fresh optimizer
     # and history (or took another iteration's optimizer) without a word.
@@ -278,8 +305,9 @@ def test_ppo_resume_and_cache_refuse_unreadable_files(tmp_path, capsys) -> None:
     (run / "last.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "sha256"}))  # as before the hash
     err = _refused(ppo.main, [*common, "--resume", str(run / "last.zip"), "--out", str(tmp_path / "r")], capsys)
     assert "is not a readable MaskablePPO .zip" in err and not (tmp_path / "r").exists()
-    err = _refused(ppo.main, [*common, "--resume", str(run / "best.zip"), "--quick", "--out", str(run)], capsys)
-    assert "--pretrain (also set by --quick) clones a teacher into a new policy" in err
+    err = _refused(ppo.main, [*common, "--resume", str(run / "best.zip"), "--pretrain", "heuristic", "--out", str(run)],
+                   capsys)  # fmt: skip
+    assert "--pretrain clones a teacher into a new policy, and --resume continues a trained one" in err
     cache = tmp_path / "cache.npz"
     cache.write_bytes(b"garbage")
     teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]
@@ -419,6 +447,15 @@ def test_az_ctrl_c_names_the_checkpoint_to_resume_from_or_says_there_is_none(tmp
     no_eval = [*_without(argv, "--eval-every"), "--eval-every", "5"]  # nothing saved before the interrupt
     assert alphazero.main([*no_eval, "--pretrain-games", "0", "--out", str(tmp_path / "b")]) == 130
     assert "this run saved no checkpoint" in capsys.readouterr().err  # it used to name a last.pt that did not exist
+
+    def teacher_games(self):  # Ctrl-C in the teacher games: it said "after iteration 0"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(alphazero.Trainer, "pretrain", teacher_games)
+    assert alphazero.main([*argv, "--pretrain-games", "4", "--out", str(tmp_path / "c")]) == 130
+    assert "interrupted in the imitation of heuristic (its teacher games or the fitting): this run saved no" in (
+        capsys.readouterr().err
+    )
 
 
 def test_az_a_worker_that_dies_is_one_line_naming_the_checkpoint(tmp_path, monkeypatch, capsys) -> None:
@@ -835,6 +872,7 @@ def test_az_resume_refuses_an_optimizer_state_that_is_not_finite(az_run: Path, t
     assert "holds an optimizer state that is not finite (NaN or inf) in slide_bias exp_avg_sq" in err
     saved["iteration"] = 0  # of another iteration than last.pt's: not read, so not refused either
     torch.save(saved, run / "optimizer.pt")
+    argv += ["--out", str(tmp_path / "resumed")]  # without --out, a new folder under the current one's runs/
     assert alphazero.main([*argv, "--pretrain-games", "0", "--resume", str(run / "last.pt")]) == 0
     assert "is the optimizer state of iteration 0 (last.pt's), not of the checkpoint's" in capsys.readouterr().err
 
@@ -1183,6 +1221,12 @@ def test_ppo_resume_goes_on_with_its_runs_settings_and_takes_the_command_it_was_
     assert ppo.main([*bare, "--out", str(tmp_path / "bare")]) == 0  # the options left out: the run's
     resumed = json.loads((tmp_path / "bare" / "last.json").read_text())
     assert (resumed["shaping"], resumed["opponents"], resumed["learning_rate"]) == (0.3, ["greedy", "self"], 1e-4)
+    # --quick --resume (the interrupted --quick command with --resume added) was refused
+    quick = [*_without(bare, "--eval-games", "--max-turns"), "--quick", "--eval-games", "2", "--timesteps", "384"]
+    assert ppo.main([*quick, "--out", str(tmp_path / "quick")]) == 0
+    said = capsys.readouterr().out
+    assert "teacher" not in said and "cloning" not in said  # the preset without its cloning
+    assert json.loads((tmp_path / "quick" / "last.json").read_text())["max_turns"] == 60  # the run's, recorded
     assert ppo.main([*bare, "--shaping", "0.2", "--out", str(tmp_path / "other")]) == 0
     assert "note: the checkpoint's run trained with --shaping 0.3; this run uses 0.2" in capsys.readouterr().out
     assert json.loads((tmp_path / "other" / "last.json").read_text())["shaping"] == 0.2
@@ -1200,4 +1244,14 @@ def test_ppo_resume_goes_on_with_its_runs_settings_and_takes_the_command_it_was_
     (damaged / "last.json").write_text(json.dumps(meta))
     err = _refused(ppo.main, [*_without(bare, "--resume"), "--resume", str(damaged / "last.zip"),
                               "--out", str(tmp_path / "refused")], capsys)  # fmt: skip
-    assert "--resume: the checkpoint's recorded --shaping must be a number in [0, 1], got 5.0" in err
+    assert "--resume: with the settings the checkpoint records: --shaping must be a number in [0, 1], got 5.0" in err
+    for opponents in ([["random"]], [""], "random"):  # a list held a list: a TypeError traceback
+        (damaged / "last.json").write_text(json.dumps({**meta, "shaping": 0.3, "opponents": opponents}))
+        err = _refused(ppo.main, [*_without(bare, "--resume"), "--resume", str(damaged / "last.zip"),
+                                  "--out", str(tmp_path / "refused")], capsys)  # fmt: skip
+        assert f"the checkpoint records --opponents as {opponents!r}, which is not a value of --opponents" in err
+    (damaged / "last.json").write_text(json.dumps({**meta, "shaping": 0.3, "opponents": [str(tmp_path / "gone.zip")]}))
+    err = _refused(ppo.main, [*_without(bare, "--resume"), "--resume", str(damaged / "last.zip"),
+                              "--out", str(tmp_path / "refused")], capsys)  # fmt: skip
+    assert f"the checkpoint's run trained against {str(tmp_path / 'gone.zip')!r}, which cannot be built here" in err
+    assert err.rstrip().endswith("give --opponents")

@@ -5,6 +5,7 @@ time, never with a traceback from inside a library (review of security, helper a
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -158,6 +159,8 @@ def test_a_key_given_twice_in_json_is_refused_as_in_toml(tmp_path: Path) -> None
     with pytest.raises(ValueError, match=r"^not valid JSON \(the key 'reserve' is given twice in one object\)$"):
         parse_json('{"reserve": 5, "reserve": 30}')
     assert parse_json('[{"a": 1}, {"a": 2}]') == [{"a": 1}, {"a": 2}]  # one key in each of two objects
+    with pytest.raises(ValueError, match=re.escape("the key 'a;b' is given twice")):  # not cut at its ';'
+        parse_json('{"a;b": 1, "a;b": 2}')
     f = tmp_path / "components.json"
     f.write_text('{"reserve": 5, "reserve": 30}', encoding="utf-8")
     with pytest.raises(ComponentError, match="given twice"):

@@ -436,3 +436,30 @@ def test_play_forced_rows_takes_each_games_forced_decisions_as_play_forced(num_p
                     held += int(len(game.legal_actions()) == 1 and not game.done)
             assert batch_io.to_dict(state, b) == game.to_dict()
     assert forced > 0 and held > 0
+
+
+@pytest.mark.parametrize("auto_forced", [False, True])
+def test_auto_forced_steps_a_forced_position_as_the_single_env(auto_forced: bool) -> None:
+    """A sub-env at a position whose slide leaves one legal validation: with
+    ``auto_forced`` the native step takes it (reward, score, observation and mask as the
+    single env's), without it the mask shows the one option (diff review, 2026-12-07:
+    random solo play has almost no forced decision, so the sync comparison could not fail)."""
+    from tests.test_solo_env import _position_with_a_forced_validation
+    from umbrella_env.core import batch_io
+
+    d, slide = _position_with_a_forced_validation()
+    single = gym.make("umbrella_env/Solo-v0", plate_level=1, auto_forced=auto_forced).unwrapped
+    single.reset(seed=0)
+    single.set_state(d)
+    obs_1, reward_1, _, _, info_1 = single.step(slide)
+    vec = make_native(3, plate_level=1, auto_forced=auto_forced).unwrapped
+    _, info = vec.reset(seed=0)
+    batch_io.load_dict(vec._state, 1, d)  # the position, in the middle of a batch
+    vec._scores[1] = d["scores"][0]  # the score the step's reward counts from
+    vec._update_mask()
+    actions = np.array([np.flatnonzero(info["action_mask"][0])[0], slide, np.flatnonzero(info["action_mask"][2])[0]])
+    obs, reward, _, _, info = vec.step(actions)
+    np.testing.assert_array_equal(obs[1], obs_1)
+    assert reward[1] == reward_1 and info["score"][1] == info_1["score"]
+    np.testing.assert_array_equal(info["action_mask"][1], info_1["action_mask"])
+    assert (info["action_mask"][1].sum() == 1) == (not auto_forced)

@@ -292,6 +292,9 @@ class Parity:
     #: float32 carries about 7 digits, so a confident policy's logits of a few hundred differ
     #: by more than 1e-4 between two correct runtimes
     max_logit_rel: float = 0.0
+    #: positions whose two argmax actions differ by more than a near tie: torch's logits of
+    #: the two actions more than :data:`TOLERANCE` of the row's size apart
+    other_actions: int = 0
 
 
 def check_parity(
@@ -301,7 +304,7 @@ def check_parity(
     ``chunk`` at a time (one pass over 20,000 positions took 6 GB)."""
     onnx = OnnxAgent(onnx_path)
     logit_diff = value_diff = logit_rel = 0.0
-    same = 0
+    same = other = 0
     for start in range(0, len(observations), chunk):
         obs, mask = observations[start : start + chunk], np.asarray(masks[start : start + chunk])
         want_logits, want_values = masked_outputs(module, obs, mask)
@@ -312,8 +315,12 @@ def check_parity(
         logit_diff = max(logit_diff, _worst(gap[legal]))
         logit_rel = max(logit_rel, _worst((gap / size)[legal]))
         value_diff = max(value_diff, _worst(np.abs(got_values - want_values)))
-        same += int((got_logits.argmax(1) == want_logits.argmax(1)).sum())
-    return Parity(len(observations), logit_diff, value_diff, same, logit_rel)
+        got, want = got_logits.argmax(1), want_logits.argmax(1)
+        same += int((got == want).sum())
+        rows = np.arange(len(want))
+        apart = np.abs(want_logits[rows, got] - want_logits[rows, want]) > TOLERANCE * size[:, 0]
+        other += int(((got != want) & apart).sum())
+    return Parity(len(observations), logit_diff, value_diff, same, logit_rel, other)
 
 
 def _worst(differences: np.ndarray) -> float:
@@ -416,10 +423,15 @@ def main(argv: list[str] | None = None) -> int:
                 else ""
             )
         )
-        if max(parity.max_logit_rel, parity.max_value_diff) > TOLERANCE:
+        if max(parity.max_logit_rel, parity.max_value_diff) > TOLERANCE or parity.other_actions:
             print(
-                f"error: {args.out} differs from the checkpoint by more than {TOLERANCE:g} (the file is kept for a "
-                "look; --overwrite replaces it)",
+                f"error: {args.out} differs from the checkpoint by more than {TOLERANCE:g}"
+                + (
+                    f", and chooses another action at {parity.other_actions} position(s)"
+                    if parity.other_actions
+                    else ""
+                )
+                + " (the file is kept for a look; --overwrite replaces it)",
                 file=sys.stderr,
             )
             return 1

@@ -56,7 +56,7 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +117,7 @@ from umbrella_env.training.options import (
     adopt_recorded,
     check_game,
     check_layers,
+    check_recorded_opponents,
     given_among,
     given_options,
     resume_seed,
@@ -297,8 +298,10 @@ TRAINING_OPTIONS = (
 SELF_PLAY = "self"
 
 
-def check_options(args: argparse.Namespace) -> GameConfig:
-    """The game configuration, or ``ValueError`` for an option out of range (nothing built yet)."""
+def check_options(args: argparse.Namespace, *, resumed: bool = False) -> GameConfig:
+    """The game configuration, or ``ValueError`` for an option out of range (nothing built
+    yet); ``resumed``: the options as typed, before a resume takes the checkpoint's
+    (--batch-size against --train-batch waits for them)."""
     check_game(args.players, args.level, args.max_turns)
     if args.num_env_runners < 0:
         raise ValueError(
@@ -319,7 +322,7 @@ def check_options(args: argparse.Namespace) -> GameConfig:
     problem = first_problem(problems)
     if problem:
         raise ValueError(problem)
-    if args.batch_size > args.train_batch:
+    if not resumed and args.batch_size > args.train_batch:
         raise ValueError(f"--batch-size {args.batch_size} is larger than --train-batch {args.train_batch}")
     check_layers("--net", args.net)
     config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
@@ -598,6 +601,8 @@ class Resume:
     meta: dict[str, Any]
     #: the lines of the run's progress.jsonl up to the checkpoint's iteration
     rows: list[dict[str, Any]]
+    #: the note lines of the training options given that differ from the checkpoint's
+    notes: list[str] = field(default_factory=list)
 
     def continues_in(self, out: Path) -> bool:
         """Whether ``out`` is the checkpoint's own run folder: the run goes on there."""
@@ -672,18 +677,9 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
         notes = adopt_recorded(args, given, meta, training)  # the ranges: check_options, run after this
     except ValueError as exc:
         raise ValueError(f"{damaged}: {exc}") from None
-    for note in notes:
-        print(note, flush=True)
     if not config.solo and opponents is not None and "opponents" not in given:
         args.opponents = list(opponents) or None  # the run goes on against whom it trained with
-        for spec in opponents:
-            try:
-                build_agent(spec, config)
-            except AgentSpecError as exc:
-                raise ValueError(
-                    f"--resume: the checkpoint's run trained against {spec!r}, which cannot be built here ({exc}); "
-                    "give --opponents"
-                ) from None
+        check_recorded_opponents(opponents, config)
     done, at = int(meta["timesteps"]), int(meta["iteration"])
     if done >= args.timesteps or (args.iterations is not None and at >= args.iterations):
         totals = f"--timesteps ({int(args.timesteps):,})" + (
@@ -693,7 +689,7 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
             f"--resume: the checkpoint has trained {done:,} env steps in {at} iterations; {totals} "
             f"{'are' if args.iterations is not None else 'is'} the run's total: give more"
         )
-    return Resume(path, meta, _progress_rows(path.parent / "progress.jsonl", at))
+    return Resume(path, meta, _progress_rows(path.parent / "progress.jsonl", at), notes)
 
 
 def _progress_rows(progress: Path, through: int) -> list[dict[str, Any]]:
@@ -761,7 +757,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # a usage error: exit status 2 (command)
     try:
         import_ray(PROG)
-        config = check_options(args)
+        config = check_options(args, resumed=args.resume is not None)
         if config.solo:
             ignored = given_among(build_parser, argv, MULTIPLAYER_ONLY)
             if ignored:
@@ -778,9 +774,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or default_run_dir(f"rllib-{args.players}p-l{args.level}")
     try:
         resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv), out, config)
-        config = check_options(args)  # with the checkpoint's --max-turns when not given
     except ValueError as exc:
         return _fail(str(exc))
+    if resume is not None:
+        try:  # the settings the checkpoint records (--max-turns, the training options) when not given
+            config = check_options(args)
+        except ValueError as exc:
+            return _fail(f"--resume: with the settings the checkpoint records: {exc}")
     problem = output_dir_problem(out)
     if problem is not None:
         return _fail(f"--out {str(out)!r} cannot hold the run: {problem}")
@@ -873,6 +873,8 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
             ) from None
         steps, iteration = int(resume.meta["timesteps"]), int(resume.meta["iteration"])
         print(f"resumed {resume.path} at iteration {iteration}, {steps:,} env steps", flush=True)
+        for note in resume.notes:
+            print(note, flush=True)
         trained = resume.meta.get("opponents")
         if not config.solo and trained is not None and [absolute_spec(t) for t in trained] != _opponent_specs(args):
             print(f"note: the checkpoint's run trained {_mode(trained)}; this run trains {_mode(args.opponents)}",

@@ -193,7 +193,13 @@ def decode(action: int) -> tuple[int, tuple[int, ...]]:
 
 def check_action_id(action: object) -> int:
     """Return ``action`` as an int, or raise :class:`ActionError` if it is not an id (an
-    int, a NumPy integer, or a 0-d integer array, as the envs' ``step`` takes)."""
+    int, a NumPy integer, or a 0-d integer array, NumPy's or another library's such as a
+    torch tensor: what ``np.asarray`` reads, as the batched steps take theirs)."""
+    if not isinstance(action, (int, np.generic, np.ndarray)) and hasattr(action, "__array__"):
+        try:
+            action = np.asarray(action)
+        except Exception:  # an array of another library that NumPy cannot read (a GPU tensor): refused below
+            pass
     if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
         action = action[()]
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):

@@ -33,16 +33,17 @@ class StateError(UmbrellaError, ValueError):
 
 class ArgumentError(UmbrellaError, ValueError):
     """An argument of a call outside what the call takes: an unknown agent or option value,
-    a seat, a layout, a reset option."""
+    an observer seat, a layout, a reset option."""
 
 
-class ArgumentTypeError(ArgumentError, TypeError):
+class ArgumentTypeError(UmbrellaError, TypeError):
     """An argument of a call of the wrong type (a flag that is not a bool, options that are
-    not a dict), or a change to what cannot be changed (a component set)."""
+    not a dict), or a change to what cannot be changed (a component set): a ``TypeError``,
+    as these always were, not a ``ValueError``."""
 
 
 class OutOfRangeError(UmbrellaError, IndexError):
-    """An index argument out of range: a game of a batch, a seat, a slot."""
+    """An index argument out of range: a game of a batch, a seat or slot of a game's table."""
 
 
 class NotStartedError(UmbrellaError, RuntimeError):

@@ -33,4 +33,5 @@ def parse_json(text: str | bytes) -> Any:
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     except ValueError as exc:  # UnicodeDecodeError of bytes, a number past the digit limit
-        raise ValueError(f"not valid JSON ({str(exc).split(';')[0]})") from None
+        said = str(exc)  # a number past the digit limit: its advice to raise the limit is left out
+        raise ValueError(f"not valid JSON ({said.split(';')[0] if 'Exceeds the limit' in said else said})") from None

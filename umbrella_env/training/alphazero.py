@@ -143,6 +143,7 @@ from umbrella_env.training.options import (
     MAX_LEARNING_RATE,
     RUN_FILES,
     TRAINER_SEED_HELP,
+    adopt_recorded,
     apply_preset,
     check_game,
     check_layers,
@@ -918,7 +919,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--pretrain-games",
         type=int,
         default=1000,
-        help="teacher games fitted before self-play, 0 for none (default 1000)",
+        help="teacher games fitted before self-play, 0 for none (default 1000; with --init, 0 unless --teacher "
+        "is given: the run starts from the checkpoint's network)",
     )
     p.add_argument("--pretrain-epochs", type=int, default=4, help="epochs over the teacher games (default 4)")
     p.add_argument("--eval-every", type=int, default=5, help="iterations between evaluations (default 5)")
@@ -1018,6 +1020,8 @@ def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple
         apply_preset(args, QUICK, given)
     if args.init is not None:
         args.init = model_file(args.init)
+        if not {"pretrain_games", "teacher"} & given:  # the start is the checkpoint's network, not the teacher's
+            args.pretrain_games = 0
     return args, given
 
 
@@ -1137,6 +1141,36 @@ def adopt_architecture(meta: dict[str, Any], args: argparse.Namespace, given: Co
         args.slide_hidden = int(meta.get("slide_hidden", DEFAULT_SLIDE_HIDDEN))
 
 
+#: The run's settings a ``--resume`` takes from its checkpoint's sidecar unless the command
+#: line gives them (a given one that differs is used, and a note says so): how its games are
+#: played.  ``--seed`` is each session's own (the sidecar's ``resumed`` list).
+RUN_SETTINGS = (
+    ("--selfplay", "selfplay"),
+    ("--max-turns", "max_turns"),
+    ("--simulations", "simulations"),
+    ("--max-considered", "max_considered"),
+    ("--c-scale", "c_scale"),
+    ("--rollout-weight", "rollout_weight"),
+    ("--rollout-turns", "rollout_turns"),
+    ("--margin-weight", "margin_weight"),
+)
+
+
+def adopt_settings(meta: dict[str, Any], args: argparse.Namespace, given: Collection[str]) -> list[str]:
+    """``--resume``: :data:`RUN_SETTINGS` not given take the checkpoint's values (a resume left
+    them at the options' defaults, unsaid: a policy-gradient run went on with the Gumbel
+    search); the note lines returned name a given one that differs.  ``ValueError`` for a
+    recorded value of the wrong kind or out of range, before anything is built."""
+    try:
+        notes = adopt_recorded(args, given, meta, RUN_SETTINGS)
+        if args.selfplay not in SELFPLAY_MODES:
+            raise ValueError(f"--selfplay must be one of {', '.join(SELFPLAY_MODES)}, got {args.selfplay!r}")
+        check_options(args, given)  # the recorded values' ranges
+    except ValueError as exc:
+        raise ValueError(f"--resume: with the settings the checkpoint records: {exc}") from None
+    return notes
+
+
 def check_architecture(
     flag: str, path: Path, meta: dict[str, Any], args: argparse.Namespace, config: GameConfig
 ) -> None:
@@ -1190,6 +1224,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         check_options(args, given)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         resume_meta = None
+        settings_notes: list[str] = []
         if args.resume is not None and args.init is not None:
             raise ValueError("--resume continues a run and --init starts a new one: give one of them")
         init_net = None
@@ -1203,6 +1238,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
             resume_meta = read_metadata(args.resume)
             adopt_architecture(resume_meta, args, given)
             check_architecture("--resume", args.resume, resume_meta, args, config)
+            settings_notes = adopt_settings(resume_meta, args, given)
+            config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
             done = int(resume_meta.get("iteration", 0))
             if args.iterations <= done:
                 raise ValueError(
@@ -1223,6 +1260,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         remove_run(out, RUN_FILES)
     for note in [] if resume is None else resume.notes:
         print(f"note: --resume: {note}", file=sys.stderr)
+    for note in settings_notes:  # the resume passed every check
+        print(note, flush=True)
     with output_folder(out):  # a run stopped before writing anything leaves no empty folder
         return _run(Trainer(args, config, out, command_line(argv), resume, init_net, given), out)
 
@@ -1251,7 +1290,8 @@ def _run(trainer: Trainer, out: Path) -> int:
         if isinstance(exc, WorkerDied):
             print(f"\nerror: {exc}; {where}", file=sys.stderr)
             return 1
-        print(f"\ninterrupted after iteration {trainer.iteration}: {where}", file=sys.stderr)
+        when = f"in {trainer.stage}" if trainer.stage else f"after iteration {trainer.iteration}"
+        print(f"\ninterrupted {when}: {where}", file=sys.stderr)
         return 130
 
 
@@ -1421,6 +1461,8 @@ class Trainer:
         self.seconds = 0.0
         #: the iteration whose network this run last wrote to last.pt (None: none yet)
         self.last_saved: int | None = None
+        #: what the run is doing before its first iteration, named by a Ctrl-C (None in the iterations)
+        self.stage: str | None = None
         #: how the network was first made (a resumed run keeps its checkpoint's), and the resumes since
         self.origin: dict[str, Any] | None = None
         self.resumed: list[dict[str, Any]] = []
@@ -1738,13 +1780,17 @@ class Trainer:
         try:
             if a.resume is None and (a.pretrain_games or a.init is not None):
                 if a.pretrain_games:
+                    self.stage = f"the imitation of {a.teacher} (its teacher games or the fitting)"
                     self.pretrain()
+                self.stage = "the evaluation of the starting point"
                 self.evaluate()  # the starting point of the learning curve
+                self.stage = None
                 self._save_last()  # fresh optimizer: no self-play step yet
                 self.write_history()
                 self.write_metrics()
             first = self.iteration  # a resumed run's iterations before this session
-            bar = Progress(a.iterations * a.games, not a.no_progress, "self-play games", initial=first * a.games)
+            # this session's games (a resumed run's --games may differ from the earlier sessions')
+            bar = Progress((a.iterations - first) * a.games, not a.no_progress, "self-play games")
             every_line = a.no_progress or bar.plain or not is_terminal(sys.stdout)  # no bar, or a log: a line each
             while self.iteration < a.iterations:
                 t0 = time.perf_counter()

@@ -13,6 +13,7 @@ import numpy as np
 from agents.checks import MAX_LAYER_SIZE, MAX_LAYERS
 from umbrella_env.cli_args import command_name, game_options_problem, seed_option
 from umbrella_env.evaluation.stats import wilson_interval
+from umbrella_env.match import AgentSpecError, build_agent
 from umbrella_env.paths import previous_run
 from umbrella_env.training.metrics import METRICS_FILE, STEP_COLUMNS, written_by_a_trainer
 
@@ -72,29 +73,44 @@ def shown_option(value: Any) -> str:
     )
 
 
+def _recorded_value(flag: str, saved: Any, now: Any) -> Any:
+    """``saved``, the checkpoint's value of ``flag``, as the option holds it (an int read
+    for a float option becomes a float), or a ``ValueError`` when it is of another kind
+    than ``now``, the option's value: a damaged file."""
+    if isinstance(now, list) or now is None:  # agent specs: a list of non-empty strings
+        ok = isinstance(saved, list) and bool(saved) and all(isinstance(v, str) and v for v in saved)
+    elif isinstance(now, float):
+        ok = isinstance(saved, int | float) and not isinstance(saved, bool)
+        saved = float(saved) if ok else saved  # a hand-edited 1 is the rate 1.0
+    elif isinstance(now, int) and not isinstance(now, bool):
+        ok = type(saved) is int
+    else:
+        ok = type(saved) is type(now)
+    if not ok:
+        raise ValueError(f"the checkpoint records {flag} as {saved!r}, which is not a value of {flag}")
+    return saved
+
+
 def adopt_recorded(
     args: argparse.Namespace, given: Collection[str], meta: Mapping[str, Any], options: Sequence[tuple[str, str]]
 ) -> list[str]:
     """A ``--resume`` goes on with the settings its checkpoint recorded: each option of
     ``options`` (flag, destination) left out of the command line takes the checkpoint's value;
-    one given that differs is kept, and a note line says so (returned, to be printed).  A
-    value of another type than the option's (a damaged file) is a ``ValueError`` naming it;
-    its range is the caller's options check, run after this.  A checkpoint written before an
-    option was recorded leaves the option as it is."""
+    one given that differs is kept, and a note line says so (returned, for the caller to
+    print once the resume has passed every check).  A value of another kind than the
+    option's (a damaged file) is a ``ValueError`` naming it, raised before any option
+    changes; its range is the caller's options check, run after this.  A checkpoint written
+    before an option was recorded leaves the option as it is."""
+    recorded = {
+        dest: _recorded_value(flag, meta[dest], getattr(args, dest))
+        for flag, dest in options
+        if meta.get(dest) is not None
+    }
     notes = []
     for flag, dest in options:
-        saved, now = meta.get(dest), getattr(args, dest)
-        if saved is None:
+        if dest not in recorded:
             continue
-        if isinstance(now, float) and type(saved) is int:
-            saved = float(saved)  # JSON writes 1.0 as 1.0, but a hand-edited 1 is the same rate
-        same_kind = type(saved) is type(now) or (
-            isinstance(now, list | type(None)) and isinstance(saved, list) and all(type(v) is str for v in saved)
-        )
-        if isinstance(now, int) and not isinstance(now, bool) and type(saved) is not int:
-            same_kind = False
-        if not same_kind:
-            raise ValueError(f"--resume: the checkpoint records {flag} as {saved!r}, which is not a value of {flag}")
+        saved, now = recorded[dest], getattr(args, dest)
         if dest not in given:
             setattr(args, dest, saved)
         elif now != saved:
@@ -103,6 +119,22 @@ def adopt_recorded(
                 f"this run uses {shown_option(now)}"
             )
     return notes
+
+
+def check_recorded_opponents(specs: Sequence[str], config: Any) -> None:
+    """The opponents a resumed run takes from its checkpoint can still be built (a checkpoint
+    opponent may have moved since), or a ``ValueError`` naming the one that cannot and the
+    way out; ``random`` and ``self`` are the trainers' own."""
+    for spec in specs:
+        if spec in ("random", "self"):
+            continue
+        try:
+            build_agent(spec, config)
+        except AgentSpecError as exc:
+            raise ValueError(
+                f"--resume: the checkpoint's run trained against {spec!r}, which cannot be built here ({exc}); "
+                "give --opponents"
+            ) from None
 
 
 #: The largest --seed of the trainers: Stable-Baselines3 (and NumPy's legacy seeding) take

@@ -114,6 +114,7 @@ from umbrella_env.training.options import (
     apply_preset,
     check_game,
     check_layers,
+    check_recorded_opponents,
     given_options,
     overwrite_problem,
     resume_seed,
@@ -776,6 +777,15 @@ QUICK = {
 }
 
 
+#: The options of :data:`QUICK` that make a new policy (the cloning): a resumed ``--quick`` run
+#: takes the others.
+_PRETRAIN_KEYS = ("pretrain", "pretrain_games", "pretrain_epochs")
+
+
+def _without_keys(preset: dict[str, Any], keys: Collection[str]) -> dict[str, Any]:
+    return {k: v for k, v in preset.items() if k not in keys}
+
+
 def _pretrain_opponents(args: argparse.Namespace, config: GameConfig) -> list[str]:
     return ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
 
@@ -875,7 +885,7 @@ _MULTIPLAYER_ONLY = (
     ("--shaping", "shaping"),
 )
 #: Options a ``--resume`` takes from its checkpoint (MaskablePPO.load keeps the saved network
-#: and PPO settings), refused rather than silently ignored.
+#: and PPO settings): one given must equal the recorded value (:func:`adopt_settings`).
 _FROM_CHECKPOINT = (
     ("--net", "net"),
     ("--features", "features"),
@@ -943,8 +953,8 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
             )
     if args.resume is not None and args.pretrain is not None:
         raise ValueError(
-            "--pretrain (also set by --quick) clones a teacher into a new policy, and --resume continues a trained "
-            "one: leave out --pretrain and --quick when resuming"
+            "--pretrain clones a teacher into a new policy, and --resume continues a trained one: leave out "
+            "--pretrain when resuming (--quick --resume continues a --quick run without its cloning)"
         )
     if args.pretrain is None:
         for flag, attr in _PRETRAIN_ONLY:
@@ -954,13 +964,14 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
                 )
 
 
-def adopt_settings(args: argparse.Namespace, given: Collection[str], solo: bool) -> None:
+def adopt_settings(args: argparse.Namespace, given: Collection[str], config: GameConfig) -> list[str]:
     """A ``--resume`` keeps its checkpoint's network and PPO settings (:data:`_FROM_CHECKPOINT`:
     one given must equal the recorded one, so the interrupted command with ``--resume`` added
-    runs) and, at 2-4 players, goes on with its run's ``--shaping`` and ``--opponents``
-    (:data:`_RUN_SETTINGS`) unless the command line gives them: a given one that differs is
-    used, and a note says so.  ``ValueError`` for a sidecar that cannot be read or records a
-    value out of range."""
+    runs) and goes on with its run's ``--max-turns`` (the observation's turn fraction counts
+    to it) and, at 2-4 players, ``--shaping`` and ``--opponents`` (:data:`_RUN_SETTINGS`)
+    unless the command line gives them: a given one that differs is
+    used, and the note lines returned say so.  ``ValueError`` for a sidecar that cannot be
+    read or records a value out of range, and for a recorded opponent that cannot be built."""
     if "opponents" in given:  # compared with the recorded ones, whose checkpoint paths are absolute
         args.opponents = [absolute_spec(s) for s in args.opponents]
     try:
@@ -975,23 +986,20 @@ def adopt_settings(args: argparse.Namespace, given: Collection[str], solo: bool)
             raise ValueError(
                 f"{flag} comes from the checkpoint on --resume (its network and PPO settings); leave it out"
             )
-        if dest == "batch_size":  # as build_model sets it: at most a rollout
-            now = min(now, N_STEPS * args.n_envs)
-        if (list(now) if dest == "net" else now) != saved:
+        if (list(now) if dest == "net" else now) != saved:  # a given --batch-size is never above a rollout
             raise ValueError(
                 f"{flag} {shown_option(now)} differs from the checkpoint's ({shown_option(saved)}): leave {flag} "
                 "out (a resume keeps its network and PPO settings)"
             )
-    if solo:
-        return
-    notes = adopt_recorded(args, given, meta, _RUN_SETTINGS)
-    problem = real_problem("--shaping", args.shaping, minimum=0, maximum=MAX_SHAPING)
-    if problem is None and not args.opponents:
-        problem = "--opponents is empty"
-    if problem:
-        raise ValueError(f"--resume: the checkpoint's recorded {problem}")
-    for note in notes:
-        say(note)
+    settings = [("--max-turns", "max_turns"), *([] if config.solo else _RUN_SETTINGS)]
+    try:
+        notes = adopt_recorded(args, given, meta, settings)
+        check_options(args, given)  # the recorded values' ranges
+    except ValueError as exc:
+        raise ValueError(f"--resume: with the settings the checkpoint records: {exc}") from None
+    if not config.solo and "opponents" not in given:
+        check_recorded_opponents(sorted(set(args.opponents)), config)
+    return notes
 
 
 def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, set[str]]:
@@ -1001,8 +1009,8 @@ def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[arg
     (:data:`MODE_DEFAULTS`) fill in the rest."""
     args = parser.parse_args(argv)
     given = given_options(build_parser, argv)
-    if args.quick:
-        apply_preset(args, QUICK, given)
+    if args.quick:  # a resumed --quick run: the preset without its cloning, which made the policy resumed
+        apply_preset(args, QUICK if args.resume is None else _without_keys(QUICK, _PRETRAIN_KEYS), given)
     return resolve_defaults(args), given
 
 
@@ -1013,8 +1021,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_options(args, given)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
-        if args.resume is not None:
-            adopt_settings(args, given, config.solo)
+        notes = [] if args.resume is None else adopt_settings(args, given, config)
+        config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         # Unknown agents, and checkpoints made for another game, are refused here, before any work.
         if args.pretrain is not None:
             build_agent(args.pretrain, config)
@@ -1076,6 +1084,8 @@ def main(argv: list[str] | None = None) -> int:
         cached = load_pretrain_cache(args, config)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
+    for note in notes:  # the resume passed every check
+        say(note)
     if args.overwrite:
         remove_run(out, RUN_FILES)
     with output_folder(out):  # a run that failed before writing anything leaves no empty folder
