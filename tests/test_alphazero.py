@@ -1154,3 +1154,4 @@ def test_init_starts_from_the_checkpoints_network_without_imitating_the_teacher_
     assert pretrain_games("--players", "2", "--init", "az-2p") == 0
     assert pretrain_games("--players", "2", "--init", "az-2p", "--teacher", "search") == 1000
     assert pretrain_games("--players", "2", "--init", "az-2p", "--pretrain-games", "50") == 50
+    assert pretrain_games("--players", "2", "--init", "az-2p", "--pretrain-epochs", "8") == 1000  # a pretraining

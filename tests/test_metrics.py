@@ -79,7 +79,9 @@ def test_a_resume_keeps_the_rows_up_to_its_checkpoint_and_replaces_the_rest(tmp_
     ("text", "words"),
     [
         ("iteration,loss\nabc,1\n", "line 2 has no number in its 'iteration' column"),
-        ("loss\n1\n", "line 2 has no number in its 'iteration' column"),
+        ("loss\n1\n", "its header does not begin with a step column"),
+        ("garbage,,,\n", "its header does not begin with a step column"),  # it was replaced, silently
+        ("iteration,loss,x\n1,2,3\n2,3\n4,5,6\n", "line 3 has fewer cells than the header"),
         ("iteration,loss\n1,2,3\n", "line 2 has more cells than the header"),
         (b"iteration\n\xff\xfe\n", "are unreadable (UnicodeDecodeError"),
     ],
@@ -90,6 +92,13 @@ def test_a_damaged_file_is_refused_naming_it(tmp_path, text: str | bytes, words:
     with pytest.raises(ValueError) as info:
         read_rows(path, "iteration", 10)
     assert f"--resume: the run's metrics {str(path)!r}" in str(info.value) and words in str(info.value)
+
+
+def test_a_last_row_cut_short_by_a_kill_is_left_out(tmp_path) -> None:
+    """It was kept with its missing cells empty (trainer audit, 2026-12-07)."""
+    path = tmp_path / "progress.csv"
+    path.write_text("iteration,loss,entropy\n1,0.5,2\n2,0.4\n")
+    assert read_rows(path, "iteration", 10) == [{"iteration": "1", "loss": "0.5", "entropy": "2"}]
 
 
 def test_flush_writes_the_carried_rows_of_a_resume_that_stops_before_its_first_row(tmp_path) -> None:

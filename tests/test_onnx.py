@@ -964,11 +964,17 @@ def test_the_shipped_alphazero_network_exports_with_parity(tmp_path) -> None:
         next(broken.parameters()).fill_(float("nan"))
     nan_parity = export.check_parity(broken, out, obs[:8], masks[:8])
     assert nan_parity.max_logit_diff == nan_parity.max_logit_rel == float("inf")
-    other = export.AZPolicyNet(copy.deepcopy(module.net))  # another network: other moves, not near ties
-    with torch.no_grad():
-        for p in other.parameters():
-            p.add_(torch.randn(p.shape, generator=torch.Generator().manual_seed(1)) * 0.2)
-    assert export.check_parity(other, out, obs[:64], masks[:64]).other_actions > 0
+    unmasked = np.ones_like(masks[:64])  # onnxruntime given every action: it picks illegal ones
+    wrong = export.check_parity(module, out, obs[:64], masks[:64], chunk=64)
+    assert wrong.other_actions == 0
+    broken_onnx = export.OnnxAgent(out)
+    real = broken_onnx.evaluate
+    original = export.OnnxAgent.evaluate
+    try:
+        export.OnnxAgent.evaluate = lambda self, o, m: real(o, unmasked[: len(o)])  # type: ignore[method-assign]
+        assert export.check_parity(module, out, obs[:64], masks[:64], chunk=64).other_actions > 0
+    finally:
+        export.OnnxAgent.evaluate = original  # type: ignore[method-assign]
     chunked = export.check_parity(module, out, obs, masks, chunk=64)  # in chunks, the same figures
     assert (chunked.positions, chunked.same_actions) == (parity.positions, parity.same_actions)
     assert chunked.max_logit_diff == pytest.approx(parity.max_logit_diff, abs=1e-5)

@@ -111,12 +111,40 @@ def test_az_resume_goes_on_with_its_runs_settings_unless_given(az_run: Path, tmp
     assert alphazero.main([*bare, "--simulations", "3", "--out", str(tmp_path / "b")]) == 0
     assert "note: the checkpoint's run trained with --simulations 2; this run uses 3" in capsys.readouterr().out
     assert json.loads((tmp_path / "b" / "last.json").read_text())["simulations"] == 3
+    assert "measured another way" not in capsys.readouterr().err  # evaluated as the run was
+    assert alphazero.main([*bare, "--eval-games", "3", "--out", str(tmp_path / "e")]) == 0
+    # the best of 2 games was kept against evaluations of 3 (trainer audit): a new best.pt
+    assert "the run's evaluations were measured another way" in capsys.readouterr().err
+    history = json.loads((tmp_path / "e" / "history.json").read_text())
+    measured = [h.get("measured") for h in history["history"]]
+    assert measured[-1] == {"eval_games": 3, "eval_search_games": 0} != measured[0]
     run = tmp_path / "run"
     shutil.copytree(az_run, run)
     (run / "last.json").write_text(json.dumps({**meta, "selfplay": "other"}))
     bare[-1] = str(run / "last.pt")
-    err = _refused(alphazero.main, [*bare, "--out", str(tmp_path / "c")], capsys)
-    assert "--resume: with the settings the checkpoint records: --selfplay must be one of gumbel" in err
+    assert alphazero.main([*bare, "--simulations", "3", "--out", str(tmp_path / "c")]) == 2
+    said = capsys.readouterr()
+    assert "--resume: with the settings the checkpoint records: --selfplay must be one of gumbel" in said.err
+    assert "note:" not in said.out  # no note of a refused run
+
+
+def test_az_resume_of_a_policy_gradient_run_keeps_its_mode_and_options(tmp_path, capsys) -> None:
+    """A policy-gradient run resumed without --selfplay went on with the Gumbel search, and its
+    --pg-* options went back to their defaults; one given (--pg-epochs) was refused as 'not used
+    by this run' (diff review, 2026-12-07)."""
+    from umbrella_env.training import alphazero
+
+    solo = ["--players", "1", "--games", "4", "--batch-size", "32", "--pretrain-games", "0", "--eval-every", "1",
+            "--eval-games", "2", "--eval-search-games", "0", "--max-turns", "40", "--hidden", "32", "--workers", "1",
+            "--seed", "5", "--torch-threads", "1", "--no-progress"]  # fmt: skip
+    run = tmp_path / "pg"
+    assert alphazero.main([*solo, "--selfplay", "policy-gradient", "--pg-temperature", "0.6", "--iterations", "1",
+                           "--out", str(run)]) == 0  # fmt: skip
+    assert alphazero.main([*solo, "--pg-epochs", "2", "--iterations", "2", "--resume", str(run / "last.pt"),
+                           "--out", str(run)]) == 0  # fmt: skip
+    meta = json.loads((run / "last.json").read_text())
+    assert meta["selfplay"] == "policy-gradient" and meta["pg"]["temperature"] == 0.6 and meta["pg"]["epochs"] == 2
+    assert "note: the checkpoint's run trained with --pg-epochs" in capsys.readouterr().out
 
 
 def test_az_resume_says_what_it_cannot_continue(az_run: Path, tmp_path, capsys) -> None:
@@ -233,8 +261,10 @@ def test_ppo_interrupted_keeps_last_zip_and_a_summary_that_says_so(tmp_path, mon
     assert ppo.main([*_without(PPO, "--timesteps"), "--timesteps", "100000", "--out", str(out)]) == 130
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["interrupted"] is True and summary["final_metric"] is None
-    assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] >= 256
-    assert "interrupted at" in capsys.readouterr().err  # beside the other commands' interruptions
+    # stopped in the second rollout (4 games x 32 steps each), before its update: last.zip holds the
+    # network of the first update, and says so (it said 256, which a resume would never train on)
+    assert json.loads((out / "last.json").read_text())["timesteps"] == summary["timesteps"] == 128
+    assert "interrupted at 128 trained steps (of the 256 collected: the last update's)" in capsys.readouterr().err
 
 
 def test_ppo_interrupted_in_the_final_evaluation_keeps_last_zip(tmp_path, monkeypatch, capsys) -> None:
@@ -996,7 +1026,8 @@ def test_az_runs_say_what_they_do_and_a_resume_logs_from_where_it_left(az_run: P
     assert [int(n) for n in re.findall(r"^iteration (\d+): ", out, re.M)] == list(range(resumed_at + 1, 4))
     assert re.search(r"^evaluating iteration 2: 4 games vs heuristic$", out, re.M)
     assert re.search(r"^\[eval @ iteration 2, [\d,]+ games, \d+ s\] network alone vs heuristic "
-                     r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(4 games\), mean score -?\d+\.\d\d$", out, re.M)  # fmt: skip
+                     r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(4 games\), mean score -?\d+\.\d\d  \(new best\)$", out, re.M)  # fmt: skip
+    # its first evaluation makes a new best: the run's were of 2 games, these of 4
     assert f"done: {3 - resumed_at} iteration(s) in " in out and "(3 in all)" in out
     assert alphazero.main([*argv, "--pretrain-games", "0", "--out", str(tmp_path / "fresh")]) == 0
     assert writers[-1] == {"purge_step": None}
@@ -1251,7 +1282,10 @@ def test_ppo_resume_goes_on_with_its_runs_settings_and_takes_the_command_it_was_
                                   "--out", str(tmp_path / "refused")], capsys)  # fmt: skip
         assert f"the checkpoint records --opponents as {opponents!r}, which is not a value of --opponents" in err
     (damaged / "last.json").write_text(json.dumps({**meta, "shaping": 0.3, "opponents": [str(tmp_path / "gone.zip")]}))
-    err = _refused(ppo.main, [*_without(bare, "--resume"), "--resume", str(damaged / "last.zip"),
-                              "--out", str(tmp_path / "refused")], capsys)  # fmt: skip
-    assert f"the checkpoint's run trained against {str(tmp_path / 'gone.zip')!r}, which cannot be built here" in err
-    assert err.rstrip().endswith("give --opponents")
+    assert ppo.main([*_without(bare, "--resume"), "--resume", str(damaged / "last.zip"), "--shaping", "0.2",
+                     "--out", str(tmp_path / "refused")]) == 2  # fmt: skip
+    said = capsys.readouterr()
+    assert f"the checkpoint's run trained against {str(tmp_path / 'gone.zip')!r}, which cannot be built here" in (
+        said.err
+    )
+    assert said.err.rstrip().endswith("give --opponents") and "note:" not in said.out  # no note of a refused run

@@ -757,7 +757,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # a usage error: exit status 2 (command)
     try:
         import_ray(PROG)
-        config = check_options(args, resumed=args.resume is not None)
+        typed = given_options(build_parser, argv)
+        # --batch-size against --train-batch waits for the checkpoint's when one of them is left out
+        config = check_options(args, resumed=args.resume is not None and not {"batch_size", "train_batch"} <= typed)
         if config.solo:
             ignored = given_among(build_parser, argv, MULTIPLAYER_ONLY)
             if ignored:

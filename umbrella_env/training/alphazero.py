@@ -919,8 +919,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--pretrain-games",
         type=int,
         default=1000,
-        help="teacher games fitted before self-play, 0 for none (default 1000; with --init, 0 unless --teacher "
-        "is given: the run starts from the checkpoint's network)",
+        help="teacher games fitted before self-play, 0 for none (default 1000; with --init, 0 unless another "
+        "pretraining option is given: the run starts from the checkpoint's network)",
     )
     p.add_argument("--pretrain-epochs", type=int, default=4, help="epochs over the teacher games (default 4)")
     p.add_argument("--eval-every", type=int, default=5, help="iterations between evaluations (default 5)")
@@ -966,7 +966,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         type=path_option,
         default=None,
         help="continue from a .pt checkpoint of this trainer (--hidden, --slide-hidden and --heuristic-inputs, "
-        "left out, are the checkpoint's)",
+        "and how its games were played, --selfplay, --max-turns, --simulations, --max-considered, --c-scale, "
+        "--rollout-weight, --rollout-turns, --margin-weight and --pg-*, left out, are the checkpoint's)",
     )
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous run in --out (refused without it or --resume)"
@@ -1020,7 +1021,7 @@ def parse_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple
         apply_preset(args, QUICK, given)
     if args.init is not None:
         args.init = model_file(args.init)
-        if not {"pretrain_games", "teacher"} & given:  # the start is the checkpoint's network, not the teacher's
+        if not {"pretrain_games", *_PRETRAIN_ONLY} & given:  # the start is the checkpoint's network, not the teacher's
             args.pretrain_games = 0
     return args, given
 
@@ -1153,6 +1154,9 @@ RUN_SETTINGS = (
     ("--rollout-weight", "rollout_weight"),
     ("--rollout-turns", "rollout_turns"),
     ("--margin-weight", "margin_weight"),
+    ("--pg-temperature", "pg_temperature"),
+    ("--pg-epochs", "pg_epochs"),
+    ("--pg-clip", "pg_clip"),
 )
 
 
@@ -1161,8 +1165,10 @@ def adopt_settings(meta: dict[str, Any], args: argparse.Namespace, given: Collec
     them at the options' defaults, unsaid: a policy-gradient run went on with the Gumbel
     search); the note lines returned name a given one that differs.  ``ValueError`` for a
     recorded value of the wrong kind or out of range, before anything is built."""
+    pg = meta.get("pg")  # the policy-gradient options, recorded as one mapping
+    flat = {**meta, **({f"pg_{k}": v for k, v in pg.items()} if isinstance(pg, dict) else {})}
     try:
-        notes = adopt_recorded(args, given, meta, RUN_SETTINGS)
+        notes = adopt_recorded(args, given, flat, RUN_SETTINGS)
         if args.selfplay not in SELFPLAY_MODES:
             raise ValueError(f"--selfplay must be one of {', '.join(SELFPLAY_MODES)}, got {args.selfplay!r}")
         check_options(args, given)  # the recorded values' ranges
@@ -1221,6 +1227,9 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     if args.workers is None:
         args.workers = local_cpus()
     try:
+        if args.resume is not None and "selfplay" not in given:  # the options a run uses follow its mode
+            recorded = read_metadata(args.resume).get("selfplay")
+            args.selfplay = recorded if recorded in SELFPLAY_MODES else args.selfplay
         check_options(args, given)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         resume_meta = None
@@ -1475,7 +1484,15 @@ class Trainer:
             self.games_played = int(meta.get("selfplay_games", 0))
             self.seconds = float(meta.get("train_seconds", 0.0))
             self.history = resume.history
-            self.best = max((h["metric"] for h in self.history), default=-np.inf)
+            alike = [h["metric"] for h in self.history if h.get("measured") == self.measured()]
+            self.best = max(alike, default=-np.inf)
+            if self.history and not alike:
+                print(
+                    "note: --resume: the run's evaluations were measured another way (other --eval-games, "
+                    "--eval-search-games or --eval-search-sims, or before 0.2 recorded them): the first evaluation "
+                    "makes a new best.pt",
+                    file=sys.stderr,
+                )
             self.origin = {k: meta.get(k) for k in _ORIGIN_KEYS}
             self.resumed = [*meta.get("resumed", []), {"command": command, "seed": args.seed}]
             if not copy_checkpoint(Path(args.resume).with_name("best.pt"), out):
@@ -1583,6 +1600,15 @@ class Trainer:
         self.scalars = {}
 
     # ------------------------------------------------------------------- phases
+    def measured(self) -> dict[str, int]:
+        """How an evaluation measures its metric: two evaluations compare (the best network is
+        kept) only when these are equal.  Solo: the network alone's mean over ``--eval-games``."""
+        a = self.args
+        if self.config.solo:
+            return {"eval_games": a.eval_games}
+        searched = {"eval_search_games": a.eval_search_games, "eval_search_sims": a.eval_search_sims}
+        return {"eval_games": a.eval_games, **(searched if a.eval_search_games else {"eval_search_games": 0})}
+
     def pretrain(self) -> None:
         a = self.args
         seeds = np.random.SeedSequence(a.seed, spawn_key=(2,)).generate_state(a.pretrain_games, np.uint64).tolist()
@@ -1693,6 +1719,7 @@ class Trainer:
             "iteration": self.iteration,
             "games": self.games_played,
             "train_seconds": round(self.seconds, 1),
+            "measured": self.measured(),
         }
         if cfg.solo:
             entry["net_score"] = evaluate_network(self.net, eval_cfg, None, a.eval_games, progress=bar.update)[
@@ -1789,8 +1816,9 @@ class Trainer:
                 self.write_history()
                 self.write_metrics()
             first = self.iteration  # a resumed run's iterations before this session
-            # this session's games (a resumed run's --games may differ from the earlier sessions')
-            bar = Progress((a.iterations - first) * a.games, not a.no_progress, "self-play games")
+            # the run's games so far, then this session's (its --games may differ from the earlier sessions')
+            left = (a.iterations - first) * a.games
+            bar = Progress(self.games_played + left, not a.no_progress, "self-play games", initial=self.games_played)
             every_line = a.no_progress or bar.plain or not is_terminal(sys.stdout)  # no bar, or a log: a line each
             while self.iteration < a.iterations:
                 t0 = time.perf_counter()

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     set_torch(threads=max(1, args.torch_threads))
     print(
         f"MaskablePPO, solo level {args.level}, {args.n_envs} games, {train.N_STEPS} steps per rollout, "
-        f"{args.n_epochs} epochs, minibatch {min(args.batch_size, train.N_STEPS * args.n_envs)} (at most a rollout), "
+        f"{args.n_epochs} epochs, minibatch {train.minibatch(args.batch_size, args.n_envs)} (at most a rollout), "
         f"net {args.net}, features {args.features}, "
         f"torch threads {args.torch_threads}",
         flush=True,

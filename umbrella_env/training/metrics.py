@@ -100,17 +100,33 @@ class MetricsFile:
 def read_rows(path: Path, step: str, through: float) -> list[dict[str, str]]:
     """The rows of the ``progress.csv`` at ``path`` whose ``step`` column is at most
     ``through`` (the resumed checkpoint's), or ValueError naming the file when it is not one
-    a trainer wrote (unreadable, or a row without a number in ``step``); none when there is
-    no file (a run of a version before the file)."""
+    a trainer wrote (unreadable, a header without a step column first, a row without a
+    number in ``step``, or one of more or fewer cells than the header before the last row: a
+    last row cut short by a kill is left out); none when there is no file (a run of a
+    version before the file)."""
     if not Path(path).is_file():
         return []
     try:
         with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
+            reader = csv.DictReader(f)
+            rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ValueError(f"--resume: the run's metrics {str(path)!r} are unreadable ({exc!r})") from None
+    header = reader.fieldnames or []  # none: an empty file
+    if header and header[0].strip() not in STEP_COLUMNS:  # a foreign file was replaced, silently, by this run's
+        raise ValueError(
+            f"--resume: the run's metrics {str(path)!r} are not a file this trainer wrote (its header does not "
+            f"begin with a step column, one of {', '.join(STEP_COLUMNS)}); remove it to start the metrics anew"
+        )
+    if rows and None in rows[-1].values():
+        rows.pop()  # a last row cut short by a kill: left out, as the rows after the checkpoint are
     kept = []
     for number, row in enumerate(rows, start=2):
+        if None in row.values():  # fewer cells than the header, before the last row
+            raise ValueError(
+                f"--resume: the run's metrics {str(path)!r} are not a file this trainer wrote (line {number} has "
+                "fewer cells than the header); remove it to start the metrics anew"
+            )
         try:
             at = float(row.get(step) or "")
         except ValueError:

@@ -81,7 +81,10 @@ def _recorded_value(flag: str, saved: Any, now: Any) -> Any:
         ok = isinstance(saved, list) and bool(saved) and all(isinstance(v, str) and v for v in saved)
     elif isinstance(now, float):
         ok = isinstance(saved, int | float) and not isinstance(saved, bool)
-        saved = float(saved) if ok else saved  # a hand-edited 1 is the rate 1.0
+        try:
+            saved = float(saved) if ok else saved  # a hand-edited 1 is the rate 1.0
+        except OverflowError:  # an integer of hundreds of digits
+            ok = False
     elif isinstance(now, int) and not isinstance(now, bool):
         ok = type(saved) is int
     else:

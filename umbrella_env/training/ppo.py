@@ -351,10 +351,13 @@ class TrainCallback(BaseCallback):
         self.next_snapshot = args.snapshot_every
         self.history: list[dict[str, Any]] = []
         self.start_timesteps = 0
+        #: the steps the network has been updated on: the count at the start of the rollout being
+        #: collected (SB3 updates after a whole rollout), all of them once ``learn`` returns
+        self.trained_timesteps = 0
 
     def _on_training_start(self) -> None:
         t = self.num_timesteps
-        self.start_timesteps = t
+        self.start_timesteps = self.trained_timesteps = t
         self.next_eval = (t // self.args.eval_every + 1) * self.args.eval_every
         self.next_snapshot = (t // self.args.snapshot_every + 1) * self.args.snapshot_every
         if t > 0:  # a resumed run: its "self" seats play the resumed model from the first step
@@ -368,6 +371,9 @@ class TrainCallback(BaseCallback):
             # its samples draw from its own generator, seeded by the run's seed and the step
             seed = int(np.random.SeedSequence([self.args.seed, int(t)]).generate_state(1)[0])
             self.pool.snapshot = PolicyAgent(path, deterministic=False, seed=seed)
+
+    def _on_rollout_start(self) -> None:
+        self.trained_timesteps = self.num_timesteps
 
     def _on_step(self) -> bool:
         t = self.num_timesteps
@@ -665,6 +671,11 @@ def rollout_bytes(n_envs: int) -> int:
     return N_STEPS * n_envs * (OBS_SIZE + A.NUM_ACTIONS) * 4
 
 
+def minibatch(batch_size: int, n_envs: int) -> int:
+    """The PPO minibatch of ``--batch-size`` on ``--n-envs`` games: at most a rollout."""
+    return min(batch_size, N_STEPS * n_envs)
+
+
 def build_model(
     args: argparse.Namespace, env: Any, tensorboard_log: str | None = None, metrics: MetricsFile | None = None
 ) -> Any:
@@ -675,7 +686,7 @@ def build_model(
             "MlpPolicy",
             env,
             n_steps=N_STEPS,
-            batch_size=min(args.batch_size, N_STEPS * args.n_envs),
+            batch_size=minibatch(args.batch_size, args.n_envs),
             n_epochs=args.n_epochs,
             learning_rate=args.learning_rate,
             gamma=GAMMA,
@@ -1182,12 +1193,21 @@ def _train(
             reset_num_timesteps=args.resume is None,
         )
         elapsed = time.perf_counter() - t0
+        callback.trained_timesteps = int(model.num_timesteps)
         check_policy(model, f"the PPO update at step {int(model.num_timesteps):,}")
         final = callback.evaluate(final=True)
     except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
         interrupted = True
         _close(bar)  # before the message: closed after it, the bar was drawn again under it
-        say(f"\ninterrupted at {int(model.num_timesteps):,} steps: saving last.zip and the summary", file=sys.stderr)
+        collected = int(model.num_timesteps)
+        # the steps of the rollout being collected (or fitted) are not in the network: a resume counts
+        # from the last update's, so that it trains them again rather than skipping them
+        model.num_timesteps = callback.trained_timesteps
+        dropped = "" if collected == model.num_timesteps else f" (of the {collected:,} collected: the last update's)"
+        say(
+            f"\ninterrupted at {int(model.num_timesteps):,} trained steps{dropped}: saving last.zip and the summary",
+            file=sys.stderr,
+        )
     except (ValueError, TrainingDiverged) as exc:  # a diverged policy fails at its next forward pass
         _close(bar)
         diverged = exc if isinstance(exc, TrainingDiverged) else _diverged(exc, model)
