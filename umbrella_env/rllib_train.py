@@ -775,7 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     out = args.out or default_run_dir(f"rllib-{args.players}p-l{args.level}")
     try:
-        resume = None if args.resume is None else read_resume(args, given_options(build_parser, argv), out, config)
+        resume = None if args.resume is None else read_resume(args, typed, out, config)
     except ValueError as exc:
         return _fail(str(exc))
     if resume is not None:

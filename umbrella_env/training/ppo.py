@@ -793,10 +793,6 @@ QUICK = {
 _PRETRAIN_KEYS = ("pretrain", "pretrain_games", "pretrain_epochs")
 
 
-def _without_keys(preset: dict[str, Any], keys: Collection[str]) -> dict[str, Any]:
-    return {k: v for k, v in preset.items() if k not in keys}
-
-
 def _pretrain_opponents(args: argparse.Namespace, config: GameConfig) -> list[str]:
     return ["self"] if config.solo else (args.pretrain_opponents or args.opponents)
 
@@ -1021,7 +1017,8 @@ def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[arg
     args = parser.parse_args(argv)
     given = given_options(build_parser, argv)
     if args.quick:  # a resumed --quick run: the preset without its cloning, which made the policy resumed
-        apply_preset(args, QUICK if args.resume is None else _without_keys(QUICK, _PRETRAIN_KEYS), given)
+        preset = QUICK if args.resume is None else {k: v for k, v in QUICK.items() if k not in _PRETRAIN_KEYS}
+        apply_preset(args, preset, given)
     return resolve_defaults(args), given
 
 
@@ -1032,8 +1029,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_options(args, given)
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
-        notes = [] if args.resume is None else adopt_settings(args, given, config)
-        config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
+        notes: list[str] = []
+        if args.resume is not None:  # its recorded --max-turns may change the game's configuration
+            notes = adopt_settings(args, given, config)
+            config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         # Unknown agents, and checkpoints made for another game, are refused here, before any work.
         if args.pretrain is not None:
             build_agent(args.pretrain, config)
@@ -1224,9 +1223,7 @@ def _train(
         _close(bar)
     elapsed = max(time.perf_counter() - t0 if elapsed is None else elapsed, 1e-9)
     steps = int(model.num_timesteps) - callback.start_timesteps  # this session's (a resume's own)
-    save_checkpoint(
-        model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)}, recorded_settings(args, config)
-    )
+    save_checkpoint(model, out / "last.zip", config, {"timesteps": int(model.num_timesteps)}, callback.settings)
     metrics.flush()  # a resume stopped before its first row: its file is the resumed rows, not the stopped run's
     summary = {
         "players": config.num_players,
