@@ -22,8 +22,9 @@ than UCB1 (docs/alphazero.md, "What limits the strength").
 The value of a finished simulation is the acting seat's score in solo, and at 2-4
 players its score minus the best opponent score, plus ``potential`` times the same
 difference of the heuristic figure values (progress the horizon cut off).  The budget
-is ``simulations`` per decision, or ``seconds`` of wall time when given (at least one
-simulation per candidate either way).
+is ``simulations`` per decision (:data:`DEFAULT_SIMULATIONS` when neither budget is given),
+or ``seconds`` of wall time, or both, the search then ending at whichever comes first; at
+least one simulation per candidate either way.
 """
 
 from __future__ import annotations
@@ -51,12 +52,18 @@ def playout_policy(seed: int | None = None) -> HeuristicAgent:
     return HeuristicAgent(seed=seed, depth=2, look_ahead=False)
 
 
+#: The simulations per decision when neither ``simulations`` nor ``seconds`` is given.
+DEFAULT_SIMULATIONS = 200
+
+
 class SearchAgent:
     """Flat Monte Carlo search with UCB1 at the root and heuristic rollouts (module doc).
 
     Args:
-        simulations: simulations per decision (ignored when ``seconds`` is given).
-        seconds: wall-time budget per decision instead of a simulation count.
+        simulations: simulations per decision (default :data:`DEFAULT_SIMULATIONS`, or no
+            count when only ``seconds`` is given).
+        seconds: wall-time budget per decision; with ``simulations`` too, the search ends
+            at whichever budget is reached first.
         seed: seeds determinization, UCB ties and the rollout policy.
         candidates: root actions kept after the heuristic ranking.
         horizon: whole turns simulated after the decision at 2-4 players.
@@ -72,7 +79,7 @@ class SearchAgent:
 
     def __init__(
         self,
-        simulations: int = 200,
+        simulations: int | None = None,
         seconds: float | None = None,
         seed: int | None = None,
         name: str = "search",
@@ -83,9 +90,12 @@ class SearchAgent:
         common_numbers: bool = False,
         recall: bool = False,
     ) -> None:
-        simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
+        if simulations is not None:
+            simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
         if seconds is not None:
             seconds = check_real("seconds", seconds, positive=True, maximum=MAX_SECONDS)
+        elif simulations is None:
+            simulations = DEFAULT_SIMULATIONS
         candidates = check_int("candidates", candidates)
         horizon = check_int("horizon", horizon)
         exploration = check_real("exploration", exploration, minimum=0.0)
@@ -94,7 +104,8 @@ class SearchAgent:
         recall = check_flag("recall", recall)
         name = check_name(name)
         self.name = name
-        self.simulations = simulations
+        #: the simulation budget per decision; None: only ``seconds`` bounds the search
+        self.simulations: int | None = simulations
         self.seconds = seconds
         self.candidates = candidates
         self.horizon = horizon
@@ -149,13 +160,12 @@ class SearchAgent:
         visits = np.zeros(n)
         totals = np.zeros(n)
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
-        budget = max(self.simulations, n)
+        budget = None if self.simulations is None else max(self.simulations, n)
         done = 0
         while True:
-            if deadline is None:
-                if done >= budget:
-                    break
-            elif done >= n and time.perf_counter() >= deadline:
+            if budget is not None and done >= budget:
+                break
+            if deadline is not None and done >= n and time.perf_counter() >= deadline:
                 break
             if done < n:
                 i = done
@@ -173,12 +183,12 @@ class SearchAgent:
         seat = game.actor
         totals = np.zeros(len(actions))
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        budget = None if self.simulations is None else max(1, self.simulations // len(actions))
         rounds = 0
         while True:
-            if deadline is None:
-                if rounds >= max(1, self.simulations // len(actions)):
-                    break
-            elif rounds >= 1 and time.perf_counter() >= deadline:
+            if budget is not None and rounds >= budget:
+                break
+            if deadline is not None and rounds >= 1 and time.perf_counter() >= deadline:
                 break
             seed = int(self._rng.integers(2**63))
             for i, action in enumerate(actions):

@@ -10,7 +10,9 @@ from pettingzoo.test import api_test, seed_test
 from pettingzoo.test.state_test import state_test
 
 import umbrella_env
+from umbrella_env.core import actions as A
 from umbrella_env.core.errors import ActionError, ConfigError, GameOverError, IllegalActionError, StateError
+from umbrella_env.tools.differential import stress_start
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -52,9 +54,21 @@ def test_state_is_player_0s_observation_and_get_state_the_whole_game() -> None:
         state = e.state()
         assert state.dtype == np.float32 and e.state_space.contains(state)
         np.testing.assert_array_equal(state, e.observe("player_0")["observation"])
-        assert isinstance(e.unwrapped.get_state(), dict)
         e.step(int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))))
     assert not np.array_equal(e.state(), state)
+    # get_state is the whole game, the hidden tiles included: a copy loaded from it shows
+    # every seat the same and goes on identically (tiles under the tops get revealed).
+    copy = umbrella_env.raw_env(num_players=3)
+    copy.set_state(e.unwrapped.get_state())
+    for _ in range(60):
+        assert copy.get_state() == e.unwrapped.get_state() and copy.agent_selection == e.agent_selection
+        for agent in e.possible_agents:
+            np.testing.assert_array_equal(copy.observe(agent)["observation"], e.observe(agent)["observation"])
+        if not e.agents or e.terminations[e.agent_selection]:
+            break
+        action = int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])))
+        e.step(action)
+        copy.step(action)
     before = e.unwrapped.get_state()
     with pytest.raises(StateError, match=r"expected a dict, got ndarray \(the array of state\(\) .* get_state\(\)"):
         e.unwrapped.set_state(e.state())
@@ -329,19 +343,40 @@ def test_turn_limit_is_a_truncation() -> None:
 
 def test_dense_rewards_accumulate_for_agents_not_moving() -> None:
     """Summed over last(), each agent's dense rewards equal its score change, even when
-    another player's fallback slide changed its personal zone."""
+    another player's fallback slide changed its personal zone (a stress start: the mover's
+    four zones emptied into the others', so the first decision is a fallback)."""
     e = umbrella_env.env(num_players=3, reward_mode="dense", max_turns=200)
     e.reset(seed=2)
-    start = e.unwrapped.get_state()["scores"]
+    assert e.unwrapped.get_state()["scores"] == [-4, -4, -4]  # the docstring's "the final score + 4"
     rng = np.random.default_rng(0)
+    while True:  # to a position between two turns, as stress_start needs
+        e.step(int(rng.choice(np.flatnonzero(e.last()[0]["action_mask"]))))
+        if e.unwrapped.get_state()["phase"] == "slide":
+            break
+    e.set_state(stress_start(e.unwrapped.get_state()))
+    start = e.unwrapped.get_state()["scores"]
+    mover = e.unwrapped.get_state()["current_player"]
     totals = dict.fromkeys(e.possible_agents, 0.0)
+    first = True
     for agent in e.agent_iter():
         obs, reward, term, trunc, _ = e.last()
         totals[agent] += reward
-        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        legal = np.flatnonzero(obs["action_mask"])
+        if first:  # an umbrella from the next seat's personal zone
+            action = next(
+                int(a)
+                for a in legal
+                if A.action_to_string(int(a)).startswith("fallback ")
+                and " of personal+1 " in A.action_to_string(int(a))
+            )
+            e.step(action)
+            other = e.unwrapped.get_state()["scores"][(mover + 1) % 3]
+            assert other != start[(mover + 1) % 3]  # the case named above is reached
+            first = False
+            continue
+        e.step(None if term or trunc else int(rng.choice(legal)))
     end = e.unwrapped.get_state()["scores"]
     assert [totals[f"player_{i}"] for i in range(3)] == [end[i] - start[i] for i in range(3)]
-    assert start == [-4, -4, -4]  # the docstring's "the final score + 4": four umbrellas in each personal zone
 
 
 def _midgame_state(num_players: int, seed: int, steps: int) -> dict:
@@ -474,10 +509,11 @@ def test_a_finished_agent_stepping_an_action_gets_an_action_error_and_nothing_ch
 
 
 def test_auto_forced_shows_a_loaded_state_as_given_and_applies_from_the_first_step() -> None:
-    """Documented: ``set_state`` / the ``state`` option show a single-option decision as it is."""
+    """Documented: ``set_state`` / the ``state`` option show a single-option decision as it
+    is; the first step after the load takes the single-option decisions it leads to."""
     e = umbrella_env.raw_env(num_players=2, plate_level=4, max_turns=300)
     rng = np.random.default_rng(1)
-    forced = None
+    forced = before = None
     for seed in range(40):
         e.reset(seed=seed)
         while e.agents and forced is None:
@@ -485,21 +521,28 @@ def test_auto_forced_shows_a_loaded_state_as_given_and_applies_from_the_first_st
             if e.terminations[agent] or e.truncations[agent]:
                 break
             mask = e.observe(agent)["action_mask"]
-            if mask.sum() == 1:
+            if mask.sum() == 1 and before is not None:
                 forced = e.get_state()
             else:
-                e.step(int(rng.choice(np.flatnonzero(mask))))
+                before = (e.get_state(), int(rng.choice(np.flatnonzero(mask))))
+                e.step(before[1])
         if forced is not None:
             break
-    assert forced is not None, "no single-option decision in 40 random games"
+    assert forced is not None and before is not None, "no single-option decision in 40 random games"
     auto = umbrella_env.env(num_players=2, plate_level=4, max_turns=300, auto_forced=True)
     auto.reset(options={"state": forced})
     assert auto.unwrapped.get_state() == forced
-    mask = auto.observe(auto.agent_selection)["action_mask"]
-    assert mask.sum() == 1
-    auto.step(int(np.flatnonzero(mask)[0]))
+    assert auto.observe(auto.agent_selection)["action_mask"].sum() == 1  # shown as given
+    state, action = before  # the position before it, and the action that led to it
+    auto.reset(options={"state": state})
+    auto.step(action)  # the first step after a load: the single-option decision is taken
+    assert auto.unwrapped.get_state() != forced
     if auto.agents and not auto.terminations[auto.agent_selection]:
         assert auto.observe(auto.agent_selection)["action_mask"].sum() != 1
+    again = umbrella_env.env(num_players=2, plate_level=4, max_turns=300, auto_forced=True)
+    again.reset(options={"state": forced})
+    again.step(int(np.flatnonzero(again.observe(again.agent_selection)["action_mask"])[0]))
+    assert auto.unwrapped.get_state() == again.unwrapped.get_state()  # the same decision, taken for the player
 
 
 def test_reset_takes_no_options_but_a_dict_and_human_mode_prints_the_first_table(capsys) -> None:

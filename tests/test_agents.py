@@ -621,9 +621,10 @@ def test_make_agent_zip_goes_to_the_policy_agent(tmp_path) -> None:
         make_agent(str(missing))
 
 
-@pytest.mark.parametrize("common_numbers", [False, True])
-def test_search_seconds_budget_stops_at_the_deadline(common_numbers: bool, monkeypatch) -> None:
-    # A fake clock that moves 10 ms per simulation: the budget is checked without timing the test.
+@pytest.fixture
+def search_clock(monkeypatch) -> list[float]:
+    """A fake clock of the search that moves 10 ms per simulation: the budgets are checked
+    without timing the tests."""
     import agents.search as search_module
 
     clock = [0.0]
@@ -635,18 +636,45 @@ def test_search_seconds_budget_stops_at_the_deadline(common_numbers: bool, monke
 
     monkeypatch.setattr(search_module.time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(SearchAgent, "simulate", timed_simulate)
+    return clock
+
+
+def _simulations_run(agent: SearchAgent, g: SingleGame, clock: list[float]) -> int:
+    before = clock[0]
+    assert g.legal_mask()[agent.act(g.observe(0), g.legal_mask(), g)]
+    return round((clock[0] - before) / 0.01)
+
+
+@pytest.mark.parametrize("common_numbers", [False, True])
+def test_search_seconds_budget_stops_at_the_deadline(common_numbers: bool, search_clock) -> None:
     g = collect_states(1, 1)[0]
     runs = {}
     for seconds in (0.2, 0.5):
-        agent = SearchAgent(simulations=300, seconds=seconds, seed=0, common_numbers=common_numbers)
-        before = clock[0]
-        assert g.legal_mask()[agent.act(g.observe(0), g.legal_mask(), g)]
-        runs[seconds] = round((clock[0] - before) / 0.01)
+        agent = SearchAgent(seconds=seconds, seed=0, common_numbers=common_numbers)
+        runs[seconds] = _simulations_run(agent, g, search_clock)
     candidates = min(agent.candidates, int(g.legal_mask().sum()))
     if common_numbers:  # whole rounds of every candidate, until the deadline
         assert runs[0.2] == candidates * -(-20 // candidates) and runs[0.5] == candidates * -(-50 // candidates)
     else:  # every candidate once, then one simulation at a time until the deadline
         assert runs[0.2] == max(20, candidates) and runs[0.5] == max(50, candidates)
+
+
+@pytest.mark.parametrize("common_numbers", [False, True])
+def test_search_with_simulations_and_seconds_ends_at_whichever_comes_first(common_numbers: bool, search_clock) -> None:
+    """Given both, ``simulations`` was ignored: the search ran until the deadline."""
+    import agents.search as search_module
+
+    g = collect_states(1, 1)[0]
+    candidates = min(8, int(g.legal_mask().sum()))
+    assert candidates > 1
+    count_first = SearchAgent(simulations=3 * candidates, seconds=10.0, seed=0, common_numbers=common_numbers)
+    assert _simulations_run(count_first, g, search_clock) == 3 * candidates  # long before the deadline
+    deadline_first = SearchAgent(simulations=10_000, seconds=0.2, seed=0, common_numbers=common_numbers)
+    rounded = candidates * -(-20 // candidates) if common_numbers else max(20, candidates)
+    assert _simulations_run(deadline_first, g, search_clock) == rounded
+    assert (
+        SearchAgent(seconds=1.0).simulations is None and SearchAgent().simulations == search_module.DEFAULT_SIMULATIONS
+    )
 
 
 # --------------------------------------------------------------------------- strength

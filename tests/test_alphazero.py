@@ -1034,6 +1034,31 @@ def test_a_seconds_budget_is_timed_on_each_decision_and_carries_nothing_over(mon
         assert clock[0] - before <= 0.5 + 1e-9  # within the budget, the timing run included
 
 
+def test_simulations_and_seconds_together_end_the_search_at_whichever_comes_first(monkeypatch) -> None:
+    """Given both, ``simulations`` was ignored: the search ran as many as ``seconds`` allowed."""
+    import agents.az.agent as az_agent
+
+    clock = [0.0]
+    run = GumbelSearch.run
+    used: list[int] = []
+
+    def timed_run(self, games, rngs, simulations=None):
+        clock[0] += 2.0**-10 * (simulations + 1)  # about 1 ms a simulation
+        used.append(simulations)
+        return run(self, games, rngs, simulations=simulations)
+
+    monkeypatch.setattr(az_agent.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(GumbelSearch, "run", timed_run)
+    game = SingleGame.new(GameConfig(num_players=1), 7)
+    for simulations, seconds, expected in ((6, 0.5, 6), (10_000, 0.05, int((0.05 - 5 * 2.0**-10) / 2.0**-10) - 1)):
+        agent = make_agent("az-solo", seed=0, simulations=simulations, seconds=seconds)
+        used[:] = []
+        assert game.legal_mask()[agent.act(game.observe(0), game.legal_mask(), game)]
+        assert used == [az_agent.CALIBRATION_SIMULATIONS, expected]
+    only_seconds = make_agent("az-solo", seed=0, seconds=0.5)
+    assert only_seconds.simulations is None and make_agent("az-solo").simulations == az_agent.DEFAULT_SIMULATIONS
+
+
 def test_a_shipped_model_played_otherwise_says_so_in_its_name() -> None:
     """make_agent("az-2p", search=False) was named "az-2p", the shipped network with search."""
     assert make_agent("az-2p").name == "az-2p" and make_agent("az-2p-net").name == "az-2p-net"

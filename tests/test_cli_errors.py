@@ -44,6 +44,15 @@ def _evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
     return code, capsys.readouterr().err
 
 
+def _no_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any game played fails the test: a refusal must come before the tournament."""
+
+    def played(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the tournament started before the refusal")
+
+    monkeypatch.setattr(evaluate_cli, "run_tournament", played)
+
+
 def test_evaluate_refuses_a_negative_seed(capsys, tmp_path) -> None:
     code, err = _evaluate(["--agents", "random", "greedy", "--seed", "-1", "--out", str(tmp_path / "r")], capsys)
     assert code == 2 and "argument --seed: expected an integer >= 0, got '-1'" in err
@@ -174,6 +183,7 @@ def test_evaluate_refuses_an_unwritable_out_folder_before_playing(capsys, tmp_pa
     real_access = os.access
     # Permission bits do not stop root (CI runs as root), so the check's view of them is simulated.
     monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == locked else real_access(path, mode))
+    _no_game(monkeypatch)
     code, err = _evaluate(["--agents", "random", "greedy", "--games", "2", "--out", str(locked / "r")], capsys)
     assert code == 2 and "is not writable" in err
     assert not (locked / "r").exists()
@@ -481,10 +491,11 @@ def test_bench_envs_without_its_peer_needs_no_pygame(monkeypatch, capsys) -> Non
 @pytest.mark.parametrize(
     "tool", ["evaluate", *(pytest.param(t, marks=pytest.mark.train) for t in ("ppo", "alphazero"))]
 )  # the trainers import torch
-def test_every_run_folder_that_cannot_be_created_is_refused_before_any_work(tool: str, capsys) -> None:
+def test_every_run_folder_that_cannot_be_created_is_refused_before_any_work(tool: str, capsys, monkeypatch) -> None:
     # /proc passes the permission-bit check as root, yet refuses mkdir: the tools probe for real.
     out = ["--out", "/proc/umbrella-env-test/run"]
     if tool == "evaluate":
+        _no_game(monkeypatch)
         code, err = _evaluate(["--agents", "random", "greedy", "--games", "2", *out], capsys)
     else:
         trainer = importlib.import_module(f"umbrella_env.training.{tool}")
@@ -745,6 +756,22 @@ def test_evaluate_writes_its_report_when_the_reader_of_its_output_went_away(tmp_
     err = child.stderr.read()
     child.wait(timeout=300)
     assert "Traceback" not in err and child.returncode == 1, err  # every command's status for a closed pipe
+    assert (out / "report.md").is_file() and (out / "games.jsonl").is_file()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_evaluate_writes_its_report_when_its_output_is_a_full_disk(tmp_path) -> None:
+    """``evaluate.py ... > file`` on a full disk: printing the standings raised ENOSPC, a
+    traceback after every game, and the report (on another disk) was never written."""
+    out = tmp_path / "eval"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, str(REPO / "evaluate.py"), "--agents", "random", "greedy", "--players", "2",
+             "--games", "4", "--workers", "1", "--no-progress", "--out", str(out)],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=300,
+        )  # fmt: skip
+    assert "Traceback" not in done.stderr and done.returncode == 1, done.stderr
+    assert "error: the standings could not be printed: No space left on device; they are in the report" in done.stderr
     assert (out / "report.md").is_file() and (out / "games.jsonl").is_file()
 
 

@@ -16,9 +16,16 @@ def slow_identity(x: int) -> int:
     return x
 
 
+def first_job_last(x: int) -> int:
+    """Job 0 takes 1.5 s, the others none: they finish before it."""
+    time.sleep(1.5 if x == 0 else 0.0)
+    return x
+
+
 def test_map_results_come_in_order() -> None:
     with process_pool(2) as pool:
         assert list(pool.map(slow_identity, range(5))) == list(range(5))
+        assert list(pool.map(first_job_last, range(4))) == list(range(4))  # in order, not as they finish
         with pytest.raises(ValueError, match="chunksize 1 only"):
             pool.map(slow_identity, range(5), chunksize=2)
 

@@ -23,6 +23,7 @@ import random
 
 import pytest
 
+from tests.engines import ADAPTERS
 from tests.test_engine import BLOCKY
 from umbrella_env.core.actions import (
     ADJACENT_PAIRS,
@@ -191,8 +192,6 @@ def play(engine, game, *actions: str) -> dict:
 def cover_position() -> dict:
     """The state dict of a 3-player game at a cover with a choice: seat 0 validated tile 15
     and passes it to seat 1, whose four slots are full; seat 1 decides on seat 0's turn."""
-    from tests.engines import ADAPTERS
-
     engine = ADAPTERS["reference"]
     g = engine.load(
         make_state(
@@ -377,12 +376,17 @@ def test_a_game_that_ends_on_its_limit_turn_is_terminated(engine, num_players):
 
 def test_scores_exist_at_every_moment(engine):
     """docs/rules.md decision 14: a score (the end-of-game formula applied now) can be read
-    after every decision, and it is the one the state dict reports."""
+    after every decision, it is the one the state dict reports, and another engine loading
+    that position (without its scores) computes the same."""
+    other = ADAPTERS["batched" if engine is ADAPTERS["reference"] else "reference"]
     g = engine.new(GameConfig(num_players=2), 5)
     seen = 0
     while engine.legal(g) and seen < 200:
         scores = engine.scores(g)
-        assert len(scores) == 2 and scores == engine.dump(g)["scores"]
+        d = engine.dump(g)
+        assert len(scores) == 2 and scores == d["scores"]
+        d.pop("scores")
+        assert other.scores(other.load(d)) == scores
         engine.step(g, engine.legal(g)[-1])
         seen += 1
     assert seen == 200 or engine.dump(g)["terminated"]

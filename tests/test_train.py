@@ -200,6 +200,27 @@ def test_resume_evaluates_on_the_grid_keeps_the_best_and_times_its_own_steps(tmp
     assert list(after) == list(before) and after[next(iter(after))] >= before[next(iter(before))]
 
 
+def test_best_zip_is_replaced_by_every_better_evaluation_and_only_by_a_better_one(tmp_path, monkeypatch) -> None:
+    """Scripted evaluations (win rates 0.25, 0.5, 1.0, 0.75, 1.0, ...): best.zip follows the
+    first 1.0, replaced by each better one and kept over the equal one after it."""
+    from umbrella_env.training import ppo
+
+    rates = iter([0.25, 0.5, 1.0, 0.75, 1.0] + [0.5] * 10)
+    monkeypatch.setattr(
+        ppo, "evaluate_model", lambda model, config, opp, games, seed: ppo.EvalResult(games, next(rates), 3.0)
+    )
+    out = tmp_path / "run"
+    argv = ["--players", "2", "--n-envs", "4", "--eval-every", "256", "--eval-games", "2", "--eval-opponent", "random",
+            "--max-turns", "60", "--no-progress", "--torch-threads", "1", "--net", "32", "32", "--timesteps", "1024",
+            "--out", str(out)]  # fmt: skip
+    assert train.main(argv) == 0
+    history = json.loads((out / "train_summary.json").read_text())["history"]
+    assert len(history) >= 5
+    best = json.loads((out / "best.json").read_text())
+    assert best["timesteps"] == history[2]["timesteps"] < history[4]["timesteps"]
+    assert list(best["eval"].values()) == [history[2]["metric"]] and history[2]["metric"] > history[1]["metric"]
+
+
 def test_a_resumed_self_play_run_plays_against_the_resumed_model_from_its_first_step(tmp_path) -> None:
     common = ["--players", "2", "--n-envs", "4", "--eval-every", "100000", "--eval-games", "2",
               "--eval-opponent", "random", "--opponents", "self", "--max-turns", "60", "--no-progress",

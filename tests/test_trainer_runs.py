@@ -87,9 +87,11 @@ def test_az_resume_applies_the_learning_rate_and_weight_decay_given(az_run: Path
                            "--out", str(tmp_path / "a")]) == 0  # fmt: skip
     group = torch.load(tmp_path / "a" / "optimizer.pt", weights_only=True)["optimizer"]["param_groups"][0]
     assert (group["lr"], group["weight_decay"]) == (0.05, 0.5) != (saved["lr"], saved["weight_decay"])
-    assert alphazero.main([*argv, *resume, "--out", str(tmp_path / "b")]) == 0  # not given: the saved ones
+    # not given: the saved ones, here run a's, which are not the options' defaults
+    more = [*argv[:-1], "3", "--resume", str(tmp_path / "a" / "last.pt"), "--out", str(tmp_path / "b")]
+    assert argv[-2:] == ["--iterations", "2"] and alphazero.main(more) == 0
     group = torch.load(tmp_path / "b" / "optimizer.pt", weights_only=True)["optimizer"]["param_groups"][0]
-    assert (group["lr"], group["weight_decay"]) == (saved["lr"], saved["weight_decay"])
+    assert (group["lr"], group["weight_decay"]) == (0.05, 0.5)
 
 
 def test_az_resume_goes_on_with_its_runs_settings_unless_given(az_run: Path, tmp_path, capsys) -> None:

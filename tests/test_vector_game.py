@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from umbrella_env.core import engine as E
+from umbrella_env.core.config import GameConfig
 from umbrella_env.core.errors import ConfigError, IllegalActionError
+from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.vector_game import VectorGame
 
 
@@ -41,16 +43,58 @@ def test_every_seat_gets_its_result_and_games_restart(num_players: int) -> None:
 
 
 def test_dense_rewards_track_every_seats_score() -> None:
+    """Every seat's dense rewards add up to its score change, the seats not moving too:
+    each game starts from a stress start (its mover's four zones emptied into the others'),
+    and its first decision, a fallback, takes from the next seat's personal zone."""
+    from umbrella_env.core import actions as A
+    from umbrella_env.tools.differential import stress_start
+
     games = VectorGame(num_games=8, num_players=3, reward_mode="dense", seed=2)
     games.reset(seed=2)
     rng = np.random.default_rng(0)
+    for i in range(8):
+        d = games.get_state(i)
+        assert d["phase"] == "slide"
+        games.set_state(i, stress_start(d))
     start = E.scores(games.state).astype(float)
-    total = np.zeros((8, 3))
+    movers = E.actor(games.state).copy()
+    mask = games.view()["action_mask"]
+    first = np.array([
+        next(a for a in np.flatnonzero(m) if " of personal+1 " in A.action_to_string(int(a))) for m in mask
+    ])  # fmt: skip
+    _, total, terminated, truncated, _ = games.step(first)
+    nxt = (movers + 1) % 3
+    assert (total[np.arange(8), nxt] != 0).all()  # the next seat's score changed on another's move
     for _ in range(50):
         _, rewards, terminated, truncated, _ = games.step(games.random_actions(rng))
         assert not (terminated | truncated).any()
         total += rewards
     np.testing.assert_array_equal(start + total, E.scores(games.state))
+
+
+def test_set_state_loads_a_game_and_a_refused_dict_changes_nothing() -> None:
+    from umbrella_env.core.errors import OutOfRangeError, StateError
+
+    games = VectorGame(num_games=3, num_players=2, seed=4)
+    other = VectorGame(num_games=1, num_players=2, seed=9).get_state(0)
+    games.set_state(1, other)
+    assert games.get_state(1) == other and games.get_state(0) != other
+    before = [games.get_state(i) for i in range(3)]
+    for i, d, error in (
+        (0, dict(other, num_players=3), StateError),  # another configuration
+        (0, {**other, "phase": "nonsense"}, StateError),
+        (3, other, OutOfRangeError),
+    ):
+        with pytest.raises(error):
+            games.set_state(i, d)
+        assert [games.get_state(k) for k in range(3)] == before
+    ended = SingleGame.new(GameConfig(num_players=2), 5)
+    rng = np.random.default_rng(0)
+    while not ended.done:
+        ended.step(int(rng.choice(ended.legal_actions())))
+    with pytest.raises(StateError, match="holds a finished game: VectorGame holds games in play"):
+        games.set_state(0, ended.to_dict())
+    assert [games.get_state(k) for k in range(3)] == before
 
 
 def test_bad_input_names_the_game() -> None:

@@ -244,19 +244,25 @@ def agent_action(agent: Any, game: SingleGame, who: str | None = None) -> int:
     except StopMatch:
         raise
     except (Exception, SystemExit) as exc:  # SystemExit too: an agent does not end the command
-        raise AgentError(f"{who} (seat {actor}) raised {exc!r} at turn {game.turn} ({_raised_at(exc)})") from exc
+        raise AgentError(f"{who} (seat {actor}) raised {exc!r} at {turn_label(game)} ({_raised_at(exc)})") from exc
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise AgentError(
-            f"{who} (seat {actor}) returned {action!r} ({type(action).__name__}) at turn {game.turn}: an action is "
+            f"{who} (seat {actor}) returned {action!r} ({type(action).__name__}) at {turn_label(game)}: an action is "
             f"an int id in [0, {mask.size})"
         )
     if not (0 <= action < mask.size and mask[action]):
         named = f" ({A.ACTION_STRINGS[action]!r})" if 0 <= action < mask.size else ""
         raise AgentError(
-            f"{who} (seat {actor}) chose {action!r}{named}, not a legal action, at turn {game.turn} "
+            f"{who} (seat {actor}) chose {action!r}{named}, not a legal action, at {turn_label(game)} "
             f"({int(mask.sum())} legal)"
         )
     return int(action)
+
+
+def turn_label(game: SingleGame) -> str:
+    """The turn a message names, counted from 1 as ``play`` counts it (the state's ``turn``
+    field counts the turns completed, from 0)."""
+    return f"turn {game.turn + 1}"
 
 
 def agent_label(agent: Any) -> str:

@@ -76,11 +76,12 @@ class AZAgent:
     Args:
         model: a ``.pt`` checkpoint path, or an :class:`~agents.az.net.AZNet`.
         search: guide the Gumbel search (needs the game) or play the network alone.
-        simulations: search budget per decision (>= 1; default :data:`DEFAULT_SIMULATIONS`),
-            unless ``seconds`` is given.
+        simulations: search budget per decision (>= 1; default :data:`DEFAULT_SIMULATIONS`,
+            or no count when only ``seconds`` is given).
         seconds: search budget in wall time per decision (> 0): each decision first times
             a search of :data:`CALIBRATION_SIMULATIONS` simulations on its own position, and
-            spends the rest of the budget on as many simulations as that rate allows.
+            spends the rest of the budget on as many simulations as that rate allows, or
+            ``simulations`` if that is fewer (with both, whichever budget is reached first).
             The search options (``simulations``, ``seconds``, ``max_considered``,
             ``rollout_weight``, ``rollout_turns``, ``recall``) are refused with ``search=False``: the
             network alone would ignore them.
@@ -139,13 +140,14 @@ class AZAgent:
                     f"{names}: search options, but this agent plays the network alone (search=False); "
                     "leave them out, or use the agent with search"
                 )
-        if simulations is None:
-            simulations = DEFAULT_SIMULATIONS
-        simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
+        if simulations is not None:
+            simulations = check_int("simulations", simulations, maximum=MAX_SIMULATIONS)
         if rollout_turns is not None:
             rollout_turns = check_int("rollout_turns", rollout_turns)
         if seconds is not None:
             seconds = check_real("seconds", seconds, positive=True, maximum=MAX_SECONDS)
+        elif simulations is None:
+            simulations = DEFAULT_SIMULATIONS
         if isinstance(model, AZNet):
             self.net, self.meta, self.path = (
                 model,
@@ -160,14 +162,15 @@ class AZAgent:
         #: the search, and a network with heuristic inputs, read the game
         self.needs_game = self.use_search or self.net.needs_game
         self._inputs = HeuristicInputs() if self.net.needs_game else None
-        self.simulations = simulations
+        #: the simulation budget per decision; None: only ``seconds`` bounds the search
+        self.simulations: int | None = simulations
         self.seconds = seconds
         self.deterministic = deterministic
         self.name = name or (Path(self.path).stem + ("+search" if search else ""))
         meta: dict[str, Any] = dict(self.meta)  # the sidecar's values, checked when it was read
         self.search = GumbelSearch(
             self._predict,
-            simulations=self.simulations,
+            simulations=DEFAULT_SIMULATIONS if simulations is None else simulations,
             max_considered=meta.get("max_considered", 16) if max_considered is None else max_considered,
             c_scale=meta.get("c_scale", DEFAULT_C_SCALE),
             gumbel_scale=0.0 if deterministic else 1.0,
@@ -226,7 +229,8 @@ class AZAgent:
             self.search.run([game], [self._rng], simulations=CALIBRATION_SIMULATIONS)
             spent = time.perf_counter() - t0
             per_sim = spent / (CALIBRATION_SIMULATIONS + 1)  # + the root's network call
-            sims = max(1, min(MAX_SIMULATIONS, int((self.seconds - spent) / per_sim) - 1))
+            timed = max(1, min(MAX_SIMULATIONS, int((self.seconds - spent) / per_sim) - 1))
+            sims = timed if sims is None else min(sims, timed)
         result = self.search.run([game], [self._rng], simulations=sims)[0]
         return int(result.action)
 

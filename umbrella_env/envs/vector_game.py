@@ -43,7 +43,9 @@ from umbrella_env.core import actions as A
 from umbrella_env.core import batch_io
 from umbrella_env.core import engine as E
 from umbrella_env.core.engine import check_seed
+from umbrella_env.core.errors import StateError
 from umbrella_env.core.observation import observation_bounds, observe
+from umbrella_env.core.serialize import validate_state_dict
 from umbrella_env.envs.common import (
     REWARD_MODES,
     check_choice,
@@ -74,10 +76,10 @@ class VectorGame:
             Anything else is refused with ``ConfigError``.
 
     The constructor deals every game; :meth:`reset` deals them all anew (a second deal, not
-    the first one again). Actions are checked by the core's checked step
-    (:func:`umbrella_env.core.engine.step`): a bad or illegal action raises naming the game,
-    and nothing changes. The action masks are bool (the Gymnasium and PettingZoo envs' are
-    int8).
+    the first one again); :meth:`set_state` loads one game from a state dict. Actions are
+    checked by the core's checked step (:func:`umbrella_env.core.engine.step`): a bad or
+    illegal action raises naming the game, and nothing changes. The action masks are bool
+    (the Gymnasium and PettingZoo envs' are int8).
 
     ``num_envs`` (= ``num_games``), ``single_observation_space`` (one seat's observation,
     ``Box``) and ``single_action_space`` (``Discrete(968)``) and a ``close()`` that does
@@ -139,6 +141,18 @@ class VectorGame:
     def get_state(self, i: int) -> dict[str, Any]:
         """Game ``i`` as the core's state dict (``docs/state.md``)."""
         return batch_io.to_dict(self.state, i)
+
+    def set_state(self, i: int, d: dict[str, Any]) -> None:
+        """Make game ``i`` the game of the state dict ``d`` (``docs/state.md``), to start
+        from a position of your own; validated first, so a refused dict changes nothing.
+        ``d`` must be a game in play of this batch's configuration (a finished one would
+        never be dealt anew).  Its scores are where game ``i``'s dense rewards count from."""
+        i = E.check_index(self.state, i)
+        checked = validate_state_dict(d, components=self.config.components)
+        if checked["terminated"] or checked["truncated"]:
+            raise StateError("the state dict holds a finished game: VectorGame holds games in play")
+        batch_io.load_dict(self.state, i, checked)
+        self._scores[i] = E.scores(self.state)[i]
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game. Returns ``(view, rewards [N, P], terminated [N], truncated [N], info)``.

@@ -136,14 +136,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (| head): the games played are still reported
         silence(sys.stdout)
         reader_gone = True
+    except OSError as exc:  # stdout on a full disk: the report still takes the standings
+        if exc.errno not in SYSTEM_ERRNOS:
+            raise
+        silence(sys.stdout)
+        print(f"error: the standings could not be printed: {exc.strerror}; they are in the report", file=sys.stderr)
+        reader_gone = True
     try:  # replaces a previous report (--overwrite) only once the new one is whole
         report = write_report(result, out, summary, argv)
     except OSError as exc:
         if exc.errno not in SYSTEM_ERRNOS:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
-        print(f"error: the report could not be written to {out}: {exc.strerror}{where}; the folder is as it was "
-              "(the standings are above)", file=sys.stderr)  # fmt: skip
+        shown = "" if reader_gone else " (the standings are above)"
+        print(f"error: the report could not be written to {out}: {exc.strerror}{where}; the folder is as it was"
+              f"{shown}", file=sys.stderr)  # fmt: skip
         return 1
     print(f"{summary['games']} games in {result.elapsed:.1f} s; report: {report}")
     return 1 if reader_gone else 0  # as every command whose output pipe closed (cli_args.command)

@@ -32,6 +32,7 @@ from umbrella_env.match import (
     build_agent,
     play_out,
     reset_agent,
+    turn_label,
 )
 from umbrella_env.play.moves import InputError, format_legal, parse_move
 
@@ -420,7 +421,7 @@ class Session:
         seat = "" if self.s.players == 1 else f" (seat {g.actor})"
         how = "press Enter to play it" if n == 1 else "'legal' lists them"
         return (
-            f"--- turn {g.turn + 1}, your decision{seat}, phase {phase}: {what}.\n"
+            f"--- {turn_label(g)}, your decision{seat}, phase {phase}: {what}.\n"
             f"    {n} legal move(s); {how}, 'help' explains.{self.round_note()}"
         )
 
@@ -451,11 +452,11 @@ class Session:
         self.io.say(self.board())
         self.flush_moves("Since your last decision:")
         self.io.say(self.status())
-        prompt = f"[turn {g.turn + 1}, {A.PHASES[g.phase]}] your move> "
+        prompt = f"[{turn_label(g)}, {A.PHASES[g.phase]}] your move> "
         while True:
             line = self.io.ask(prompt)
             if line is None:
-                self.io.say(f"End of input: the game is abandoned at turn {g.turn + 1}. {self.scores_line()}")
+                self.io.say(f"End of input: the game is abandoned at {turn_label(g)}. {self.scores_line()}")
                 return None
             text = line.strip()
             if not text:
@@ -468,7 +469,7 @@ class Session:
                 continue
             command = COMMANDS.get(" ".join(text.lower().split()))
             if command == "quit":
-                self.io.say(f"You quit at turn {g.turn + 1}. {self.scores_line()}")
+                self.io.say(f"You quit at {turn_label(g)}. {self.scores_line()}")
                 return None
             if command == "help":
                 self.io.say(HELP_TEXT)
@@ -488,7 +489,7 @@ class Session:
                 back = self.decisions.pop()  # the previous one, pushed again when it is asked
                 phase = A.PHASES[back.game.phase]
                 after = "" if self.s.players == 1 else " and what followed it"
-                self.io.say(f"  took back your move at turn {back.game.turn + 1} ({phase}){after}")
+                self.io.say(f"  took back your move at {turn_label(back.game)} ({phase}){after}")
                 raise _Undo(back)
             else:
                 try:
