@@ -377,7 +377,7 @@ def test_pool_commands_stopped_by_sigterm_say_so_and_exit_130(module, where, arg
         (
             "umbrella_env.evaluation.ladder",
             ["--solo-games", "2", "--jobs", "0"],
-            "--jobs must be an integer >= 1, got 0",
+            "--workers must be an integer >= 1, got 0",
         ),
         ("umbrella_env.evaluation.ladder", ["--solo-games", "2", "--level", "7"], "must be 1, 2, 3 or 4, got 7"),
         (  # refused before any game (it used to play random-greedy, then end in a traceback)
@@ -506,6 +506,32 @@ def test_every_run_folder_that_cannot_be_created_is_refused_before_any_work(tool
         "--out '/proc/umbrella-env-test/run' cannot hold the" in err
         and "'/proc' does not take a new file or folder" in err
     )
+
+
+def test_a_folder_given_as_an_agent_is_named_a_folder(capsys, tmp_path) -> None:
+    code, err = _evaluate(["--agents", str(tmp_path), "random", "--games", "2", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and f"agent {str(tmp_path)!r} is a folder: a checkpoint is a file (.zip, .pt or .onnx)" in err
+    assert f"'rllib:{tmp_path}'" in err
+
+
+@pytest.mark.train
+def test_the_trainers_usage_above_an_error_is_one_line(capsys) -> None:
+    """The whole option list (20 lines for train.py, 41 with --algo alphazero) came above
+    each one-line error."""
+    from umbrella_env.training import cli
+
+    for argv in (["--bogus"], ["--algo", "alphazero", "--bogus"]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 2 and err[0].endswith("[options]  (--help lists them)"), err
+        assert err[1].endswith("error: unrecognized arguments: --bogus")
+
+
+def test_the_ladder_takes_workers_as_every_command_does(capsys) -> None:
+    from umbrella_env.evaluation import ladder
+
+    assert ladder.main(["--solo-games", "2", "--workers", "0"]) == 2
+    assert "--workers must be an integer >= 1, got 0" in capsys.readouterr().err
 
 
 def test_evaluate_names_every_kind_of_agent_for_an_unknown_one(capsys, tmp_path) -> None:

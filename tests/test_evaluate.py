@@ -842,9 +842,13 @@ def test_a_user_module_that_fails_as_it_is_imported_or_built_is_named_in_one_lin
     (tmp_path / "broken_agents.py").write_text("import numpy\nMODEL = undefined_name\n", encoding="utf-8")
     (tmp_path / "typo_agents.py").write_text("def agent(:\n    pass\n", encoding="utf-8")
     (tmp_path / "raising_agents.py").write_text("def agent():\n    return 1 / 0\n", encoding="utf-8")
+    (tmp_path / "importing_agents.py").write_text("import numpy\nimport no_such_module_xyz\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     config = GameConfig(num_players=2)
     cases = {
+        # an import inside the module: where (it said "cannot import agent from importing_agents", no place)
+        "importing_agents:agent": 'importing importing_agents raised ModuleNotFoundError("No module named '
+        "'no_such_module_xyz'\") (importing_agents.py:2 in <module>)",
         "broken_agents:agent": "importing broken_agents raised NameError(\"name 'undefined_name' is not defined\") "
         "(broken_agents.py:2 in <module>)",
         "typo_agents:agent": "importing typo_agents raised SyntaxError(",

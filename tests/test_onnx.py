@@ -52,7 +52,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
     out = tmp_path_factory.mktemp("onnx") / "run"
     options = (
-        "--players 2 --timesteps 64 --n-envs 2 --eval-every 1000000 --snapshot-every 1000000 --eval-games 1 "
+        "--players 2 --timesteps 64 --n-envs 2 --eval-every 1000000 --eval-games 1 "
         "--eval-opponent random --opponents random --max-turns 20 --no-progress --torch-threads 1"
     )
     assert ppo.main([*options.split(), "--out", str(out)]) == 0
@@ -384,7 +384,7 @@ def test_a_checkpoint_of_the_first_release_loads_and_plays_the_same(exported, tm
     meta = json.loads(exported[0].with_suffix(".json").read_text())
     path.with_suffix(".json").write_text(json.dumps({**meta, "sha256": file_sha256(path)}))
     options = (
-        f"--players 2 --timesteps {loaded.num_timesteps + 64} --n-envs 2 --eval-every 1000000 --snapshot-every 1000000 --eval-games 1 "
+        f"--players 2 --timesteps {loaded.num_timesteps + 64} --n-envs 2 --eval-every 1000000 --eval-games 1 "
         "--eval-opponent random --opponents random --max-turns 20 --no-progress --torch-threads 1"
     )
     assert ppo.main([*options.split(), "--resume", str(path), "--out", str(tmp_path / "resumed")]) == 0
@@ -482,7 +482,10 @@ def test_export_command_refuses_bad_input(exported, tmp_path, capsys) -> None:
     (tmp_path / "folder.onnx").mkdir()
     for argv, message in [
         ([str(tmp_path / "nope.zip"), str(tmp_path / "x.onnx")], "does not exist"),
-        ([str(tmp_path / "weights.h5"), str(tmp_path / "x.onnx")], "must be a .zip or .pt written by training"),
+        (
+            [str(tmp_path / "weights.h5"), str(tmp_path / "x.onnx")],
+            "must be a .zip or .pt written by training, or a shipped model's name (az-2p, ",
+        ),
         ([str(tmp_path / "nope.pt"), str(tmp_path / "x.onnx")], "does not exist"),
         ([str(checkpoint), str(tmp_path / "x.pb")], "expected a file name ending in .onnx"),
         # refused before loading (it used to export, then fail on the folder: a traceback)

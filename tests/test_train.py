@@ -117,9 +117,7 @@ def test_short_run_saves_checkpoints_that_reload_and_act_legally(tmp_path, playe
             "256",
             "--eval-games",
             "2",
-            *(["--eval-opponent", "random"] if players > 1 else []),  # solo has no opponent
-            "--snapshot-every",
-            "256",
+            *(["--eval-opponent", "random", "--snapshot-every", "256"] if players > 1 else []),  # solo has no opponent
             "--out",
             str(out),
             "--no-progress",
@@ -254,6 +252,96 @@ def test_resume_refuses_another_trainers_checkpoint_and_settings_it_would_ignore
     ]:
         info_code = train.main(argv + ["--timesteps", "64", "--out", str(tmp_path / "run")])
         assert info_code == 2 and message in capsys.readouterr().err
+
+
+def test_the_interrupted_command_of_a_cloned_run_with_resume_added_finishes_it(tmp_path, capsys) -> None:
+    """The README's recipe clones a teacher (--pretrain ...): with --resume added it was
+    refused, one option at a time (--pretrain, --pretrain-games, ..., --workers). The run's
+    cloning options, equal to what its checkpoint records, are accepted and not done again;
+    one that differs, or any on a run that cloned nothing, is refused."""
+    command = ["--players", "2", "--n-envs", "4", "--eval-every", "100000", "--eval-games", "1", "--max-turns", "20",
+               "--eval-opponent", "random", "--opponents", "greedy", "self", "--pretrain", "heuristic",
+               "--pretrain-games", "4", "--pretrain-epochs", "1", "--workers", "1", "--no-progress",
+               "--torch-threads", "1", "--net", "16"]  # fmt: skip
+    out = tmp_path / "run"
+    assert train.main([*command, "--timesteps", "128", "--out", str(out)]) == 0
+    assert "[pretrain epoch 1/1]" in capsys.readouterr().out
+    record = json.loads((out / "last.json").read_text())["pretraining"]
+    assert record == {"pretrain": "heuristic", "pretrain_games": 4, "pretrain_opponents": None, "pretrain_epochs": 1,
+                      "pretrain_lr": 0.001, "pretrain_batch": 256}  # fmt: skip
+    resume = ["--resume", str(out / "last.zip"), "--timesteps", "256"]
+    assert train.main([*command, *resume, "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "heuristic: " not in printed.out and "[pretrain epoch" not in printed.out  # not cloned again
+    assert (
+        "note: --pretrain, --pretrain-games, --pretrain-epochs, --workers: the run's cloning, done at its start; "
+        "a resume does not clone again"
+    ) in printed.out + printed.err
+    assert json.loads((out / "last.json").read_text())["pretraining"] == record  # kept for the next resume
+    assert json.loads((out / "last.json").read_text())["timesteps"] > 128
+    for more, message in [
+        (["--pretrain-games", "5"], "--pretrain-games 5 differs from the run's cloning (4)"),
+        (["--pretrain", "greedy"], "--pretrain greedy differs from the run's cloning (heuristic)"),
+        (["--pretrain-opponents", "random"], "--pretrain-opponents random differs from the run's cloning (the run's --opponents)"),
+    ]:  # fmt: skip
+        argv = [*command, *more, "--resume", str(out / "last.zip"), "--timesteps", "512", "--out", str(tmp_path / "x")]
+        assert train.main(argv) == 2 and message in capsys.readouterr().err
+    plain = tmp_path / "plain"
+    assert train.main([*command[:14], "--no-progress", "--torch-threads", "1", "--net", "16", "--timesteps", "128",
+                       "--out", str(plain)]) == 0  # fmt: skip
+    assert json.loads((plain / "last.json").read_text())["pretraining"] is None
+    argv = [*command, "--resume", str(plain / "last.zip"), "--timesteps", "256", "--out", str(tmp_path / "y")]
+    assert train.main(argv) == 2
+    assert (
+        "--pretrain, --pretrain-games, --pretrain-epochs, --workers: the checkpoint's run cloned no teacher"
+        in capsys.readouterr().err
+    )
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_the_cloned_policy_is_the_first_best(tmp_path, monkeypatch, capsys) -> None:
+    """best.zip was the best of the PPO evaluations only: worse than the cloned policy
+    (evaluated the same way after the cloning) when no PPO step beat it."""
+    from umbrella_env.training import ppo
+
+    rates = iter([1.0, 0.5, 0.75, 0.5, 0.5, 0.5])  # the cloned policy's evaluation first
+    monkeypatch.setattr(
+        ppo, "evaluate_model", lambda model, config, opp, games, seed: ppo.EvalResult(games, next(rates), 3.0)
+    )
+    out = tmp_path / "run"
+    argv = ["--players", "2", "--n-envs", "4", "--eval-every", "256", "--eval-games", "2", "--eval-opponent", "random",
+            "--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1",
+            "--max-turns", "40", "--no-progress", "--torch-threads", "1", "--net", "16", "--timesteps", "512",
+            "--out", str(out)]  # fmt: skip
+    assert train.main(argv) == 0
+    assert "best.zip: the cloned policy, until a PPO evaluation beats it" in capsys.readouterr().out
+    best = json.loads((out / "best.json").read_text())
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert best["timesteps"] == 0 and list(best["eval"].values()) == [summary["pretrain_eval"]["metric"]]
+    assert summary["best_metric"] == summary["pretrain_eval"]["metric"] > max(h["metric"] for h in summary["history"])
+
+
+def test_a_log_gets_a_progress_line_of_the_ppo_steps(tmp_path, monkeypatch, capsys) -> None:
+    """SB3's rich bar draws nothing when the output is no terminal: a run into a log printed
+    nothing between its evaluations."""
+    from umbrella_env import parallel
+
+    monkeypatch.setattr(parallel, "PLAIN_PROGRESS_SECONDS", 0.0)
+    argv = ["--players", "1", "--n-envs", "4", "--eval-every", "100000", "--eval-games", "1", "--torch-threads", "1",
+            "--net", "16", "--timesteps", "256", "--out", str(tmp_path / "run")]  # fmt: skip
+    assert train.main(argv) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("PPO steps: ")]
+    assert len(lines) >= 2 and lines[-1].startswith("PPO steps: 256/256 (100%)"), lines
+
+
+def test_snapshot_every_is_refused_where_no_snapshot_is_taken(tmp_path, capsys) -> None:
+    for argv, message in [
+        (["--players", "1"], "--snapshot-every applies to 2-4 players only"),
+        (["--players", "2", "--opponents", "random", "greedy"], "--snapshot-every: no 'self' among the opponents"),
+    ]:
+        assert train.main([*argv, "--snapshot-every", "100", "--timesteps", "64", "--out", str(tmp_path / "r")]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_refused_resume_or_cache_leaves_the_previous_run_whole(tmp_path, capsys) -> None:

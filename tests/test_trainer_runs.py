@@ -339,7 +339,7 @@ def test_ppo_resume_and_cache_refuse_unreadable_files(tmp_path, capsys) -> None:
     assert "is not a readable MaskablePPO .zip" in err and not (tmp_path / "r").exists()
     err = _refused(ppo.main, [*common, "--resume", str(run / "best.zip"), "--pretrain", "heuristic", "--out", str(run)],
                    capsys)  # fmt: skip
-    assert "--pretrain clones a teacher into a new policy, and --resume continues a trained one" in err
+    assert "--pretrain: the checkpoint's run cloned no teacher" in err and "a resume does not clone" in err
     cache = tmp_path / "cache.npz"
     cache.write_bytes(b"garbage")
     teacher = ["--pretrain", "heuristic", "--pretrain-games", "2", "--pretrain-epochs", "1", "--workers", "1"]

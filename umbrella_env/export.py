@@ -383,7 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.checkpoint = model_file(args.checkpoint)
     if args.checkpoint.suffix.lower() not in LOADERS:
-        parser.error(f"checkpoint {str(args.checkpoint)!r} must be a .zip or .pt written by training")
+        parser.error(
+            f"checkpoint {str(args.checkpoint)!r} must be a .zip or .pt written by training, or a shipped model's "
+            f"name ({', '.join(SHIPPED_MODELS)})"
+        )
     problem = output_file_problem(args.out, ".onnx", overwrite=args.overwrite)
     if problem is not None:
         parser.error(f"output: {problem}")

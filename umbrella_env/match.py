@@ -172,6 +172,12 @@ def build_agent(
             missing = isinstance(exc, ModuleNotFoundError) and (
                 module_name == exc.name or module_name.startswith(f"{exc.name}.")
             )
+            frames = traceback.extract_tb(exc.__traceback__)
+            if isinstance(exc, ImportError) and not missing and frames and not frames[-1].filename.startswith("<"):
+                # an import inside the user's module failed: where, as for any error of its code
+                raise AgentSpecError(
+                    f"agent {label!r}: importing {module_name} raised {exc!r} ({_raised_at(exc)})"
+                ) from None
             hint = (
                 " (the module must be importable by this Python: add its folder to the PYTHONPATH "
                 "environment variable, e.g. '.' for the current one; docs/agents.md)"
@@ -199,6 +205,11 @@ def build_agent(
         if not is_checkpoint(spec) and name not in AGENT_NAMES and name not in AZ_NAMES:
             if OPTIONS_LIKE.match(spec) and not Path(spec).exists():
                 raise AgentSpecError(f"agent {label!r}: this command {NO_OPTIONS}")
+            if Path(spec).expanduser().is_dir():
+                raise AgentSpecError(
+                    f"agent {label!r} is a folder: a checkpoint is a file (.zip, .pt or .onnx), or an RLlib "
+                    f"checkpoint folder given as '{RLLIB_PREFIX}{spec}'; {valid_choices()}"
+                )
             raise AgentSpecError(f"unknown agent {label!r}: {valid_choices()}")
         kwargs: dict[str, Any] = {}
         if is_checkpoint(spec) or name in AZ_NAMES:  # trained for one configuration

@@ -247,9 +247,9 @@ class Progress:
     under nohup, CI, a notebook without them) a plain line every
     :data:`PLAIN_PROGRESS_SECONDS` and one at the end (a bar there drew nothing)."""
 
-    def __init__(self, total: int, enabled: bool, desc: str, initial: int = 0) -> None:
+    def __init__(self, total: int, enabled: bool, desc: str, initial: int = 0, unit: str = "game") -> None:
         """``initial``: the count already done before (a resumed run's), shown but left out
-        of the rate, so the time left is this session's."""
+        of the rate, so the time left is this session's; ``unit``: what is counted."""
         self._bar: Any = None
         self._rich: Any = None
         self._plain: list[float] | None = None  # [start, last line] times, for a log
@@ -257,7 +257,7 @@ class Progress:
         self._shown = initial  # the count of the last plain line
         if not enabled or sys.stderr is None:  # no stream to show it on (pythonw, a daemon)
             return
-        if not is_terminal(sys.stderr) and notebook_kernel() and self._widget(total, desc, initial):
+        if not is_terminal(sys.stderr) and notebook_kernel() and self._widget(total, desc, initial, unit):
             return
         if not is_terminal(sys.stderr):
             now = time.monotonic()
@@ -266,7 +266,7 @@ class Progress:
         try:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=desc, unit="game", file=sys.stderr, disable=None, initial=initial)
+            self._bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None, initial=initial)
             return
         except ImportError:
             pass
@@ -279,7 +279,7 @@ class Progress:
         except ImportError:
             pass
 
-    def _widget(self, total: int, desc: str, initial: int) -> bool:
+    def _widget(self, total: int, desc: str, initial: int, unit: str) -> bool:
         """tqdm's notebook widget as the bar; False when tqdm or ipywidgets is missing
         (tqdm's notebook bar then fails, or draws text into the cell)."""
         if importlib.util.find_spec("ipywidgets") is None:
@@ -288,7 +288,7 @@ class Progress:
             from tqdm.notebook import tqdm as widget
         except ImportError:
             return False
-        self._bar = widget(total=total, desc=desc, unit="game", initial=initial)
+        self._bar = widget(total=total, desc=desc, unit=unit, initial=initial)
         return True
 
     def update(self, n: int) -> None:

@@ -281,13 +281,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--solo-games", type=int, default=0, help="solo deals per agent")
     ap.add_argument("--pair-games", type=int, default=0, help="2-player deals per pair (each with both seatings)")
     ap.add_argument("--seed", type=seed_option(), default=0, help="seed of the deals (its range: see above)")
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--workers", "--jobs", dest="jobs", type=int, default=1, help="worker processes")
     args = ap.parse_args(argv)
     problem = first_problem(
         [
             int_problem("--solo-games", args.solo_games, 0),
             int_problem("--pair-games", args.pair_games, 0),
-            int_problem("--jobs", args.jobs),
+            int_problem("--workers", args.jobs),
             game_options_problem(2, args.level),
         ]
     )

@@ -1,6 +1,6 @@
 """Tune the heuristic agent's weights for solo games by coordinate search (not a test).
 
-    python -m umbrella_env.evaluation.tune_heuristic --games 1000 --seed 20000 --jobs 2
+    python -m umbrella_env.evaluation.tune_heuristic --games 1000 --seed 20000 --workers 2
 
 Starting from ``--start`` (the multiplayer weights by default), each round tries every
 weight of :class:`agents.heuristic.HeuristicWeights` that matters in solo at a few other
@@ -13,7 +13,7 @@ without a change, and prints the weights found.  A result is worth checking on o
 (``--check-seed``), since a search over one set of deals fits those deals a little.
 
 :data:`agents.heuristic.SOLO_WEIGHTS` came from this search at its defaults (1,000 deals,
-seed 20000: 25.91 to 26.75 on those deals; ``--jobs 1`` beside a one-core training run took
+seed 20000: 25.91 to 26.75 on those deals; ``--workers 1`` beside a one-core training run took
 38 minutes), rounded, with ``figure[2]`` halved (0.8 to 0.4) after a check on 2,000 other
 deals (README, "Results").  ``validation_bonus`` came later: a comparison of the values 0.5
 to 8 on the same 1,000 deals found 4 (26.83 to 27.04 there; 2, the largest step this search
@@ -178,7 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--min-gain", type=_gain, default=0.1, help="mean-score gain that keeps a change, >= 0 (default 0.1)"
     )
-    ap.add_argument("--jobs", type=_positive_int, default=1, help="worker processes (default 1)")
+    ap.add_argument(
+        "--workers", "--jobs", dest="jobs", type=_positive_int, default=1, help="worker processes (default 1)"
+    )
     ap.add_argument(
         "--check-seed",
         type=seed_option(),

@@ -810,7 +810,12 @@ def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
 
 # --------------------------------------------------------------------------- CLI
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=HelpFormatter)
+    p = argparse.ArgumentParser(
+        prog=prog,
+        usage="%(prog)s [options]  (--help lists them)",  # the whole list above each error was 41 lines
+        description=__doc__,
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
     p.add_argument(

@@ -21,15 +21,18 @@
   games for the next run), then PPO continues from the cloned policy.
 * Every ``--eval-every`` steps the policy plays ``--eval-games`` games against
   ``--eval-opponent`` (default heuristic) through the match runner
-  (:func:`umbrella_env.match.play_game`); the best model is kept as ``best.zip``. ``last.zip`` is written at
+  (:func:`umbrella_env.match.play_game`); the best model is kept as ``best.zip`` (the cloned
+  policy, evaluated the same way, is the first best). ``last.zip`` is written at
   the end; each ``.zip`` has a ``.json`` sidecar with the configuration, so a model
   trained for one configuration is refused for another.
 * ``--resume PATH`` continues from a checkpoint; ``--timesteps`` is then the run's total
   (the checkpoint's steps included, as the other trainers count), so the interrupted
-  command with ``--resume`` added finishes the run it started. Every scalar SB3 logs (losses, KL,
+  command with ``--resume`` added finishes the run it started (its cloning options, equal to
+  the ones the checkpoint records, are accepted and not done again). Every scalar SB3 logs (losses, KL,
   entropy, fps) goes to ``OUT/progress.csv``, a row per rollout, with a row per evaluation
   (``eval/metric``) at its own step (:mod:`umbrella_env.training.metrics`), and to
-  TensorBoard's ``OUT/tb`` when tensorboard is installed. A progress bar shows the timesteps.
+  TensorBoard's ``OUT/tb`` when tensorboard is installed. A progress bar shows the timesteps
+  (a line every 30 s in a log).
 * ``--quick``: clone the heuristic from 1,000 of its games, then 100k PPO steps against
   random, greedy and self-play (2 to 3 minutes on 2 cores).
 """
@@ -56,7 +59,7 @@ from umbrella_env.core.observation import OBS_SIZE, observation_bounds, observe
 
 try:
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ProgressBarCallback
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
     from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat, filter_excluded_keys
     from stable_baselines3.common.utils import get_latest_run_id
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
@@ -83,7 +86,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import absolute_spec, agent_action, build_agent, play_rotation
-from umbrella_env.parallel import WorkerDied, local_cpus, memory_bytes, oversubscribed
+from umbrella_env.parallel import Progress, WorkerDied, local_cpus, memory_bytes, oversubscribed
 from umbrella_env.paths import (
     default_run_dir,
     json_text,
@@ -284,10 +287,78 @@ _RUN_SETTINGS = (("--shaping", "shaping"), ("--opponents", "opponents"))
 
 def recorded_settings(args: argparse.Namespace, config: GameConfig) -> dict[str, Any]:
     """:data:`_RUN_SETTINGS` as a checkpoint's sidecar records them (checkpoint paths
-    absolute, so that a resume from another folder finds them); none in solo."""
+    absolute, so that a resume from another folder finds them; none in solo), and the run's
+    cloning (``pretraining``, :func:`cloning_record`; None for a run without one)."""
+    cloning = {"pretraining": args.cloning}
     if config.solo:
-        return {}
-    return {"shaping": float(args.shaping), "opponents": [absolute_spec(s) for s in args.opponents]}
+        return cloning
+    return {"shaping": float(args.shaping), "opponents": [absolute_spec(s) for s in args.opponents], **cloning}
+
+
+#: The options of the teacher's cloning that a checkpoint records (``pretraining``): a
+#: resume may repeat them, equal, as in the interrupted command (:func:`adopt_cloning`).
+_CLONING = (
+    ("--pretrain", "pretrain"),
+    ("--pretrain-games", "pretrain_games"),
+    ("--pretrain-opponents", "pretrain_opponents"),
+    ("--pretrain-epochs", "pretrain_epochs"),
+    ("--pretrain-lr", "pretrain_lr"),
+    ("--pretrain-batch", "pretrain_batch"),
+)
+
+
+def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The run's cloning as its checkpoints record it: the :data:`_CLONING` options (agent
+    specs absolute; ``pretrain_opponents`` None for the run's ``--opponents``), None without
+    ``--pretrain``."""
+    if args.pretrain is None:
+        return None
+    opponents = args.pretrain_opponents
+    return {
+        "pretrain": absolute_spec(args.pretrain),
+        "pretrain_games": int(args.pretrain_games),
+        "pretrain_opponents": None if opponents is None else [absolute_spec(s) for s in opponents],
+        "pretrain_epochs": int(args.pretrain_epochs),
+        "pretrain_lr": float(args.pretrain_lr),
+        "pretrain_batch": int(args.pretrain_batch),
+    }
+
+
+def adopt_cloning(args: argparse.Namespace, given: Collection[str], meta: dict[str, Any]) -> list[str]:
+    """A resume does not clone again: the cloning options given (the interrupted command's)
+    must be the run's, as its checkpoint records them; they, ``--pretrain-cache`` and
+    ``--workers`` are then accepted and unused, and the note returned says so.  The record
+    goes on into the resumed run's checkpoints (``args.cloning``).  ``ValueError`` for a
+    given one that differs, for any of them when the run did not clone (or its checkpoint
+    predates the record), and for a damaged record."""
+    asked = [flag for flag, dest in (("--pretrain", "pretrain"), *_PRETRAIN_ONLY) if dest in given]
+    record = meta.get("pretraining")
+    if record is not None and (not isinstance(record, dict) or sorted(record) != sorted(d for _, d in _CLONING)):
+        raise ValueError(f"the checkpoint records its cloning as {record!r}, which is not a record of this trainer")
+    if asked and record is None:
+        raise ValueError(
+            f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
+            "one), and a resume does not clone: leave them out"
+        )
+    args.cloning = record
+    if record is None or not asked:
+        return []
+    for flag, dest in _CLONING:
+        if dest not in given:
+            continue
+        now, saved = getattr(args, dest), record[dest]
+        if dest == "pretrain":
+            now = absolute_spec(now)
+        elif dest == "pretrain_opponents":
+            now = [absolute_spec(spec) for spec in now]
+        if now != saved:
+            shown = "the run's --opponents" if saved is None else shown_option(saved)
+            raise ValueError(
+                f"{flag} {shown_option(getattr(args, dest))} differs from the run's cloning ({shown}): a resume goes "
+                f"on from the trained policy and does not clone again; leave {flag} out"
+            )
+    args.pretrain = None  # the cloning is done
+    return [f"note: {', '.join(asked)}: the run's cloning, done at its start; a resume does not clone again"]
 
 
 def model_settings(model: Any) -> dict[str, Any]:
@@ -385,6 +456,17 @@ class TrainCallback(BaseCallback):
             self.evaluate()
         return True
 
+    def keep_if_best(self, model: Any, metric: float, timesteps: int) -> bool:
+        """Save ``model`` as ``best.zip`` when ``metric`` beats the best so far (an equal one
+        keeps the earlier model); whether it did."""
+        if not metric > self.best:
+            return False
+        self.best = metric
+        label = eval_label(self.args, self.config)
+        extra = {"timesteps": timesteps, "eval": {label: metric}, "eval_games": self.args.eval_games}
+        save_checkpoint(model, self.out / "best.zip", self.config, extra, self.settings)
+        return True
+
     def evaluate(self, final: bool = False) -> EvalResult:
         """Evaluate the model as it is now; ``final``: the one after the last PPO update
         (logged and recorded as such: a periodic evaluation at the same step count measured
@@ -392,19 +474,9 @@ class TrainCallback(BaseCallback):
         with refused_outputs(f"the evaluation at step {int(self.num_timesteps):,}"):
             res = evaluate_model(self.model, self.config, self.args.eval_opponent, self.args.eval_games, seed=EVAL_SEED)
         metric = res.metric(self.config.solo)
-        label = eval_label(self.args, self.config)
         entry = {"timesteps": int(self.num_timesteps), "metric": metric, "mean_score": res.mean_score}
         self.history.append({**entry, "final": True} if final else entry)
-        improved = metric > self.best
-        if improved:
-            self.best = metric
-            save_checkpoint(
-                self.model,
-                self.out / "best.zip",
-                self.config,
-                {"timesteps": int(self.num_timesteps), "eval": {label: metric}, "eval_games": self.args.eval_games},
-                self.settings,
-            )
+        improved = self.keep_if_best(self.model, metric, int(self.num_timesteps))
         # TensorBoard's point at the rollout's end, as SB3 writes everything it records; the
         # CSV's row at the evaluation's own step (a resume from best.zip keeps its row)
         self.logger.record("eval/metric", metric, exclude=("csv",))
@@ -525,6 +597,7 @@ def best_beside(resume: Path | None) -> tuple[Path, dict[str, Any]] | None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=program_name(*TRAIN_COMMAND),
+        usage="%(prog)s [options]  (--help lists them)",  # the whole list above each error was 20 lines
         description=__doc__,
         epilog="train.py --algo alphazero (or umbrella-train --algo alphazero) runs the Gumbel AlphaZero "
         "trainer instead; its options: train.py --algo alphazero --help",
@@ -890,6 +963,7 @@ _MULTIPLAYER_ONLY = (
     ("--eval-opponent", "eval_opponent"),
     ("--pretrain-opponents", "pretrain_opponents"),
     ("--shaping", "shaping"),
+    ("--snapshot-every", "snapshot_every"),
 )
 #: Options a ``--resume`` takes from its checkpoint (MaskablePPO.load keeps the saved network
 #: and PPO settings): one given must equal the recorded value (:func:`adopt_settings`).
@@ -958,12 +1032,7 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
                 f"--resume {str(args.resume)!r}: expected a .zip checkpoint of this trainer (MaskablePPO); "
                 f"an alphazero .pt checkpoint resumes with {TRAIN_COMMAND[0]} --algo alphazero --resume"
             )
-    if args.resume is not None and args.pretrain is not None:
-        raise ValueError(
-            "--pretrain clones a teacher into a new policy, and --resume continues a trained one: leave out "
-            "--pretrain when resuming (--quick --resume continues a --quick run without its cloning)"
-        )
-    if args.pretrain is None:
+    if args.pretrain is None and args.resume is None:  # a resume's are its cloning's (adopt_cloning)
         for flag, attr in _PRETRAIN_ONLY:
             if attr in given:
                 raise ValueError(
@@ -1000,7 +1069,7 @@ def adopt_settings(args: argparse.Namespace, given: Collection[str], config: Gam
             )
     settings = [("--max-turns", "max_turns"), *([] if config.solo else _RUN_SETTINGS)]
     try:
-        notes = adopt_recorded(args, given, meta, settings)
+        notes = adopt_cloning(args, given, meta) + adopt_recorded(args, given, meta, settings)
         check_options(args, given)  # the recorded values' ranges
     except ValueError as exc:
         raise ValueError(f"--resume: with the settings the checkpoint records: {exc}") from None
@@ -1019,7 +1088,9 @@ def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[arg
     if args.quick:  # a resumed --quick run: the preset without its cloning, which made the policy resumed
         preset = QUICK if args.resume is None else {k: v for k, v in QUICK.items() if k not in _PRETRAIN_KEYS}
         apply_preset(args, preset, given)
-    return resolve_defaults(args), given
+    args = resolve_defaults(args)
+    args.cloning = cloning_record(args) if args.resume is None else None  # a resume's: adopt_cloning
+    return args, given
 
 
 @command
@@ -1033,6 +1104,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume is not None:  # its recorded --max-turns may change the game's configuration
             notes = adopt_settings(args, given, config)
             config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
+        if "snapshot_every" in given and not config.solo and "self" not in args.opponents:
+            raise ValueError(
+                "--snapshot-every: no 'self' among the opponents (the learner's snapshots), so no snapshot is "
+                "taken; leave it out, or add self to --opponents"
+            )
         # Unknown agents, and checkpoints made for another game, are refused here, before any work.
         if args.pretrain is not None:
             build_agent(args.pretrain, config)
@@ -1155,13 +1231,9 @@ def _train(
             print(f"error: {exc}; no checkpoint was written", file=sys.stderr, flush=True)
             return 1
     callback = TrainCallback(args, config, pool, out, resumed_best(args, config, out), metrics)
-    progress = not args.no_progress
-    if progress:
-        try:
-            import rich  # noqa: F401
-            import tqdm  # noqa: F401
-        except ImportError:
-            progress = False
+    # measured as the PPO evaluations are: the cloned policy is the first best
+    if pretrain_eval is not None and callback.keep_if_best(model, pretrain_eval["metric"], 0):
+        print(f"best.zip: the cloned policy, until a PPO evaluation beats it -> {out / 'best.zip'}", flush=True)
     # PPO collects whole rollouts: the steps it trains are the next multiple of one rollout,
     # and the progress bar counts to that (it read "2,048/10" for --timesteps 10).
     # A resume's --timesteps is the run's total (as alphazero's --iterations and rllib_train's
@@ -1182,9 +1254,9 @@ def _train(
     )
     t0 = time.perf_counter()
     interrupted, final, elapsed = False, None, None
-    # SB3's own bar (progress_bar=True) closes only when training ends normally: interrupted,
-    # its refresh thread went on and its bar reappeared at the next run of the process
-    bar = ProgressBarCallback() if progress else None
+    # not SB3's bar (progress_bar=True): it draws nothing in a log, and closes only when
+    # training ends normally (interrupted, its refresh thread went on)
+    bar = None if args.no_progress else StepProgress(done + timesteps, done)
     try:
         model.learn(
             timesteps,
@@ -1268,10 +1340,33 @@ def check_policy(model: Any, stage: str) -> None:
         model.policy.get_distribution(observations, action_masks=masks)
 
 
-def _close(bar: Any) -> None:
-    """Close SB3's progress bar callback's bar, if it made one (closing twice is harmless)."""
-    if bar is not None and getattr(bar, "pbar", None) is not None:
-        bar.pbar.close()
+class StepProgress(BaseCallback):
+    """The PPO steps' progress (:class:`umbrella_env.parallel.Progress`): a bar on a
+    terminal, a line every 30 s in a log; a resumed run's count starts at its checkpoint's."""
+
+    def __init__(self, total: int, initial: int) -> None:
+        super().__init__()
+        self.total, self.initial = total, initial
+        self.progress: Progress | None = None
+
+    def _on_training_start(self) -> None:
+        self.progress = Progress(self.total, True, "PPO steps", initial=self.initial, unit="step")
+
+    def _on_step(self) -> bool:
+        assert self.progress is not None
+        self.progress.update(self.training_env.num_envs)
+        return True
+
+    def close(self) -> None:
+        """Close the bar (closing twice is harmless)."""
+        if self.progress is not None:
+            self.progress.close()
+            self.progress = None
+
+
+def _close(bar: StepProgress | None) -> None:
+    if bar is not None:
+        bar.close()
 
 
 def _diverged(exc: ValueError, model: Any) -> TrainingDiverged | None:
