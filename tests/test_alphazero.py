@@ -573,7 +573,7 @@ def test_resume_refuses_iterations_already_done(tmp_path: Path, capsys) -> None:
     argv[argv.index("--iterations") + 1] = "0"
     assert alphazero.main(argv + ["--out", str(tmp_path / "zero")]) == 0
     capsys.readouterr()
-    argv = _without(argv, "--pretrain-games", "--pretrain-epochs")  # a resumed run does not pretrain
+    argv = _without(argv, "--pretrain-games", "--pretrain-epochs")  # not what this test is about
     exit_info_code = alphazero.main(
         argv + ["--resume", str(tmp_path / "zero" / "last.pt"), "--out", str(tmp_path / "r")]
     )
@@ -1055,6 +1055,16 @@ def test_simulations_and_seconds_together_end_the_search_at_whichever_comes_firs
         used[:] = []
         assert game.legal_mask()[agent.act(game.observe(0), game.legal_mask(), game)]
         assert used == [az_agent.CALIBRATION_SIMULATIONS, expected]
+    # a count reached first plays as that count alone (the timing run draws from a copy)
+    for seed in range(3):
+        game = SingleGame.new(GameConfig(num_players=1), 20 + seed)
+        both = make_agent("az-solo", seed=seed, simulations=6, seconds=0.5, deterministic=False)
+        alone = make_agent("az-solo", seed=seed, simulations=6, deterministic=False)
+        for _ in range(4):
+            mask = game.legal_mask()
+            action = both.act(game.observe(0), mask, game)
+            assert action == alone.act(game.observe(0), mask, game)
+            game.step(action)
     only_seconds = make_agent("az-solo", seed=0, seconds=0.5)
     assert only_seconds.simulations is None and make_agent("az-solo").simulations == az_agent.DEFAULT_SIMULATIONS
 

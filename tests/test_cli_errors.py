@@ -797,7 +797,8 @@ def test_evaluate_writes_its_report_when_its_output_is_a_full_disk(tmp_path) -> 
             stdout=full, stderr=subprocess.PIPE, text=True, timeout=300,
         )  # fmt: skip
     assert "Traceback" not in done.stderr and done.returncode == 1, done.stderr
-    assert "error: the standings could not be printed: No space left on device; they are in the report" in done.stderr
+    said = f"error: the standings could not be printed (No space left on device); they are in the report: {out}"
+    assert said in done.stderr
     assert (out / "report.md").is_file() and (out / "games.jsonl").is_file()
 
 

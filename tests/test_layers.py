@@ -62,18 +62,32 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import in the file, nested ones included."""
+def imported_modules(path: Path, here: str = "") -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, nested ones included; a relative one
+    (``from ..training import x``) resolved from ``here``, the file's module name."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, *([module] if module else [])])
+            if not module:
+                continue
+            out.append((node.lineno, module))
             # "from umbrella_env import training" imports a subpackage
-            out += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+            out += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
     return out
+
+
+def allowed(mine: int, theirs: int) -> bool:
+    """Whether layer ``mine`` may import layer ``theirs``: downward, and agents (3) only the
+    environment library (0-1), not the dev tools (2)."""
+    return theirs <= mine and not (mine == 3 and theirs == 2)
 
 
 SOURCES = sorted(p for d in ("umbrella_env", "agents") for p in (REPO / d).rglob("*.py"))
@@ -89,9 +103,9 @@ def test_every_import_points_downward() -> None:
     for path in SOURCES:
         here = module_name(path)
         mine = layer_of(here)
-        for line, target in imported_modules(path):
+        for line, target in imported_modules(path, here):
             theirs = layer_of(target)
-            if theirs is not None and mine is not None and theirs > mine:
+            if theirs is not None and mine is not None and not allowed(mine, theirs):
                 wrong.append(
                     f"{path.relative_to(REPO)}:{line}: {here} ({NAMES[mine]}) imports {target} ({NAMES[theirs]})"
                 )
@@ -102,6 +116,24 @@ def test_the_static_check_sees_a_function_local_upward_import(tmp_path: Path) ->
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from agents import make_agent\n    return make_agent\n", encoding="utf-8")
     assert (2, "agents") in imported_modules(bad)
+
+
+def test_the_static_check_resolves_relative_imports_and_keeps_agents_off_the_tools(tmp_path: Path) -> None:
+    """A relative import was skipped (``from ..training import options`` in the core passed),
+    and agents could import the dev tools (layer 2), which the layer table forbids."""
+    bad = tmp_path / "config.py"
+    bad.write_text("def f():\n    from ..training import options\n    from . import engine\n", encoding="utf-8")
+    found = imported_modules(bad, "umbrella_env.core.config")
+    assert (2, "umbrella_env.training") in found and (2, "umbrella_env.training.options") in found
+    assert (3, "umbrella_env.core.engine") in found
+    pairs = {
+        ("umbrella_env.core.config", "umbrella_env.training.options"): False,
+        ("agents.greedy", "umbrella_env.tools.playthrough"): False,
+        ("agents.greedy", "umbrella_env.envs.common"): True,
+    }
+    for (importer, imported), expected in pairs.items():
+        mine, theirs = layer_of(importer), layer_of(imported)
+        assert mine is not None and theirs is not None and allowed(mine, theirs) is expected
 
 
 _PROBE = """
@@ -140,7 +172,7 @@ def test_a_fresh_interpreter_loads_no_higher_layer(names: list[str], highest: in
     # pyspiel games: they need the train and openspiel extras by design (the static test
     # above still checks their imports; tests/test_openspiel.py imports the second).
     loaded = _loaded_by(names, skip=("umbrella_env.envs.sb3", "umbrella_env.envs.openspiel"))
-    higher = [m for m in loaded if (layer := layer_of(m)) is not None and layer > highest]
+    higher = [m for m in loaded if (layer := layer_of(m)) is not None and not allowed(highest, layer)]
     assert higher == []
     if highest < 3:  # the environment library needs no deep-learning stack either
         assert [m for m in loaded if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib")] == []

@@ -156,14 +156,26 @@ def test_bad_env_config_values_are_refused_with_their_name(env_class: Any, env_c
 
 
 def test_the_solo_env_refuses_an_action_that_is_not_an_integer_id() -> None:
+    from agents.heuristic import HeuristicAgent
+    from umbrella_env.core.single import SingleGame
+
     env = MaskedSoloEnv({"plate_level": 1})
     obs, _ = env.reset(seed=1)
     legal = int(np.flatnonzero(obs[MASK_KEY])[0])
+    state = env.env.get_state()
     for bad in (legal + 0.7, True, "x"):  # the floats and bools were truncated to an id; "x" failed in int()
         with pytest.raises(ActionError, match="action must be an integer id"):
             env.step(bad)
-    obs, _, _, _, info = env.step(np.int64(legal))  # RLlib's actions, on the unchanged game
-    assert env.illegal_actions == 0 and info["score"] == env.game_summary()[1]
+        assert env.env.get_state() == state  # refused: nothing played
+    agent, start = HeuristicAgent(seed=0), env.game_summary()[1]
+    for _ in range(200):  # RLlib's actions (NumPy ints), on the unchanged game, until the score moves
+        game = SingleGame.from_dict(env.env.get_state())
+        action = agent.act(obs[OBS_KEY], obs[MASK_KEY].astype(bool), game)
+        obs, _, terminated, _, info = env.step(np.int64(action))
+        if info["score"] != start or terminated:
+            break
+    assert env.illegal_actions == 0 and info["score"] != start
+    assert info["score"] == env.game_summary()[1] == env.env.get_state()["scores"][0]  # the summary follows the game
 
 
 def test_frozen_opponents_play_inside_the_step_and_only_the_learner_observes() -> None:
@@ -285,8 +297,11 @@ def test_two_player_smoke_run_sends_no_illegal_action(run_2p: Path) -> None:
     assert [r["iteration"] for r in rows if not r.get("eval")] == [1, 2]
     assert all(r["illegal_actions"] == 0 for r in rows if not r.get("eval"))
     for row in (r for r in rows if not r.get("eval")):  # the learner's figures were kept nowhere
-        assert all(isinstance(row[k], float) for k in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss")), row
+        figures = [row[k] for k in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss")]
+        assert all(isinstance(v, float) for v in figures) and len(set(figures)) == 4, row  # each its own
+        assert row["entropy"] > 0 and row["vf_loss"] >= 0, row
         assert sorted(row["seat_returns"]) == ["player_0", "player_1"], row
+        assert any(v != 0 for v in row["seat_returns"].values()), row  # the games paid their seats
     meta = json.loads((run_2p / "best" / "umbrella.json").read_text(encoding="utf-8"))
     assert (meta["num_players"], meta["plate_level"], meta["module_id"]) == (2, 1, "shared")
 
@@ -344,6 +359,7 @@ def test_sigterm_in_training_keeps_the_run_as_ctrl_c_does(
     from ray.rllib.algorithms.ppo import PPO
 
     real_train, calls = PPO.train, []
+    handler = signal.getsignal(signal.SIGTERM)
 
     def train_then_sigterm(self: Any) -> Any:  # SIGTERM arrives during the second iteration
         calls.append(1)
@@ -358,7 +374,7 @@ def test_sigterm_in_training_keeps_the_run_as_ctrl_c_does(
     assert status == 130
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["interrupted"] is True and summary["iterations"] == 1
-    assert signal.getsignal(signal.SIGTERM) is not None and "stopped: " in capsys.readouterr().out
+    assert signal.getsignal(signal.SIGTERM) == handler and "stopped: " in capsys.readouterr().out  # put back
 
 
 def test_ctrl_c_in_training_then_in_the_final_evaluation_keeps_the_summary(
@@ -644,7 +660,7 @@ def test_a_run_resumes_from_its_checkpoint_in_another_folder_or_its_own(
 
 
 def test_a_resume_takes_the_checkpoints_training_options_unless_given(
-    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A resume took --shaping, --ent-coef, --train-batch, ... from the command line: left
     out, they were the options' defaults (a train batch of 4,000 for a run of 400), unsaid,
@@ -657,9 +673,21 @@ def test_a_resume_takes_the_checkpoints_training_options_unless_given(
     (run / "last" / "umbrella.json").write_text(json.dumps(edited), encoding="utf-8")
     bare = [*_without(SMOKE, "--iterations", "--net", "--train-batch", "--batch-size"), *VS_RANDOM]
     out = tmp_path / "bare"
+    from umbrella_env import rllib_train
+    from umbrella_env.training.options import resume_seed
+
+    built: list[tuple[Any, Any]] = []  # (seed, PPOConfig) of the run: what RLlib trains with, not only the record
+    real_build = rllib_train.build_config
+    monkeypatch.setattr(
+        rllib_train, "build_config", lambda a, seed=None: built.append((seed, real_build(a, seed))) or built[-1][1]
+    )
     # --train-batch 300 alone: the checkpoint's batch of 100 fits it (the default 500 did not)
     assert train([*bare, "--iterations", "3", "--num-env-runners", "0", "--ent-coef", "0.02", "--train-batch", "300",
                   "--resume", str(run / "last"), "--out", str(out)]) == 0  # fmt: skip
+    seed, config = built[-1]
+    assert (config.lr, config.num_epochs, config.entropy_coeff, config.minibatch_size) == (3e-4, 2, 0.02, 100)
+    assert config.train_batch_size_per_learner == 300
+    assert seed == config.seed == resume_seed(0, meta["timesteps"]) != 0  # --seed 0, dealt anew (not the first games)
     said = capsys.readouterr().out
     assert "note: the checkpoint's run trained with --ent-coef 0.01; this run uses 0.02" in said
     assert "note: the checkpoint's run trained with --train-batch 400; this run uses 300" in said
@@ -766,7 +794,7 @@ def test_a_resume_from_best_in_its_own_folder_first_writes_last_anew(
 
 
 def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
-    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_2p: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     last = str(run_2p / "last")
     base = [*_without(SMOKE, "--iterations", "--net"), "--num-env-runners", "0"]
@@ -788,6 +816,12 @@ def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
         damaged[name] = tmp_path / name
         shutil.copytree(run_2p / "last", damaged[name])
         (damaged[name] / "umbrella.json").write_text(json.dumps({**meta, **change}), encoding="utf-8")
+    from umbrella_env import rllib_train
+
+    def no_ray(*args: Any, **kwargs: Any) -> Any:  # the module's Ray is up: a session started fails the test
+        raise AssertionError("Ray started before the refusal")
+
+    monkeypatch.setattr(rllib_train, "ray_session", no_ray)
     inside = [*base, "--iterations", "3", "--resume", last, "--out", str(run_2p / "last" / "run")]
     assert train(inside) == 2 and "is inside the checkpoint --resume reads" in capsys.readouterr().err
     for argv, words in (

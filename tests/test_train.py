@@ -267,8 +267,8 @@ def test_the_interrupted_command_of_a_cloned_run_with_resume_added_finishes_it(t
     assert train.main([*command, "--timesteps", "128", "--out", str(out)]) == 0
     assert "[pretrain epoch 1/1]" in capsys.readouterr().out
     record = json.loads((out / "last.json").read_text())["pretraining"]
-    assert record == {"pretrain": "heuristic", "pretrain_games": 4, "pretrain_opponents": None, "pretrain_epochs": 1,
-                      "pretrain_lr": 0.001, "pretrain_batch": 256}  # fmt: skip
+    assert record == {"pretrain": "heuristic", "pretrain_games": 4, "pretrain_opponents": ["greedy", "self"],
+                      "pretrain_epochs": 1, "pretrain_lr": 0.001, "pretrain_batch": 256}  # fmt: skip
     resume = ["--resume", str(out / "last.zip"), "--timesteps", "256"]
     assert train.main([*command, *resume, "--out", str(out)]) == 0
     printed = capsys.readouterr()
@@ -282,7 +282,7 @@ def test_the_interrupted_command_of_a_cloned_run_with_resume_added_finishes_it(t
     for more, message in [
         (["--pretrain-games", "5"], "--pretrain-games 5 differs from the run's cloning (4)"),
         (["--pretrain", "greedy"], "--pretrain greedy differs from the run's cloning (heuristic)"),
-        (["--pretrain-opponents", "random"], "--pretrain-opponents random differs from the run's cloning (the run's --opponents)"),
+        (["--pretrain-opponents", "random"], "--pretrain-opponents random differs from the run's cloning (greedy self)"),
     ]:  # fmt: skip
         argv = [*command, *more, "--resume", str(out / "last.zip"), "--timesteps", "512", "--out", str(tmp_path / "x")]
         assert train.main(argv) == 2 and message in capsys.readouterr().err
@@ -297,6 +297,13 @@ def test_the_interrupted_command_of_a_cloned_run_with_resume_added_finishes_it(t
         in capsys.readouterr().err
     )
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+    # a checkpoint written before the record: its resume leaves the record out, not "no cloning"
+    meta = json.loads((out / "last.json").read_text())
+    del meta["pretraining"]
+    (out / "last.json").write_text(json.dumps(meta))
+    bare = [*command[:14], "self", "--no-progress", "--torch-threads", "1"]
+    assert train.main([*bare, "--resume", str(out / "last.zip"), "--timesteps", "384", "--out", str(out)]) == 0
+    assert "pretraining" not in json.loads((out / "last.json").read_text())
 
 
 def test_the_cloned_policy_is_the_first_best(tmp_path, monkeypatch, capsys) -> None:

@@ -208,16 +208,35 @@ def test_az_refuses_values_it_cannot_use_before_any_work(extra: list[str], messa
     assert not (tmp_path / "r").exists()
 
 
-def test_az_resume_refuses_pretraining_options_and_unreadable_files(az_run: Path, tmp_path, capsys) -> None:
+def test_az_resume_takes_its_runs_pretraining_options_and_refuses_others_and_unreadable_files(
+    az_run: Path, tmp_path, capsys
+) -> None:
+    """The interrupted command with --resume added was refused for its pretraining options
+    (--pretrain-games, --pretrain-epochs): equal to the run's, they are accepted and the run
+    does not pretrain again; one that differs is refused, naming both values."""
     from umbrella_env.training import alphazero
 
+    meta = json.loads((az_run / "last.json").read_text(encoding="utf-8"))
+    assert (meta["pretrain_games"], meta["pretrain_epochs"], meta["pretrain_learning_rate"]) == (40, 3, 1e-3)
     argv = [*_without(TINY, "--iterations"), "--iterations", "2", "--out", str(tmp_path / "r")]
     resume = ["--resume", str(az_run / "last.pt")]
     err = _refused(alphazero.main, [*argv, *resume, "--teacher", "search"], capsys)
     assert (
-        "--pretrain-games, --teacher, --pretrain-epochs: not used by this run (a resumed run does not pretrain)" in err
+        "--teacher search differs from the run's pretraining (heuristic): a resumed run does not pretrain again" in err
     )
-    argv = _without(argv, "--pretrain-games", "--pretrain-epochs")
+    err = _refused(alphazero.main, [*_without(argv, "--pretrain-games"), "--pretrain-games", "41", *resume], capsys)
+    assert "--pretrain-games 41 differs from the run's pretraining (40)" in err
+    assert not (tmp_path / "r").exists()
+    assert alphazero.main([*argv, *resume, "--teacher", "heuristic"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "note: --pretrain-games, --teacher, --pretrain-epochs: the run's pretraining, done at its start; "
+        "a resumed run does not pretrain again" in out
+    )
+    assert "pretraining:" not in out  # not done again
+    again = json.loads((tmp_path / "r" / "last.json").read_text(encoding="utf-8"))
+    assert again["iteration"] == 2 and again["pretrain_epochs"] == 3  # the origin goes on
+    argv = _without([*argv[:-1], str(tmp_path / "r2")], "--pretrain-games", "--pretrain-epochs")
     meta = json.loads((az_run / "last.json").read_text(encoding="utf-8"))
     unhashed = json.dumps({k: v for k, v in meta.items() if k != "sha256"}).encode()  # a sidecar of before the hash
     truncated = (az_run / "last.pt").read_bytes()[:1000]
@@ -236,7 +255,7 @@ def test_az_resume_refuses_pretraining_options_and_unreadable_files(az_run: Path
             (run / f).write_bytes(given[f] if f in given else (az_run / f).read_bytes())
         err = _refused(alphazero.main, [*argv, "--resume", str(run / "last.pt")], capsys)
         assert message in err and str(run) in err  # used to be a traceback, after --out was made
-        assert not (tmp_path / "r").exists()
+        assert not (tmp_path / "r2").exists()
 
 
 def test_az_says_when_an_iteration_trains_nothing(tmp_path, capsys) -> None:
@@ -1139,26 +1158,38 @@ def test_a_zip_checkpoint_keeps_its_configuration_and_refuses_a_sidecar_edited_t
 
 
 def test_an_interrupted_ppo_run_closes_its_progress_bar(tmp_path, monkeypatch) -> None:
-    """Review of the notebook user: SB3's bar closes only when training ends normally, so
-    after Ctrl-C its refresh thread went on, and the stale bar reappeared at the next run."""
-    import threading
+    """Review of the notebook user: SB3's bar closed only when training ended normally, so
+    after Ctrl-C its refresh thread went on, and the stale bar reappeared at the next run.
+    The bar is a tqdm bar on a terminal (stderr made to look like one here)."""
+    from tqdm import tqdm
 
-    from rich.live import Live
-
+    from umbrella_env import parallel
     from umbrella_env.training import ppo
 
     def stop(self: object) -> bool:
         raise KeyboardInterrupt
 
-    def refreshing() -> set[threading.Thread]:
-        return {t for t in threading.enumerate() if type(t).__module__ == Live.__module__ and t.is_alive()}
+    bars: list[Any] = []
+    closed: list[Any] = []
+    real_init, real_close = parallel.Progress.__init__, parallel.Progress.close
 
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        bars.append(self._bar)
+
+    def closing(self: Any) -> None:
+        closed.append(self._bar)
+        real_close(self)
+
+    monkeypatch.setattr(parallel, "is_terminal", lambda stream: True)
+    monkeypatch.setattr(parallel.Progress, "__init__", recorded)
+    monkeypatch.setattr(parallel.Progress, "close", closing)
     monkeypatch.setattr(ppo.TrainCallback, "_on_step", stop)
     argv = [a for a in PPO if a != "--no-progress"]
-    before = refreshing()  # another test's, in this process: not this run's
     assert ppo.main([*argv, "--out", str(tmp_path / "run")]) == 130
     assert (tmp_path / "run" / "last.zip").is_file()
-    assert refreshing() - before == set()
+    assert len(bars) == 1 and isinstance(bars[0], tqdm)  # the run drew a bar (tqdm's, as on a terminal)
+    assert closed == bars and bars[0] not in tqdm._instances  # and closed it
 
 
 def _process_state() -> tuple[Any, ...]:

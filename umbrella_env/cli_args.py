@@ -196,6 +196,14 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default {shown.replace('%', '%%')})"
 
 
+class ShortUsageParser(argparse.ArgumentParser):
+    """argparse's parser whose errors show a one-line usage: a command of many options
+    printed all of them (20 to 41 lines) above its one-line error.  ``--help`` shows them."""
+
+    def print_usage(self, file: Any = None) -> None:
+        self._print_message(f"usage: {self.prog} [options]  (--help lists them)\n", file)
+
+
 def seed_option(upper: int | None = None, why: str = "") -> Callable[[str], int]:
     """The argparse ``type=`` of a seed option: an integer >= 0 (NumPy's generators take no
     negative seed), at most ``upper`` when the seed feeds a library with a smaller range

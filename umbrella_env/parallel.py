@@ -3,6 +3,7 @@ long-running commands (evaluate, the teacher games of train --pretrain, the agen
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import select
@@ -237,6 +238,19 @@ def memory_bytes() -> int | None:
         return None
 
 
+@contextlib.contextmanager
+def above_progress() -> Iterator[None]:
+    """Lines printed inside go above a tqdm bar on the terminal, not onto it (the bar is
+    cleared, then drawn again); with no bar, nothing changes."""
+    try:
+        from tqdm import tqdm
+    except ImportError:  # rich's bar (Progress without tqdm) moves printed lines above itself
+        yield
+        return
+    with tqdm.external_write_mode(file=sys.stdout):
+        yield
+
+
 #: Seconds between two progress lines when stderr is not a terminal (a log file).
 PLAIN_PROGRESS_SECONDS = 30.0
 
@@ -300,7 +314,8 @@ class Progress:
         elif self._plain is not None and time.monotonic() - self._plain[1] >= PLAIN_PROGRESS_SECONDS:
             self._line()
 
-    def _line(self) -> None:
+    def _line(self, last: bool = False) -> None:
+        """One plain line; ``last`` (at the close, done or stopped): without a time left."""
         assert self._plain is not None
         now = time.monotonic()
         self._plain[1] = now
@@ -308,7 +323,7 @@ class Progress:
         elapsed = now - self._plain[0]
         share = self._done / self._total if self._total else 1.0
         rate = (self._done - self._initial) / elapsed if elapsed > 0 else 0.0
-        left = f", about {(self._total - self._done) / rate:.0f} s left" if rate > 0 and share < 1 else ""
+        left = f", about {(self._total - self._done) / rate:.0f} s left" if rate > 0 and share < 1 and not last else ""
         print(
             f"{self._desc}: {self._done:,}/{self._total:,} ({share:.0%}), {elapsed:.0f} s{left}",
             file=sys.stderr,
@@ -326,5 +341,5 @@ class Progress:
         elif self._rich is not None:
             self._rich.stop()
         elif self._plain is not None and self._done != self._shown:  # the last count, once
-            self._line()
+            self._line(last=True)
             self._plain = None

@@ -68,6 +68,7 @@ from agents.rllib_agent import METADATA, QUIET_LOGGERS, RLlibAgent, read_metadat
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
     HelpFormatter,
+    ShortUsageParser,
     command,
     command_name,
     first_problem,
@@ -140,9 +141,7 @@ MAX_SEED = 2**31 - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG, usage="%(prog)s [options]  (--help lists them)", description=__doc__, formatter_class=HelpFormatter
-    )
+    p = ShortUsageParser(prog=PROG, description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
     p.add_argument("--timesteps", type=float, default=1_000_000, help="env steps to train for (default 1e6)")

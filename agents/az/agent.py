@@ -13,6 +13,7 @@ trained); :data:`SHIPPED_MODELS` maps the names to the files.
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from pathlib import Path
@@ -226,7 +227,9 @@ class AZAgent:
             # Timed on this decision, inside its budget: a cost carried over from another
             # position (the cheap end of a game) ran the next game's first move 19 times over.
             t0 = time.perf_counter()
-            self.search.run([game], [self._rng], simulations=CALIBRATION_SIMULATIONS)
+            # on a copy of the generator: the decision's search draws as it would without the
+            # timing run, so with both budgets a count reached first plays as that count alone
+            self.search.run([game], [copy.deepcopy(self._rng)], simulations=CALIBRATION_SIMULATIONS)
             spent = time.perf_counter() - t0
             per_sim = spent / (CALIBRATION_SIMULATIONS + 1)  # + the root's network call
             timed = max(1, min(MAX_SIMULATIONS, int((self.seconds - spent) / per_sim) - 1))

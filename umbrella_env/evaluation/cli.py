@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"note: --games {args.games} rounded up to {result.games_per_table} per table "
             f"(a multiple of {seatings(args.players)}: every seating equally often)"
         )
-    reader_gone = False
+    reader_gone, unprinted = False, ""
     try:  # first: a report the disk cannot take leaves the standings on the terminal
         print_summary(summary)
         sys.stdout.flush()
@@ -140,17 +140,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.errno not in SYSTEM_ERRNOS:
             raise
         silence(sys.stdout)
-        print(f"error: the standings could not be printed: {exc.strerror}; they are in the report", file=sys.stderr)
-        reader_gone = True
+        reader_gone, unprinted = True, str(exc.strerror)  # said once the report is written, naming it
     try:  # replaces a previous report (--overwrite) only once the new one is whole
         report = write_report(result, out, summary, argv)
     except OSError as exc:
         if exc.errno not in SYSTEM_ERRNOS:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
-        shown = "" if reader_gone else " (the standings are above)"
+        shown = " (the standings are above)" if not reader_gone else ""
+        shown = f" (the standings could not be printed either: {unprinted})" if unprinted else shown
         print(f"error: the report could not be written to {out}: {exc.strerror}{where}; the folder is as it was"
               f"{shown}", file=sys.stderr)  # fmt: skip
         return 1
+    if unprinted:
+        print(f"error: the standings could not be printed ({unprinted}); they are in the report: {report}",
+              file=sys.stderr)  # fmt: skip
     print(f"{summary['games']} games in {result.elapsed:.1f} s; report: {report}")
     return 1 if reader_gone else 0  # as every command whose output pipe closed (cli_args.command)

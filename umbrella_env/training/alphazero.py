@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from umbrella_env.cli_args import HelpFormatter, command, missing_extra, set_torch
+from umbrella_env.cli_args import HelpFormatter, ShortUsageParser, command, missing_extra, set_torch
 from umbrella_env.core.jsonio import parse_json
 
 try:
@@ -149,6 +149,7 @@ from umbrella_env.training.options import (
     check_layers,
     given_options,
     overwrite_problem,
+    shown_option,
     trainer_seed,
     win_rate_text,
 )
@@ -810,12 +811,7 @@ def plot_history(history: list[dict[str, Any]], path: Path, solo: bool) -> bool:
 
 # --------------------------------------------------------------------------- CLI
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=prog,
-        usage="%(prog)s [options]  (--help lists them)",  # the whole list above each error was 41 lines
-        description=__doc__,
-        formatter_class=HelpFormatter,
-    )
+    p = ShortUsageParser(prog=prog, description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--players", type=int, default=2, help="1 (solo) to 4 (default 2)")
     p.add_argument("--level", type=int, default=1, help="plate level 1-4 (default 1)")
     p.add_argument(
@@ -1114,9 +1110,8 @@ def check_options(args: argparse.Namespace, given: Collection[str] = ()) -> None
     check_layers("--hidden", args.hidden)
     if not 0 < args.pg_clip < 1:  # NaN fails too
         raise ValueError(f"--pg-clip must be a number in (0, 1), got {args.pg_clip}")
-    resumed = args.resume is not None
     for applies, dests, why in (  # (the run ignores them, options, why): the first that applies and is given
-        (resumed, ("pretrain_games",) * bool(args.pretrain_games) + _PRETRAIN_ONLY, "a resumed run does not pretrain"),
+        # (a resume's pretraining options must be its run's: adopt_pretraining)
         (not args.pretrain_games, _PRETRAIN_ONLY, "they need --pretrain-games >= 1"),
         (args.teacher == "heuristic", ("teacher_sims",), "the heuristic teacher does not search"),
         (
@@ -1165,6 +1160,44 @@ RUN_SETTINGS = (
 )
 
 
+#: The pretraining options a checkpoint records (its origin): a resume may repeat them,
+#: equal, as in the interrupted command (:func:`adopt_pretraining`).
+_PRETRAINING = (
+    ("--pretrain-games", "pretrain_games"),
+    ("--teacher", "teacher"),
+    ("--teacher-sims", "teacher_sims"),
+    ("--pretrain-epochs", "pretrain_epochs"),
+    ("--pretrain-learning-rate", "pretrain_learning_rate"),
+)
+
+
+def adopt_pretraining(meta: dict[str, Any], args: argparse.Namespace, given: Collection[str]) -> list[str]:
+    """A resume does not pretrain again: the pretraining options given (the interrupted
+    command's) must be the run's, as its checkpoint records them; they are then accepted and
+    unused, and the note returned says so (``--pretrain-games 0`` is taken as is).
+    ``ValueError`` for a given one that differs, or
+    that the checkpoint does not record (a run that did not pretrain, or a checkpoint older
+    than the record)."""
+    # --pretrain-games 0 asks for no pretraining, as a resume does anyway
+    asked = [(f, d) for f, d in _PRETRAINING if d in given and not (d == "pretrain_games" and not args.pretrain_games)]
+    if not asked:
+        return []
+    for flag, dest in asked:
+        saved, now = meta.get(dest), getattr(args, dest)
+        if saved is None or not meta.get("pretrain_games"):
+            raise ValueError(
+                f"{flag}: the checkpoint records no pretraining of this kind (its run did not pretrain, or the "
+                "checkpoint predates the record), and a resumed run does not pretrain: leave it out"
+            )
+        if now != saved:
+            raise ValueError(
+                f"{flag} {shown_option(now)} differs from the run's pretraining ({shown_option(saved)}): a resumed run "
+                f"does not pretrain again; leave {flag} out"
+            )
+    flags = ", ".join(flag for flag, _ in asked)
+    return [f"note: {flags}: the run's pretraining, done at its start; a resumed run does not pretrain again"]
+
+
 def adopt_settings(meta: dict[str, Any], args: argparse.Namespace, given: Collection[str]) -> list[str]:
     """``--resume``: :data:`RUN_SETTINGS` not given take the checkpoint's values (a resume left
     them at the options' defaults, unsaid: a policy-gradient run went on with the Gumbel
@@ -1173,7 +1206,7 @@ def adopt_settings(meta: dict[str, Any], args: argparse.Namespace, given: Collec
     pg = meta.get("pg")  # the policy-gradient options, recorded as one mapping
     flat = {**meta, **({f"pg_{k}": v for k, v in pg.items()} if isinstance(pg, dict) else {})}
     try:
-        notes = adopt_recorded(args, given, flat, RUN_SETTINGS)
+        notes = adopt_pretraining(meta, args, given) + adopt_recorded(args, given, flat, RUN_SETTINGS)
         if args.selfplay not in SELFPLAY_MODES:
             raise ValueError(f"--selfplay must be one of {', '.join(SELFPLAY_MODES)}, got {args.selfplay!r}")
         check_options(args, given)  # the recorded values' ranges
@@ -1443,7 +1476,16 @@ def _optimizer_fits(state: Any, net: AZNet) -> bool:
 
 
 #: Sidecar fields that say how a network was first made; a resumed run keeps its checkpoint's.
-_ORIGIN_KEYS = ("teacher", "teacher_sims", "pretrain_games", "init", "seed", "command")
+_ORIGIN_KEYS = (
+    "teacher",
+    "teacher_sims",
+    "pretrain_games",
+    "pretrain_epochs",
+    "pretrain_learning_rate",
+    "init",
+    "seed",
+    "command",
+)
 
 
 class Trainer:
@@ -1567,10 +1609,13 @@ class Trainer:
         if self.origin is not None:
             return self.origin
         a = self.args
+        pretrained = bool(a.pretrain_games)
         return {
             "teacher": a.teacher,
             "teacher_sims": a.teacher_sims if a.teacher != "heuristic" else None,
             "pretrain_games": a.pretrain_games,
+            "pretrain_epochs": a.pretrain_epochs if pretrained else None,
+            "pretrain_learning_rate": a.pretrain_learning_rate if pretrained else None,
             "init": None if a.init is None else {"file": a.init.name, "sha256": file_sha256(a.init)},
             "seed": a.seed,
             "command": self.command,

@@ -80,7 +80,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--rounds", type=int, default=3, help="alternating rounds the timed decisions are split into (default 3)"
     )
     parser.epilog = None  # train.py's, about its other trainer
-    parser.usage = None  # its options listed: the few it uses
     for action in parser._actions:
         if action.dest == "players":
             action.help = "1 only: the native vector env is solo"

@@ -76,6 +76,7 @@ from agents.policy import PolicyAgent, load_model, moved_modules, read_metadata,
 from umbrella_env.cli_args import (
     MAX_TIMESTEPS,
     HelpFormatter,
+    ShortUsageParser,
     first_problem,
     int_problem,
     path_option,
@@ -86,7 +87,7 @@ from umbrella_env.core.single import SingleGame
 from umbrella_env.envs.common import end_rewards, score_edge
 from umbrella_env.envs.sb3 import BatchStep, BatchVecEnv, UmbrellaSB3VecEnv
 from umbrella_env.match import absolute_spec, agent_action, build_agent, play_rotation
-from umbrella_env.parallel import Progress, WorkerDied, local_cpus, memory_bytes, oversubscribed
+from umbrella_env.parallel import Progress, WorkerDied, above_progress, local_cpus, memory_bytes, oversubscribed
 from umbrella_env.paths import (
     default_run_dir,
     json_text,
@@ -289,7 +290,7 @@ def recorded_settings(args: argparse.Namespace, config: GameConfig) -> dict[str,
     """:data:`_RUN_SETTINGS` as a checkpoint's sidecar records them (checkpoint paths
     absolute, so that a resume from another folder finds them; none in solo), and the run's
     cloning (``pretraining``, :func:`cloning_record`; None for a run without one)."""
-    cloning = {"pretraining": args.cloning}
+    cloning = {} if args.cloning is _UNRECORDED else {"pretraining": args.cloning}
     if config.solo:
         return cloning
     return {"shaping": float(args.shaping), "opponents": [absolute_spec(s) for s in args.opponents], **cloning}
@@ -307,17 +308,22 @@ _CLONING = (
 )
 
 
+#: ``args.cloning`` of a resumed checkpoint written before checkpoints recorded the cloning:
+#: its sidecars leave the record out rather than say "no cloning".
+_UNRECORDED: Any = object()
+
+
 def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
     """The run's cloning as its checkpoints record it: the :data:`_CLONING` options (agent
-    specs absolute; ``pretrain_opponents`` None for the run's ``--opponents``), None without
-    ``--pretrain``."""
+    specs absolute; ``pretrain_opponents`` the ones the teacher's games were played against),
+    None without ``--pretrain``."""
     if args.pretrain is None:
         return None
-    opponents = args.pretrain_opponents
+    opponents = ["self"] if args.players == 1 else (args.pretrain_opponents or args.opponents)
     return {
         "pretrain": absolute_spec(args.pretrain),
         "pretrain_games": int(args.pretrain_games),
-        "pretrain_opponents": None if opponents is None else [absolute_spec(s) for s in opponents],
+        "pretrain_opponents": [absolute_spec(s) for s in opponents],
         "pretrain_epochs": int(args.pretrain_epochs),
         "pretrain_lr": float(args.pretrain_lr),
         "pretrain_batch": int(args.pretrain_batch),
@@ -340,7 +346,7 @@ def adopt_cloning(args: argparse.Namespace, given: Collection[str], meta: dict[s
             f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
             "one), and a resume does not clone: leave them out"
         )
-    args.cloning = record
+    args.cloning = record if "pretraining" in meta else _UNRECORDED
     if record is None or not asked:
         return []
     for flag, dest in _CLONING:
@@ -352,10 +358,9 @@ def adopt_cloning(args: argparse.Namespace, given: Collection[str], meta: dict[s
         elif dest == "pretrain_opponents":
             now = [absolute_spec(spec) for spec in now]
         if now != saved:
-            shown = "the run's --opponents" if saved is None else shown_option(saved)
             raise ValueError(
-                f"{flag} {shown_option(getattr(args, dest))} differs from the run's cloning ({shown}): a resume goes "
-                f"on from the trained policy and does not clone again; leave {flag} out"
+                f"{flag} {shown_option(getattr(args, dest))} differs from the run's cloning ({shown_option(saved)}): "
+                f"a resume goes on from the trained policy and does not clone again; leave {flag} out"
             )
     args.pretrain = None  # the cloning is done
     return [f"note: {', '.join(asked)}: the run's cloning, done at its start; a resume does not clone again"]
@@ -484,11 +489,12 @@ class TrainCallback(BaseCallback):
             self.metrics.add({"timesteps": int(self.num_timesteps), "eval/metric": metric})
         if final:  # SB3 writes what is recorded at a rollout's end: there is none after the last
             self.logger.dump(step=self.num_timesteps)
-        print(
-            f"[{'final eval' if final else 'eval'} @ {self.num_timesteps:,} steps, {res.games} games] "
-            f"{res.describe(self.config.solo, self.args.eval_opponent)}" + ("  (new best)" if improved else ""),
-            flush=True,
-        )
+        with above_progress():  # on a terminal, above the steps' bar
+            print(
+                f"[{'final eval' if final else 'eval'} @ {self.num_timesteps:,} steps, {res.games} games] "
+                f"{res.describe(self.config.solo, self.args.eval_opponent)}" + ("  (new best)" if improved else ""),
+                flush=True,
+            )
         return res
 
 
@@ -595,9 +601,8 @@ def best_beside(resume: Path | None) -> tuple[Path, dict[str, Any]] | None:
 
 # --------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ShortUsageParser(
         prog=program_name(*TRAIN_COMMAND),
-        usage="%(prog)s [options]  (--help lists them)",  # the whole list above each error was 20 lines
         description=__doc__,
         epilog="train.py --algo alphazero (or umbrella-train --algo alphazero) runs the Gumbel AlphaZero "
         "trainer instead; its options: train.py --algo alphazero --help",
@@ -1114,7 +1119,8 @@ def main(argv: list[str] | None = None) -> int:
             build_agent(args.pretrain, config)
         if config.num_players > 1:
             build_agent(args.eval_opponent, config)
-            for spec in sorted({*args.opponents, *(args.pretrain_opponents or ())} - {"random", "self"}):
+            cloning = args.pretrain_opponents if args.pretrain is not None else None  # a resume clones nothing
+            for spec in sorted({*args.opponents, *(cloning or ())} - {"random", "self"}):
                 build_agent(spec, config)
         else:
             args.eval_opponent = "random"
@@ -1125,7 +1131,7 @@ def main(argv: list[str] | None = None) -> int:
         problem = overwrite_problem(out, RUN_FILES, args.overwrite, {"--resume": args.resume})
         if problem is not None:
             raise ValueError(problem)
-        if args.pretrain_cache is not None and not args.pretrain_cache.is_file():
+        if args.pretrain is not None and args.pretrain_cache is not None and not args.pretrain_cache.is_file():
             problem = output_file_problem(args.pretrain_cache, ".npz")
             if problem is not None:
                 raise ValueError(f"--pretrain-cache: {problem}")
@@ -1266,6 +1272,7 @@ def _train(
         elapsed = time.perf_counter() - t0
         callback.trained_timesteps = int(model.num_timesteps)
         check_policy(model, f"the PPO update at step {int(model.num_timesteps):,}")
+        _close(bar)  # the steps are done: their last line before the final evaluation's
         final = callback.evaluate(final=True)
     except KeyboardInterrupt:  # Ctrl-C, in the PPO steps or the final evaluation: keep what was trained
         interrupted = True
