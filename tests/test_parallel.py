@@ -246,3 +246,25 @@ def test_workers_that_cannot_start_are_told_apart_from_killed_ones(tmp_path) -> 
     assert done.returncode != 0
     assert "the worker processes could not start" in done.stderr and "if __name__ ==" in done.stderr
     assert "in the middle of its job" in str(WorkerDied())  # a worker that started, then died
+
+
+def test_lines_printed_above_a_bar_are_not_written_onto_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trainer's evaluation line came after the bar's last drawing, on the same terminal
+    line ("... 741.33step/s][eval @ 4,096 steps ..."): the bar is now cleared first, and drawn
+    again after the line."""
+    import io
+
+    from tqdm import tqdm
+
+    from umbrella_env.parallel import above_progress
+
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stream)
+    bar = tqdm(total=10, file=stream, disable=False, ascii=True, mininterval=0)  # a terminal's bar
+    bar.update(3)
+    with above_progress():
+        print("[eval] a line")
+    bar.close()
+    before, after = stream.getvalue().split("[eval] a line\n")
+    assert before.endswith("\r") and before.rstrip("\r").endswith(" ")  # the bar's line blanked, then the line
+    assert after.startswith("\r 30%|###")  # and the bar drawn again below it

@@ -306,7 +306,9 @@ def test_two_player_smoke_run_sends_no_illegal_action(run_2p: Path) -> None:
     assert (meta["num_players"], meta["plate_level"], meta["module_id"]) == (2, 1, "shared")
 
 
-def test_solo_smoke_run_with_cloning_sends_no_illegal_action_and_its_checkpoint_plays(tmp_path: Path) -> None:
+def test_solo_smoke_run_with_cloning_sends_no_illegal_action_and_its_checkpoint_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "solo"
     clone = ["--pretrain", "heuristic", "--pretrain-games", "3", "--pretrain-epochs", "2", "--workers", "1"]
     assert train([*SMOKE, *clone, "--players", "1", "--num-env-runners", "0", "--out", str(out)]) == 0
@@ -316,6 +318,23 @@ def test_solo_smoke_run_with_cloning_sends_no_illegal_action_and_its_checkpoint_
     agent = build_agent(f"rllib:{out / 'best'}", GameConfig(num_players=1))
     result = play_game([agent], GameConfig(num_players=1), seed=3)
     assert result.turns > 0
+    # The interrupted command with --resume added: its cloning options, equal to the recorded
+    # ones, are accepted and not done again (they were refused); a differing one is refused.
+    record = json.loads((out / "last" / "umbrella.json").read_text(encoding="utf-8"))["pretraining"]
+    assert record == {"pretrain": "heuristic", "pretrain_games": 3, "pretrain_epochs": 2, "pretrain_lr": 0.001,
+                      "pretrain_batch": 256}  # fmt: skip
+    capsys.readouterr()
+    again = [*_without(SMOKE, "--iterations"), "--iterations", "3", *clone, "--players", "1", "--num-env-runners", "0",
+             "--resume", str(out / "last"), "--out", str(out)]  # fmt: skip
+    assert train(again) == 0
+    said = capsys.readouterr().out
+    assert (
+        "the run's cloning, done at its start; a resume does not clone again" in said and "cloned heuristic" not in said
+    )
+    assert json.loads((out / "last" / "umbrella.json").read_text(encoding="utf-8"))["pretraining"] == record
+    differing = [*again[:-2], "--pretrain-games", "4", "--iterations", "4", "--out", str(tmp_path / "x")]
+    assert train(differing) == 2
+    assert "--pretrain-games 4 differs from the run's cloning (3)" in capsys.readouterr().err
 
 
 @pytest.mark.filterwarnings("ignore:.*is not legal in phase")
@@ -828,7 +847,10 @@ def test_a_resume_is_refused_before_ray_starts_for_what_it_cannot_continue(
         ([*base, "--iterations", "2", "--resume", last], "has trained"),
         ([*base, "--iterations", "3", "--net", "32", "--resume", last], "--net 32 differs from the checkpoint's (64)"),
         ([*base, "--iterations", "3", "--players", "3", "--resume", last], "was trained for num_players=2"),
-        ([*base, "--iterations", "3", "--pretrain", "heuristic", "--resume", last], "--pretrain: a resumed run"),
+        (
+            [*base, "--iterations", "3", "--pretrain", "heuristic", "--resume", last],
+            "--pretrain: the checkpoint's run cloned no teacher",
+        ),
         ([*base, "--iterations", "3", "--resume", str(other)], "was not written by python -m umbrella_env.rllib_train"),
         ([*base, "--iterations", "3", "--resume", str(broken / "last")], "line 1 of the run's progress"),
         (

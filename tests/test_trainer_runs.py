@@ -222,7 +222,8 @@ def test_az_resume_takes_its_runs_pretraining_options_and_refuses_others_and_unr
     resume = ["--resume", str(az_run / "last.pt")]
     err = _refused(alphazero.main, [*argv, *resume, "--teacher", "search"], capsys)
     assert (
-        "--teacher search differs from the run's pretraining (heuristic): a resumed run does not pretrain again" in err
+        "--teacher search differs from the run's pretraining (heuristic): a resume goes on from the trained network"
+        in err
     )
     err = _refused(alphazero.main, [*_without(argv, "--pretrain-games"), "--pretrain-games", "41", *resume], capsys)
     assert "--pretrain-games 41 differs from the run's pretraining (40)" in err
@@ -256,6 +257,38 @@ def test_az_resume_takes_its_runs_pretraining_options_and_refuses_others_and_unr
         err = _refused(alphazero.main, [*argv, "--resume", str(run / "last.pt")], capsys)
         assert message in err and str(run) in err  # used to be a traceback, after --out was made
         assert not (tmp_path / "r2").exists()
+
+
+def test_az_the_interrupted_command_of_an_init_run_with_resume_added_runs(az_run: Path, tmp_path, capsys) -> None:
+    """--init and --resume together were refused, so an --init run's command with --resume
+    added did not run: --init is accepted on a resume as the file the run started from."""
+    from umbrella_env.training import alphazero
+
+    command = [
+        *_without(TINY, "--iterations", "--pretrain-games", "--pretrain-epochs"),
+        "--init",
+        str(az_run / "last.pt"),
+    ]
+    out = tmp_path / "a"
+    assert alphazero.main([*command, "--iterations", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert alphazero.main([*command, "--iterations", "2", "--resume", str(out / "last.pt"), "--out", str(out)]) == 0
+    assert (
+        f"note: --init {az_run / 'last.pt'}: the run's start; a resume does not start anew" in capsys.readouterr().out
+    )
+    assert json.loads((out / "last.json").read_text())["iteration"] == 2
+    other = [
+        *command[:-1],
+        str(out / "best.pt"),
+        "--iterations",
+        "3",
+        "--resume",
+        str(out / "last.pt"),
+        "--out",
+        str(out),
+    ]
+    err = _refused(alphazero.main, other, capsys)
+    assert "--init is accepted on a resume only as the file the run started from" in err
 
 
 def test_az_says_when_an_iteration_trains_nothing(tmp_path, capsys) -> None:

@@ -110,15 +110,18 @@ from umbrella_env.training.divergence import (
     weights_diverged,
 )
 from umbrella_env.training.options import (
+    CLONING_OPTIONS,
     EVAL_SEED,
     GAMMA,
     MAX_LEARNING_RATE,
     MAX_SHAPING,
     TRAIN_MAX_TURNS,
+    UNRECORDED,
     adopt_recorded,
     check_game,
     check_layers,
     check_recorded_opponents,
+    check_repeated,
     given_among,
     given_options,
     resume_seed,
@@ -134,6 +137,16 @@ SHARED, SOLO_MODULE = "shared", "default_policy"
 MULTIPLAYER_ONLY = {"eval_opponent", "shaping"}
 #: Options of the behaviour cloning only (refused without --pretrain, which would ignore them).
 PRETRAIN_ONLY = {"pretrain_games", "pretrain_epochs", "pretrain_lr", "pretrain_batch", "workers"}
+
+
+def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The run's cloning as its checkpoints record it (None without ``--pretrain``)."""
+    if args.pretrain is None:
+        return None
+    record = {dest: getattr(args, dest) for _, dest in CLONING_OPTIONS}
+    return {**record, "pretrain": absolute_spec(args.pretrain), "pretrain_lr": float(args.pretrain_lr)}
+
+
 #: What a run writes in --out; a folder that holds any of them is refused.
 RUN_FILES = ("progress.jsonl", "summary.json", "best", "last")
 #: The largest --seed: RLlib seeds env runner ``w`` with ``seed + w``, and NumPy takes seeds below 2**32.
@@ -658,8 +671,22 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
         problem = f"its opponents must be a list of agent specs, got {opponents!r}"
     if problem:
         raise ValueError(f"{damaged}: {problem}")
-    if args.pretrain is not None:
-        raise ValueError("--pretrain: a resumed run continues its trained policy; clone a teacher in a new run")
+    record = meta.get("pretraining")
+    keys = sorted(dest for _, dest in CLONING_OPTIONS)
+    if record is not None and (not isinstance(record, dict) or sorted(record) != keys):
+        raise ValueError(f"{damaged}: its cloning record must be a mapping of {', '.join(keys)}")
+    asked = sorted(f"--{dest.replace('_', '-')}" for dest in set(given) & {"pretrain", *PRETRAIN_ONLY})
+    if asked and record is None:
+        raise ValueError(
+            f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
+            "one), and a resume does not clone: leave them out"
+        )
+    check_repeated(
+        args, given, record, CLONING_OPTIONS, "cloning", lambda d, v: absolute_spec(v) if d == "pretrain" else v
+    )
+    args.cloning, args.pretrain = (record if "pretraining" in meta else UNRECORDED), None  # the cloning is done
+    once = "the run's cloning, done at its start; a resume does not clone again"
+    cloned = [f"note: {', '.join(asked)}: {once}"] if asked else []
     for flag, dest in NETWORK_OPTIONS:
         saved = meta.get(dest)
         if saved is None:  # a checkpoint of before these were recorded: the restore checks them
@@ -675,7 +702,7 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
         args.max_turns = int(turns)  # the game it trained on (it was --max-turns' default, unsaid)
     training = [(flag, dest) for flag, dest in TRAINING_OPTIONS if not (config.solo and dest in MULTIPLAYER_ONLY)]
     try:
-        notes = adopt_recorded(args, given, meta, training)  # the ranges: check_options, run after this
+        notes = cloned + adopt_recorded(args, given, meta, training)  # the ranges: check_options, run after this
     except ValueError as exc:
         raise ValueError(f"{damaged}: {exc}") from None
     if not config.solo and opponents is not None and "opponents" not in given:
@@ -756,6 +783,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)  # a usage error: exit status 2 (command)
+    args.cloning = cloning_record(args) if args.resume is None else None  # a resume's: read_resume
     try:
         import_ray(PROG)
         typed = given_options(build_parser, argv)
@@ -765,7 +793,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ignored = given_among(build_parser, argv, MULTIPLAYER_ONLY)
             if ignored:
                 raise ValueError(f"{', '.join(ignored)}: for 2-4 players; a solo run has no opponent and no score edge")
-        if args.pretrain is None:
+        if args.pretrain is None and args.resume is None:  # a resume's are its cloning's (read_resume)
             ignored = given_among(build_parser, argv, PRETRAIN_ONLY)
             if ignored:
                 raise ValueError(
@@ -889,6 +917,7 @@ def _train(args: argparse.Namespace, config: GameConfig, out: Path, cpus: int, r
                         opponents=_opponent_specs(args), net=list(args.net), features=args.features,
                         **{dest: getattr(args, dest) for _, dest in TRAINING_OPTIONS
                            if not (config.solo and dest in MULTIPLAYER_ONLY)},
+                        **({} if args.cloning is UNRECORDED else {"pretraining": args.cloning}),
                         resumed_from=None if resume is None else str(resume.path.resolve()))  # fmt: skip
 
     log = (out / "progress.jsonl").open("w", encoding="utf-8")

@@ -124,13 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     summary = summarise(result)
-    if args.games != result.games_per_table:
-        say(
-            f"note: --games {args.games} rounded up to {result.games_per_table} per table "
-            f"(a multiple of {seatings(args.players)}: every seating equally often)"
-        )
     reader_gone, unprinted = False, ""
     try:  # first: a report the disk cannot take leaves the standings on the terminal
+        if args.games != result.games_per_table:
+            say(
+                f"note: --games {args.games} rounded up to {result.games_per_table} per table "
+                f"(a multiple of {seatings(args.players)}: every seating equally often)"
+            )
         print_summary(summary)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (| head): the games played are still reported

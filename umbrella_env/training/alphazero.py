@@ -114,6 +114,7 @@ from umbrella_env.match import play_game, play_out
 from umbrella_env.parallel import (
     Progress,
     WorkerDied,
+    above_progress,
     local_cpus,
     oversubscribed,
     process_pool,
@@ -147,9 +148,9 @@ from umbrella_env.training.options import (
     apply_preset,
     check_game,
     check_layers,
+    check_repeated,
     given_options,
     overwrite_problem,
-    shown_option,
     trainer_seed,
     win_rate_text,
 )
@@ -1175,27 +1176,17 @@ def adopt_pretraining(meta: dict[str, Any], args: argparse.Namespace, given: Col
     """A resume does not pretrain again: the pretraining options given (the interrupted
     command's) must be the run's, as its checkpoint records them; they are then accepted and
     unused, and the note returned says so (``--pretrain-games 0`` is taken as is).
-    ``ValueError`` for a given one that differs, or
-    that the checkpoint does not record (a run that did not pretrain, or a checkpoint older
-    than the record)."""
+    ``ValueError`` for a given one that differs, or that the checkpoint does not record (a
+    run that did not pretrain, or a checkpoint older than the record): :func:`check_repeated`."""
     # --pretrain-games 0 asks for no pretraining, as a resume does anyway
-    asked = [(f, d) for f, d in _PRETRAINING if d in given and not (d == "pretrain_games" and not args.pretrain_games)]
-    if not asked:
+    asked = [d for _, d in _PRETRAINING if d in given and not (d == "pretrain_games" and not args.pretrain_games)]
+    record = meta if meta.get("pretrain_games") else None  # a run without pretraining records none of it
+    flags = check_repeated(args, asked, record, _PRETRAINING, "pretraining")
+    if not flags:
         return []
-    for flag, dest in asked:
-        saved, now = meta.get(dest), getattr(args, dest)
-        if saved is None or not meta.get("pretrain_games"):
-            raise ValueError(
-                f"{flag}: the checkpoint records no pretraining of this kind (its run did not pretrain, or the "
-                "checkpoint predates the record), and a resumed run does not pretrain: leave it out"
-            )
-        if now != saved:
-            raise ValueError(
-                f"{flag} {shown_option(now)} differs from the run's pretraining ({shown_option(saved)}): a resumed run "
-                f"does not pretrain again; leave {flag} out"
-            )
-    flags = ", ".join(flag for flag, _ in asked)
-    return [f"note: {flags}: the run's pretraining, done at its start; a resumed run does not pretrain again"]
+    return [
+        f"note: {', '.join(flags)}: the run's pretraining, done at its start; a resumed run does not pretrain again"
+    ]
 
 
 def adopt_settings(meta: dict[str, Any], args: argparse.Namespace, given: Collection[str]) -> list[str]:
@@ -1272,8 +1263,16 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
         resume_meta = None
         settings_notes: list[str] = []
-        if args.resume is not None and args.init is not None:
-            raise ValueError("--resume continues a run and --init starts a new one: give one of them")
+        if args.resume is not None and args.init is not None:  # the run's own start, repeated, or refused
+            started = read_metadata(args.resume).get("init")
+            same = isinstance(started, dict) and args.init.is_file() and started.get("sha256") == file_sha256(args.init)
+            if not same:
+                raise ValueError(
+                    "--resume continues a run and --init starts a new one: give one of them (--init is accepted "
+                    "on a resume only as the file the run started from)"
+                )
+            settings_notes.append(f"note: --init {args.init}: the run's start; a resume does not start anew")
+            args.init = None
         init_net = None
         if args.init is not None:
             init_meta = read_metadata(args.init)
@@ -1285,7 +1284,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
             resume_meta = read_metadata(args.resume)
             adopt_architecture(resume_meta, args, given)
             check_architecture("--resume", args.resume, resume_meta, args, config)
-            settings_notes = adopt_settings(resume_meta, args, given)
+            settings_notes += adopt_settings(resume_meta, args, given)
             config = GameConfig(num_players=args.players, plate_level=args.level, max_turns=args.max_turns)
             done = int(resume_meta.get("iteration", 0))
             if args.iterations <= done:
@@ -1540,7 +1539,7 @@ class Trainer:
                     "makes a new best.pt",
                     file=sys.stderr,
                 )
-            self.origin = {k: meta.get(k) for k in _ORIGIN_KEYS}
+            self.origin = {k: meta[k] for k in _ORIGIN_KEYS if k in meta}  # an older record stays as it was
             self.resumed = [*meta.get("resumed", []), {"command": command, "seed": args.seed}]
             if not copy_checkpoint(Path(args.resume).with_name("best.pt"), out):
                 self.best = -np.inf  # no best network beside the checkpoint: the next evaluation makes one
@@ -1758,12 +1757,13 @@ class Trainer:
             else (f"{a.eval_search_games} vs search ({a.eval_search_sims} sims)")
         )
         games = a.eval_games + a.eval_search_games
-        print(
-            f"evaluating iteration {self.iteration}: {a.eval_games} games "
-            + ("of the network alone" if cfg.solo else "vs heuristic")
-            + (f", {searched}" if a.eval_search_games else ""),
-            flush=True,
-        )
+        with above_progress():  # on a terminal, above the self-play bar
+            print(
+                f"evaluating iteration {self.iteration}: {a.eval_games} games "
+                + ("of the network alone" if cfg.solo else "vs heuristic")
+                + (f", {searched}" if a.eval_search_games else ""),
+                flush=True,
+            )
         bar = Progress(games, not a.no_progress, "evaluation games")
         entry: dict[str, Any] = {
             "iteration": self.iteration,

@@ -94,6 +94,54 @@ def _recorded_value(flag: str, saved: Any, now: Any) -> Any:
     return saved
 
 
+#: The options of a teacher's cloning (``--pretrain``) that the MaskablePPO and RLlib
+#: trainers' checkpoints record as ``pretraining``: a resume may repeat them, equal
+#: (:func:`check_repeated`).
+CLONING_OPTIONS = (
+    ("--pretrain", "pretrain"),
+    ("--pretrain-games", "pretrain_games"),
+    ("--pretrain-epochs", "pretrain_epochs"),
+    ("--pretrain-lr", "pretrain_lr"),
+    ("--pretrain-batch", "pretrain_batch"),
+)
+#: A resumed checkpoint's cloning when it was written before checkpoints recorded it: the
+#: resumed run's checkpoints leave the record out rather than say "no cloning".
+UNRECORDED: Any = object()
+
+
+def check_repeated(
+    args: argparse.Namespace,
+    given: Collection[str],
+    record: Mapping[str, Any] | None,
+    options: Sequence[tuple[str, str]],
+    what: str,
+    normal: Callable[[str, Any], Any] = lambda dest, value: value,
+) -> list[str]:
+    """A resume does not redo how its run started (``what``: its cloning, its pretraining),
+    but the interrupted command with ``--resume`` added repeats those options: each of
+    ``options`` (flag, destination) given must equal ``record``'s, as the checkpoint recorded
+    it (compared as ``normal(dest, value)``).  Returns the flags given, for the caller's
+    note; ``ValueError`` for one that differs, or that the record lacks (a run that did no
+    such thing, or a checkpoint older than the record).  One place for every trainer."""
+    asked = []
+    for flag, dest in options:
+        if dest not in given:
+            continue
+        if record is None or record.get(dest) is None:
+            raise ValueError(
+                f"{flag}: the checkpoint records no {what} (its run did none, or the checkpoint predates the "
+                f"record), and a resume does not redo it: leave {flag} out"
+            )
+        now = getattr(args, dest)
+        if normal(dest, now) != record[dest]:
+            raise ValueError(
+                f"{flag} {shown_option(now)} differs from the run's {what} ({shown_option(record[dest])}): a resume "
+                f"goes on from the trained network and does not redo its {what}; leave {flag} out"
+            )
+        asked.append(flag)
+    return asked
+
+
 def adopt_recorded(
     args: argparse.Namespace, given: Collection[str], meta: Mapping[str, Any], options: Sequence[tuple[str, str]]
 ) -> list[str]:

@@ -106,6 +106,7 @@ from umbrella_env.training.divergence import (
 from umbrella_env.training.imitation import Demonstrations, collect, pretrain, source
 from umbrella_env.training.metrics import METRICS_FILE, MetricsFile, read_rows
 from umbrella_env.training.options import (
+    CLONING_OPTIONS,
     EVAL_SEED,
     GAMMA,
     MAX_LEARNING_RATE,
@@ -114,11 +115,13 @@ from umbrella_env.training.options import (
     TRAIN_COMMAND,
     TRAIN_MAX_TURNS,
     TRAINER_SEED_HELP,
+    UNRECORDED,
     adopt_recorded,
     apply_preset,
     check_game,
     check_layers,
     check_recorded_opponents,
+    check_repeated,
     given_options,
     overwrite_problem,
     resume_seed,
@@ -290,7 +293,7 @@ def recorded_settings(args: argparse.Namespace, config: GameConfig) -> dict[str,
     """:data:`_RUN_SETTINGS` as a checkpoint's sidecar records them (checkpoint paths
     absolute, so that a resume from another folder finds them; none in solo), and the run's
     cloning (``pretraining``, :func:`cloning_record`; None for a run without one)."""
-    cloning = {} if args.cloning is _UNRECORDED else {"pretraining": args.cloning}
+    cloning = {} if args.cloning is UNRECORDED else {"pretraining": args.cloning}
     if config.solo:
         return cloning
     return {"shaping": float(args.shaping), "opponents": [absolute_spec(s) for s in args.opponents], **cloning}
@@ -298,19 +301,7 @@ def recorded_settings(args: argparse.Namespace, config: GameConfig) -> dict[str,
 
 #: The options of the teacher's cloning that a checkpoint records (``pretraining``): a
 #: resume may repeat them, equal, as in the interrupted command (:func:`adopt_cloning`).
-_CLONING = (
-    ("--pretrain", "pretrain"),
-    ("--pretrain-games", "pretrain_games"),
-    ("--pretrain-opponents", "pretrain_opponents"),
-    ("--pretrain-epochs", "pretrain_epochs"),
-    ("--pretrain-lr", "pretrain_lr"),
-    ("--pretrain-batch", "pretrain_batch"),
-)
-
-
-#: ``args.cloning`` of a resumed checkpoint written before checkpoints recorded the cloning:
-#: its sidecars leave the record out rather than say "no cloning".
-_UNRECORDED: Any = object()
+_CLONING = (*CLONING_OPTIONS, ("--pretrain-opponents", "pretrain_opponents"))
 
 
 def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -330,6 +321,13 @@ def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
     }
 
 
+def _absolute_specs(dest: str, value: Any) -> Any:
+    """A cloning option as its record holds it: agent specs absolute."""
+    if dest == "pretrain":
+        return absolute_spec(value)
+    return [absolute_spec(spec) for spec in value] if dest == "pretrain_opponents" else value
+
+
 def adopt_cloning(args: argparse.Namespace, given: Collection[str], meta: dict[str, Any]) -> list[str]:
     """A resume does not clone again: the cloning options given (the interrupted command's)
     must be the run's, as its checkpoint records them; they, ``--pretrain-cache`` and
@@ -346,22 +344,10 @@ def adopt_cloning(args: argparse.Namespace, given: Collection[str], meta: dict[s
             f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
             "one), and a resume does not clone: leave them out"
         )
-    args.cloning = record if "pretraining" in meta else _UNRECORDED
+    args.cloning = record if "pretraining" in meta else UNRECORDED
     if record is None or not asked:
         return []
-    for flag, dest in _CLONING:
-        if dest not in given:
-            continue
-        now, saved = getattr(args, dest), record[dest]
-        if dest == "pretrain":
-            now = absolute_spec(now)
-        elif dest == "pretrain_opponents":
-            now = [absolute_spec(spec) for spec in now]
-        if now != saved:
-            raise ValueError(
-                f"{flag} {shown_option(getattr(args, dest))} differs from the run's cloning ({shown_option(saved)}): "
-                f"a resume goes on from the trained policy and does not clone again; leave {flag} out"
-            )
+    check_repeated(args, given, record, _CLONING, "cloning", _absolute_specs)
     args.pretrain = None  # the cloning is done
     return [f"note: {', '.join(asked)}: the run's cloning, done at its start; a resume does not clone again"]
 
