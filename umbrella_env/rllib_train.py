@@ -117,11 +117,11 @@ from umbrella_env.training.options import (
     MAX_SHAPING,
     TRAIN_MAX_TURNS,
     UNRECORDED,
+    adopt_cloning,
     adopt_recorded,
     check_game,
     check_layers,
     check_recorded_opponents,
-    check_repeated,
     given_among,
     given_options,
     resume_seed,
@@ -671,22 +671,12 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
         problem = f"its opponents must be a list of agent specs, got {opponents!r}"
     if problem:
         raise ValueError(f"{damaged}: {problem}")
-    record = meta.get("pretraining")
-    keys = sorted(dest for _, dest in CLONING_OPTIONS)
-    if record is not None and (not isinstance(record, dict) or sorted(record) != keys):
-        raise ValueError(f"{damaged}: its cloning record must be a mapping of {', '.join(keys)}")
-    asked = sorted(f"--{dest.replace('_', '-')}" for dest in set(given) & {"pretrain", *PRETRAIN_ONLY})
-    if asked and record is None:
-        raise ValueError(
-            f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
-            "one), and a resume does not clone: leave them out"
+    try:
+        cloned = adopt_cloning(
+            args, given, meta, CLONING_OPTIONS, PRETRAIN_ONLY, lambda d, v: absolute_spec(v) if d == "pretrain" else v
         )
-    check_repeated(
-        args, given, record, CLONING_OPTIONS, "cloning", lambda d, v: absolute_spec(v) if d == "pretrain" else v
-    )
-    args.cloning, args.pretrain = (record if "pretraining" in meta else UNRECORDED), None  # the cloning is done
-    once = "the run's cloning, done at its start; a resume does not clone again"
-    cloned = [f"note: {', '.join(asked)}: {once}"] if asked else []
+    except ValueError as exc:
+        raise ValueError(f"--resume: {exc}") from None
     for flag, dest in NETWORK_OPTIONS:
         saved = meta.get(dest)
         if saved is None:  # a checkpoint of before these were recorded: the restore checks them

@@ -142,6 +142,39 @@ def check_repeated(
     return asked
 
 
+def adopt_cloning(
+    args: argparse.Namespace,
+    given: Collection[str],
+    meta: Mapping[str, Any],
+    options: Sequence[tuple[str, str]],
+    unused: Collection[str],
+    normal: Callable[[str, Any], Any] = lambda dest, value: value,
+) -> list[str]:
+    """A resume of the MaskablePPO or RLlib trainer does not clone again: its checkpoint's
+    ``pretraining`` record (None for a run that cloned nothing) is checked, the cloning
+    options given are compared with it (:func:`check_repeated`; ``unused``: the other
+    cloning options, such as ``workers``, accepted with the record and not compared), the
+    record goes on into the resumed run's checkpoints (``args.cloning``, :data:`UNRECORDED`
+    for a checkpoint older than the record) and ``args.pretrain`` is cleared.  Returns the
+    note line to print; ``ValueError`` for a damaged record, a given option that differs,
+    or any given to a run that cloned nothing."""
+    record = meta.get("pretraining")
+    keys = sorted(dest for _, dest in options)
+    if record is not None and (not isinstance(record, dict) or sorted(record) != keys):
+        raise ValueError(f"the checkpoint records its cloning as {record!r}, not a mapping of {', '.join(keys)}")
+    asked = [flag for flag, dest in options if dest in given]
+    asked += sorted(f"--{dest.replace('_', '-')}" for dest in set(given) & set(unused) - {d for _, d in options})
+    if asked and record is None:
+        raise ValueError(
+            f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
+            "one), and a resume does not clone: leave them out"
+        )
+    check_repeated(args, given, record, options, "cloning", normal)
+    args.cloning, args.pretrain = (record if "pretraining" in meta else UNRECORDED), None  # the cloning is done
+    once = "the run's cloning, done at its start; a resume does not clone again"
+    return [f"note: {', '.join(asked)}: {once}"] if asked else []
+
+
 def adopt_recorded(
     args: argparse.Namespace, given: Collection[str], meta: Mapping[str, Any], options: Sequence[tuple[str, str]]
 ) -> list[str]:

@@ -116,12 +116,12 @@ from umbrella_env.training.options import (
     TRAIN_MAX_TURNS,
     TRAINER_SEED_HELP,
     UNRECORDED,
+    adopt_cloning,
     adopt_recorded,
     apply_preset,
     check_game,
     check_layers,
     check_recorded_opponents,
-    check_repeated,
     given_options,
     overwrite_problem,
     resume_seed,
@@ -300,7 +300,7 @@ def recorded_settings(args: argparse.Namespace, config: GameConfig) -> dict[str,
 
 
 #: The options of the teacher's cloning that a checkpoint records (``pretraining``): a
-#: resume may repeat them, equal, as in the interrupted command (:func:`adopt_cloning`).
+#: resume may repeat them, equal, as in the interrupted command (:func:`~umbrella_env.training.options.adopt_cloning`).
 _CLONING = (*CLONING_OPTIONS, ("--pretrain-opponents", "pretrain_opponents"))
 
 
@@ -326,30 +326,6 @@ def _absolute_specs(dest: str, value: Any) -> Any:
     if dest == "pretrain":
         return absolute_spec(value)
     return [absolute_spec(spec) for spec in value] if dest == "pretrain_opponents" else value
-
-
-def adopt_cloning(args: argparse.Namespace, given: Collection[str], meta: dict[str, Any]) -> list[str]:
-    """A resume does not clone again: the cloning options given (the interrupted command's)
-    must be the run's, as its checkpoint records them; they, ``--pretrain-cache`` and
-    ``--workers`` are then accepted and unused, and the note returned says so.  The record
-    goes on into the resumed run's checkpoints (``args.cloning``).  ``ValueError`` for a
-    given one that differs, for any of them when the run did not clone (or its checkpoint
-    predates the record), and for a damaged record."""
-    asked = [flag for flag, dest in (("--pretrain", "pretrain"), *_PRETRAIN_ONLY) if dest in given]
-    record = meta.get("pretraining")
-    if record is not None and (not isinstance(record, dict) or sorted(record) != sorted(d for _, d in _CLONING)):
-        raise ValueError(f"the checkpoint records its cloning as {record!r}, which is not a record of this trainer")
-    if asked and record is None:
-        raise ValueError(
-            f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
-            "one), and a resume does not clone: leave them out"
-        )
-    args.cloning = record if "pretraining" in meta else UNRECORDED
-    if record is None or not asked:
-        return []
-    check_repeated(args, given, record, _CLONING, "cloning", _absolute_specs)
-    args.pretrain = None  # the cloning is done
-    return [f"note: {', '.join(asked)}: the run's cloning, done at its start; a resume does not clone again"]
 
 
 def model_settings(model: Any) -> dict[str, Any]:
@@ -1060,7 +1036,8 @@ def adopt_settings(args: argparse.Namespace, given: Collection[str], config: Gam
             )
     settings = [("--max-turns", "max_turns"), *([] if config.solo else _RUN_SETTINGS)]
     try:
-        notes = adopt_cloning(args, given, meta) + adopt_recorded(args, given, meta, settings)
+        cloning = adopt_cloning(args, given, meta, _CLONING, {d for _, d in _PRETRAIN_ONLY}, _absolute_specs)
+        notes = cloning + adopt_recorded(args, given, meta, settings)
         check_options(args, given)  # the recorded values' ranges
     except ValueError as exc:
         raise ValueError(f"--resume: with the settings the checkpoint records: {exc}") from None
