@@ -122,6 +122,7 @@ from umbrella_env.training.options import (
     check_game,
     check_layers,
     check_recorded_opponents,
+    cloning_record,
     given_among,
     given_options,
     resume_seed,
@@ -137,14 +138,6 @@ SHARED, SOLO_MODULE = "shared", "default_policy"
 MULTIPLAYER_ONLY = {"eval_opponent", "shaping"}
 #: Options of the behaviour cloning only (refused without --pretrain, which would ignore them).
 PRETRAIN_ONLY = {"pretrain_games", "pretrain_epochs", "pretrain_lr", "pretrain_batch", "workers"}
-
-
-def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The run's cloning as its checkpoints record it (None without ``--pretrain``)."""
-    if args.pretrain is None:
-        return None
-    record = {dest: getattr(args, dest) for _, dest in CLONING_OPTIONS}
-    return {**record, "pretrain": absolute_spec(args.pretrain), "pretrain_lr": float(args.pretrain_lr)}
 
 
 #: What a run writes in --out; a folder that holds any of them is refused.
@@ -672,9 +665,7 @@ def read_resume(args: argparse.Namespace, given: set[str], out: Path, config: Ga
     if problem:
         raise ValueError(f"{damaged}: {problem}")
     try:
-        cloned = adopt_cloning(
-            args, given, meta, CLONING_OPTIONS, PRETRAIN_ONLY, lambda d, v: absolute_spec(v) if d == "pretrain" else v
-        )
+        cloned = adopt_cloning(args, given, meta, CLONING_OPTIONS, PRETRAIN_ONLY)
     except ValueError as exc:
         raise ValueError(f"--resume: {exc}") from None
     for flag, dest in NETWORK_OPTIONS:

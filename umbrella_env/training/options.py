@@ -13,7 +13,7 @@ import numpy as np
 from agents.checks import MAX_LAYER_SIZE, MAX_LAYERS
 from umbrella_env.cli_args import command_name, game_options_problem, seed_option
 from umbrella_env.evaluation.stats import wilson_interval
-from umbrella_env.match import AgentSpecError, build_agent
+from umbrella_env.match import AgentSpecError, absolute_spec, build_agent
 from umbrella_env.paths import previous_run
 from umbrella_env.training.metrics import METRICS_FILE, STEP_COLUMNS, written_by_a_trainer
 
@@ -142,13 +142,28 @@ def check_repeated(
     return asked
 
 
+def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The :data:`CLONING_OPTIONS` of a run as its checkpoints record them (the teacher's
+    spec absolute), None without ``--pretrain``."""
+    if args.pretrain is None:
+        return None
+    record = {dest: getattr(args, dest) for _, dest in CLONING_OPTIONS}
+    return {**record, "pretrain": absolute_spec(args.pretrain), "pretrain_lr": float(args.pretrain_lr)}
+
+
+def _recorded_specs(dest: str, value: Any) -> Any:
+    """A cloning option as its record holds it: agent specs absolute."""
+    if dest == "pretrain":
+        return absolute_spec(value)
+    return [absolute_spec(spec) for spec in value] if dest == "pretrain_opponents" else value
+
+
 def adopt_cloning(
     args: argparse.Namespace,
     given: Collection[str],
     meta: Mapping[str, Any],
     options: Sequence[tuple[str, str]],
     unused: Collection[str],
-    normal: Callable[[str, Any], Any] = lambda dest, value: value,
 ) -> list[str]:
     """A resume of the MaskablePPO or RLlib trainer does not clone again: its checkpoint's
     ``pretraining`` record (None for a run that cloned nothing) is checked, the cloning
@@ -169,7 +184,7 @@ def adopt_cloning(
             f"{', '.join(asked)}: the checkpoint's run cloned no teacher (or its checkpoint predates the record of "
             "one), and a resume does not clone: leave them out"
         )
-    check_repeated(args, given, record, options, "cloning", normal)
+    check_repeated(args, given, record, options, "cloning", _recorded_specs)
     args.cloning, args.pretrain = (record if "pretraining" in meta else UNRECORDED), None  # the cloning is done
     once = "the run's cloning, done at its start; a resume does not clone again"
     return [f"note: {', '.join(asked)}: {once}"] if asked else []

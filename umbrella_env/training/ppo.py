@@ -130,6 +130,7 @@ from umbrella_env.training.options import (
     trainer_seed,
     win_rate_text,
 )
+from umbrella_env.training.options import cloning_record as shared_cloning_record
 
 
 # --------------------------------------------------------------------------- opponents
@@ -305,27 +306,14 @@ _CLONING = (*CLONING_OPTIONS, ("--pretrain-opponents", "pretrain_opponents"))
 
 
 def cloning_record(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The run's cloning as its checkpoints record it: the :data:`_CLONING` options (agent
-    specs absolute; ``pretrain_opponents`` the ones the teacher's games were played against),
-    None without ``--pretrain``."""
-    if args.pretrain is None:
+    """The run's cloning as its checkpoints record it: :func:`options.cloning_record
+    <umbrella_env.training.options.cloning_record>` and ``pretrain_opponents``, the ones the
+    teacher's games were played against (absolute specs); None without ``--pretrain``."""
+    record = shared_cloning_record(args)
+    if record is None:
         return None
     opponents = ["self"] if args.players == 1 else (args.pretrain_opponents or args.opponents)
-    return {
-        "pretrain": absolute_spec(args.pretrain),
-        "pretrain_games": int(args.pretrain_games),
-        "pretrain_opponents": [absolute_spec(s) for s in opponents],
-        "pretrain_epochs": int(args.pretrain_epochs),
-        "pretrain_lr": float(args.pretrain_lr),
-        "pretrain_batch": int(args.pretrain_batch),
-    }
-
-
-def _absolute_specs(dest: str, value: Any) -> Any:
-    """A cloning option as its record holds it: agent specs absolute."""
-    if dest == "pretrain":
-        return absolute_spec(value)
-    return [absolute_spec(spec) for spec in value] if dest == "pretrain_opponents" else value
+    return {**record, "pretrain_opponents": [absolute_spec(s) for s in opponents]}
 
 
 def model_settings(model: Any) -> dict[str, Any]:
@@ -1036,7 +1024,7 @@ def adopt_settings(args: argparse.Namespace, given: Collection[str], config: Gam
             )
     settings = [("--max-turns", "max_turns"), *([] if config.solo else _RUN_SETTINGS)]
     try:
-        cloning = adopt_cloning(args, given, meta, _CLONING, {d for _, d in _PRETRAIN_ONLY}, _absolute_specs)
+        cloning = adopt_cloning(args, given, meta, _CLONING, {d for _, d in _PRETRAIN_ONLY})
         notes = cloning + adopt_recorded(args, given, meta, settings)
         check_options(args, given)  # the recorded values' ranges
     except ValueError as exc:
